@@ -1,0 +1,193 @@
+"""The dtype table: jitgrad dtype <-> numpy dtype <-> storage class name <-> promotion.
+
+Promotion follows numpy 2 (NEP 50): tensors and dtypes are *strong*, Python scalars are
+*weak* and only decide the kind (bool < int < float < complex) of the result, never its
+precision. A float or complex Python scalar meeting only integer operands takes the
+default dtype, as in PyTorch; with the default (float64) this is exactly numpy's rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._config import config
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str
+    numpy: np.dtype = field(repr=False)
+    storage_name: str = field(repr=False)
+    kind: str = field(repr=False)  # numpy's kind letter: b, u, i, f, c
+
+    @property
+    def itemsize(self) -> int:
+        return self.numpy.itemsize
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in "ui"
+
+    def __repr__(self) -> str:
+        return f"jitgrad.{self.name}"
+
+
+def _row(name: str, storage_name: str) -> DType:
+    np_dtype = np.dtype(name)
+    return DType(name, np_dtype, storage_name, np_dtype.kind)
+
+
+bool_ = _row("bool", "Bool")
+uint8 = _row("uint8", "Byte")
+int8 = _row("int8", "Char")
+int16 = _row("int16", "Short")
+int32 = _row("int32", "Int")
+int64 = _row("int64", "Long")
+float16 = _row("float16", "Half")
+float32 = _row("float32", "Float")
+float64 = _row("float64", "Double")
+complex64 = _row("complex64", "ComplexFloat")
+complex128 = _row("complex128", "ComplexDouble")
+
+ALL_DTYPES: tuple[DType, ...] = (
+    bool_, uint8, int8, int16, int32, int64,
+    float16, float32, float64, complex64, complex128,
+)  # fmt: skip
+
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NUMPY = {d.numpy: d for d in ALL_DTYPES}
+_PY_TYPES = {bool: bool_, int: int64}
+
+# Weak Python scalars are ranked by kind only.
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def as_dtype(spec) -> DType:
+    """Turn any dtype spelling into a jitgrad dtype.
+
+    >>> as_dtype("float32"), as_dtype(np.int8), as_dtype(float)
+    (jitgrad.float32, jitgrad.int8, jitgrad.float64)
+    """
+    if isinstance(spec, DType):
+        return spec
+    if spec is float:
+        return get_default_dtype()
+    if spec is complex:
+        return default_complex_dtype()
+    if isinstance(spec, type) and spec in _PY_TYPES:
+        return _PY_TYPES[spec]
+    if isinstance(spec, str) and spec in _BY_NAME:
+        return _BY_NAME[spec]
+    try:
+        np_dtype = np.dtype(spec)
+    except TypeError:
+        raise TypeError(f"cannot interpret {spec!r} as a jitgrad dtype") from None
+    return from_numpy_dtype(np_dtype)
+
+
+def from_numpy_dtype(np_dtype: np.dtype) -> DType:
+    """The jitgrad dtype of a numpy dtype; non-native byte order and dtypes jitgrad does not
+    have are errors, never silent conversions."""
+    if not np_dtype.isnative:
+        raise ValueError(
+            f"numpy dtype {np_dtype.str!r} has non-native byte order; "
+            "convert with a.astype(a.dtype.newbyteorder('=')) first"
+        )
+    try:
+        return _BY_NUMPY[np_dtype]
+    except KeyError:
+        supported = ", ".join(d.name for d in ALL_DTYPES)
+        raise TypeError(
+            f"numpy dtype {np_dtype} is not supported by jitgrad (supported: {supported})"
+        ) from None
+
+
+def get_default_dtype() -> DType:
+    """The dtype of tensors built from Python floats (float64 unless changed)."""
+    return _BY_NAME[config.default_dtype]
+
+
+def set_default_dtype(dtype) -> None:
+    """Set the floating dtype used for Python floats, creation functions and ``Storage``.
+
+    >>> set_default_dtype("float32"); get_default_dtype()
+    jitgrad.float32
+    >>> set_default_dtype("float64")
+    """
+    d = as_dtype(dtype)
+    if not d.is_floating_point:
+        raise TypeError(f"the default dtype must be a floating dtype, got {d.name}")
+    config.default_dtype = d.name
+
+
+def default_complex_dtype() -> DType:
+    return complex128 if get_default_dtype() is float64 else complex64
+
+
+def promote_types(a, b) -> DType:
+    """The smallest dtype both ``a`` and ``b`` cast to safely (numpy's table)."""
+    return from_numpy_dtype(np.promote_types(as_dtype(a).numpy, as_dtype(b).numpy))
+
+
+def _scalar_kind(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "b"
+    if isinstance(value, int):
+        return "i"
+    if isinstance(value, float):
+        return "f"
+    if isinstance(value, complex):
+        return "c"
+    raise TypeError(f"expected a Python scalar, got {type(value).__name__}")
+
+
+def scalar_dtype(value) -> DType:
+    """The dtype a lone Python scalar gets (bool, int64, or the default float/complex)."""
+    return {
+        "b": bool_,
+        "i": int64,
+        "f": get_default_dtype(),
+        "c": default_complex_dtype(),
+    }[_scalar_kind(value)]
+
+
+def result_type(*operands) -> DType:
+    """The dtype of an operation over ``operands`` (dtypes, tensors, arrays or Python
+    scalars), by NEP 50.
+
+    >>> result_type(int8, 1.0), result_type(float32, 2), result_type(float32, 1j)
+    (jitgrad.float64, jitgrad.float32, jitgrad.complex64)
+    """
+    strong: DType | None = None
+    weak = []
+    for op in operands:
+        if isinstance(op, (bool, int, float, complex)) and not isinstance(op, np.generic):
+            weak.append(op)
+            continue
+        d = op if isinstance(op, DType) else getattr(op, "dtype", op)
+        d = as_dtype(d)
+        strong = d if strong is None else promote_types(strong, d)
+    if strong is None:
+        if not weak:
+            raise TypeError("result_type() needs at least one operand")
+        strong = scalar_dtype(max(weak, key=lambda w: _KIND_RANK[_scalar_kind(w)]))
+        return strong
+    for w in weak:
+        kind = _scalar_kind(w)
+        if _KIND_RANK[kind] <= _KIND_RANK[strong.kind]:
+            continue
+        if kind == "c" and strong.is_floating_point:
+            strong = complex128 if strong is float64 else complex64
+        else:
+            strong = promote_types(strong, scalar_dtype(w))
+    return strong
