@@ -1,0 +1,24 @@
+"""Flat, typed, one-dimensional buffers (Torch7's Storage, PyTorch's UntypedStorage)."""
+
+from .typed import (
+    BoolStorage,
+    ByteStorage,
+    CharStorage,
+    ComplexDoubleStorage,
+    ComplexFloatStorage,
+    DoubleStorage,
+    FloatStorage,
+    HalfStorage,
+    IntStorage,
+    LongStorage,
+    ShortStorage,
+    Storage,
+    storage_class,
+)
+from .untyped import UntypedStorage
+
+__all__ = [
+    "BoolStorage", "ByteStorage", "CharStorage", "ComplexDoubleStorage",
+    "ComplexFloatStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
+    "LongStorage", "ShortStorage", "Storage", "UntypedStorage", "storage_class",
+]  # fmt: skip

@@ -1,0 +1,116 @@
+"""Where a storage's bytes come from: the heap, a mapped file, or POSIX shared memory.
+
+Each function returns a writable one-dimensional uint8 array plus the object that owns the
+mapping (to be closed when the storage is released), or ``None`` when numpy's own
+reference counting owns the memory.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import secrets
+from multiprocessing import resource_tracker, shared_memory
+
+import numpy as np
+
+# Kernels vectorise with 64-byte (AVX-512) loads; the save format aligns to the same.
+ALIGNMENT = 64
+
+
+def allocate(nbytes: int) -> np.ndarray:
+    """Uninitialised heap bytes whose first byte is 64-byte aligned."""
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    start = -raw.__array_interface__["data"][0] % ALIGNMENT
+    return raw[start : start + nbytes]
+
+
+def map_file(filename: str, nbytes: int | None, shared: bool):
+    """Map ``filename``.
+
+    shared=True: MAP_SHARED, the file is created or extended to ``nbytes`` and writes reach
+    it. shared=False: a private copy-on-write mapping; the file must already hold
+    ``nbytes`` and never changes. ``nbytes=None`` maps the whole file.
+    """
+    path = os.fspath(filename)
+    if shared:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    else:
+        fd = os.open(path, os.O_RDONLY)
+    try:
+        file_size = os.fstat(fd).st_size
+        if nbytes is None:
+            nbytes = file_size
+        elif nbytes > file_size:
+            if not shared:
+                raise ValueError(
+                    f"file {path!r} holds {file_size} bytes but {nbytes} were asked for; "
+                    "a private mapping never extends its file (use shared=True)"
+                )
+            os.ftruncate(fd, nbytes)
+        if nbytes == 0:
+            return np.empty(0, dtype=np.uint8), None
+        access = mmap.ACCESS_WRITE if shared else mmap.ACCESS_COPY
+        mapping = mmap.mmap(fd, nbytes, access=access)
+    finally:
+        os.close(fd)
+    return np.frombuffer(mapping, dtype=np.uint8, count=nbytes), mapping
+
+
+class SharedSegment:
+    """A named POSIX shared-memory segment (``/dev/shm/<name>`` on Linux).
+
+    The process that creates a segment unlinks it when its storage is released; processes
+    that attach only unmap. Attaching must not register with multiprocessing's resource
+    tracker, or the segment would be unlinked when the attaching process exits.
+    """
+
+    def __init__(self, name: str | None, nbytes: int | None, create: bool):
+        if create:
+            name = name or f"jitgrad_{os.getpid()}_{secrets.token_hex(6)}"
+            # A zero-byte segment cannot be mapped; keep one byte and expose none.
+            self.shm = shared_memory.SharedMemory(name, create=True, size=max(nbytes, 1))
+            self.nbytes = nbytes
+        else:
+            try:
+                self.shm = shared_memory.SharedMemory(name, create=False)
+            except FileNotFoundError:
+                raise FileNotFoundError(f"no shared-memory segment named {name!r}") from None
+            resource_tracker.unregister(self.shm._name, "shared_memory")
+            available = self.shm.size
+            if nbytes is not None and nbytes > available:
+                self.shm.close()
+                raise ValueError(
+                    f"shared-memory segment {name!r} holds {available} bytes, "
+                    f"{nbytes} were asked for"
+                )
+            self.nbytes = available if nbytes is None else nbytes
+        self.name = self.shm.name
+        self.creator = create
+
+    def array(self) -> np.ndarray:
+        return np.frombuffer(self.shm.buf, dtype=np.uint8, count=self.nbytes)
+
+    def close(self) -> None:
+        # Unlink first: closing raises BufferError while user arrays still map the segment.
+        if self.creator:
+            self.creator = False
+            try:
+                self.shm.unlink()
+            except FileNotFoundError:
+                pass
+        self.shm.close()
+
+
+def close_owner(owner) -> None:
+    """Release a mapping once no array of ours uses it.
+
+    Arrays handed to users (``t.numpy()``) may still export the buffer; then the mapping
+    stays until they are gone and Python's own finalisers unmap it.
+    """
+    if owner is None:
+        return
+    try:
+        owner.close()
+    except BufferError:
+        pass

@@ -1,0 +1,267 @@
+"""Typed storages (Torch7's ``FloatStorage`` & co.): a flat buffer of one dtype.
+
+A typed storage is a dtype over an untyped storage. Views made with
+``FloatStorage(other, offset, size)`` get an untyped storage that is a byte-range view of
+``other``'s, so writes through either are seen by both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from . import buffers
+from .elements import ElementOps
+from .untyped import UntypedStorage, _check_size, _sequence_to_array
+
+
+class Storage(ElementOps):
+    """Base of the typed storages; ``Storage(...)`` itself builds one of the default dtype.
+
+    >>> x = DoubleStorage(10).fill_(0)
+    >>> y = DoubleStorage(x, 2, 5).fill_(1)      # a view of x[2:7]
+    >>> x.tolist()
+    [0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    """
+
+    dtype: dtypes.DType
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Storage:
+            cls = storage_class(dtypes.get_default_dtype())
+        return super().__new__(cls)
+
+    def __init__(self, arg=0, offset: int | None = None, size: int | None = None):
+        np_dtype = self.dtype.numpy
+        if isinstance(arg, Storage):
+            self._untyped = _view_of(self, arg, offset, size)
+            return
+        if offset is not None or size is not None:
+            raise TypeError("offset and size are only accepted with a storage to view")
+        if isinstance(arg, UntypedStorage):
+            raise TypeError(f"use {type(self).__name__}.from_untyped() to view untyped bytes")
+        if isinstance(arg, (int, np.integer)) and not isinstance(arg, (bool, np.bool_)):
+            nbytes = _check_size(int(arg)) * np_dtype.itemsize
+            self._untyped = UntypedStorage._wrap(buffers.allocate(nbytes), resizable=True)
+        else:
+            data = _sequence_to_array(arg, np_dtype)
+            self._untyped = UntypedStorage._wrap(data, resizable=True)
+
+    @classmethod
+    def from_untyped(cls, untyped: UntypedStorage) -> Storage:
+        """This type over ``untyped``'s bytes, sharing them."""
+        if untyped.nbytes() % cls.dtype.itemsize:
+            raise ValueError(
+                f"{untyped.nbytes()} bytes are not a whole number of {cls.dtype.name} elements"
+            )
+        self = object.__new__(cls)
+        self._untyped = untyped
+        return self
+
+    @classmethod
+    def from_file(cls, filename, shared: bool = False, size: int | None = None) -> Storage:
+        """Map ``filename`` as a storage of ``size`` elements.
+
+        ``shared=True`` maps it MAP_SHARED: the file is created or extended as needed and
+        writes reach it. ``shared=False`` maps a private copy-on-write view: the file must
+        hold ``size`` elements and is never changed. ``size=None`` takes the whole file.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "hello.txt")
+        >>> _ = open(path, "wb").write(b"Hello World\\n")
+        >>> CharStorage.from_file(path, shared=False).fill_(42).string()
+        '************'
+        >>> open(path).read()
+        'Hello World\\n'
+        """
+        itemsize = cls.dtype.itemsize
+        nbytes = None if size is None else _check_size(size) * itemsize
+        untyped = UntypedStorage.from_file(filename, shared=shared, nbytes=nbytes)
+        if untyped.nbytes() % itemsize:
+            untyped = untyped.view_bytes(0, untyped.nbytes() - untyped.nbytes() % itemsize)
+        return cls.from_untyped(untyped)
+
+    @classmethod
+    def new_shared(cls, size: int, name: str | None = None) -> Storage:
+        """A storage in a new named POSIX shared-memory segment (see ``shared_name``)."""
+        nbytes = _check_size(size) * cls.dtype.itemsize
+        segment = buffers.SharedSegment(name, nbytes, create=True)
+        return cls.from_untyped(UntypedStorage._from_segment(segment))
+
+    @classmethod
+    def from_shared(cls, name: str, size: int | None = None) -> Storage:
+        """Attach to the shared-memory segment ``name`` made by any process."""
+        nbytes = None if size is None else _check_size(size) * cls.dtype.itemsize
+        segment = buffers.SharedSegment(name, nbytes, create=False)
+        segment.nbytes -= segment.nbytes % cls.dtype.itemsize
+        return cls.from_untyped(UntypedStorage._from_segment(segment))
+
+    # -- the data ------------------------------------------------------------------------
+
+    @property
+    def array(self) -> np.ndarray:
+        """The elements as a 1-D numpy array sharing this storage's memory."""
+        return self._untyped.typed_arrays(self.dtype.numpy)[0]
+
+    @property
+    def kernel_array(self) -> np.ndarray:
+        """The array numba kernels take (float16 travels as its uint16 bits)."""
+        return self._untyped.typed_arrays(self.dtype.numpy)[1]
+
+    def untyped(self) -> UntypedStorage:
+        return self._untyped
+
+    def nbytes(self) -> int:
+        return self._untyped.nbytes()
+
+    def data_ptr(self) -> int:
+        return self._untyped.data_ptr()
+
+    @property
+    def filename(self) -> str | None:
+        return self._untyped.filename
+
+    @property
+    def shared_name(self) -> str | None:
+        return self._untyped.shared_name
+
+    def is_shared(self) -> bool:
+        return self._untyped.is_shared()
+
+    def share_memory_(self) -> Storage:
+        self._untyped.share_memory_()
+        return self
+
+    def resize_(self, size: int) -> Storage:
+        """Grow or shrink to ``size`` elements, keeping the prefix."""
+        self._untyped.resize_(_check_size(size) * self.dtype.itemsize)
+        return self
+
+    def retain(self) -> Storage:
+        self._untyped.retain()
+        return self
+
+    def free(self) -> None:
+        self._untyped.free()
+
+    def byteswap(self) -> Storage:
+        """Reverse the byte order of every element in place."""
+        self._untyped.byteswap(self.dtype)
+        return self
+
+    def _new_like(self, size: int) -> Storage:
+        return type(self)(size)
+
+    def _type_name(self) -> str:
+        return type(self).__name__
+
+    # -- casts ---------------------------------------------------------------------------
+
+    def type(self, dtype) -> Storage:
+        """This storage as ``dtype``: itself if already of that type, else a cast copy."""
+        cls = storage_class(dtypes.as_dtype(dtype))
+        if isinstance(self, cls):
+            return self
+        return cls(self.size()).copy_(self)
+
+    def bool(self):
+        return self.type(dtypes.bool_)
+
+    def byte(self):
+        return self.type(dtypes.uint8)
+
+    def char(self):
+        return self.type(dtypes.int8)
+
+    def short(self):
+        return self.type(dtypes.int16)
+
+    def int(self):
+        return self.type(dtypes.int32)
+
+    def long(self):
+        return self.type(dtypes.int64)
+
+    def half(self):
+        return self.type(dtypes.float16)
+
+    def float(self):
+        return self.type(dtypes.float32)
+
+    def double(self):
+        return self.type(dtypes.float64)
+
+    def complex_float(self):
+        return self.type(dtypes.complex64)
+
+    def complex_double(self):
+        return self.type(dtypes.complex128)
+
+
+class _ByteText:
+    """``string()`` for Byte and Char storages: one character per byte (latin-1), so any
+    content round-trips, as Lua strings do in Torch7."""
+
+    def string(self, text: str | bytes | None = None):
+        if text is None:
+            return self.array.view(np.uint8).tobytes().decode("latin-1")
+        if isinstance(text, str):
+            try:
+                text = text.encode("latin-1")
+            except UnicodeEncodeError:
+                raise ValueError(
+                    "string() stores one byte per character; encode text with characters "
+                    "beyond U+00FF to bytes first"
+                ) from None
+        if not isinstance(text, (bytes, bytearray)):
+            raise TypeError(f"string() expects str or bytes, got {type(text).__name__}")
+        if len(text) != self.size():
+            self.resize_(len(text))
+        self.array.view(np.uint8)[:] = np.frombuffer(text, dtype=np.uint8)
+        return self
+
+
+def _view_of(cls_self: Storage, other: Storage, offset, size) -> UntypedStorage:
+    if type(other) is not type(cls_self):
+        raise TypeError(
+            f"a {type(cls_self).__name__} can only view a storage of the same type, "
+            f"got {type(other).__name__}"
+        )
+    n = other.size()
+    offset = 0 if offset is None else _check_size(offset, "offset")
+    size = n - offset if size is None else _check_size(size)
+    if offset + size > n:
+        raise ValueError(
+            f"view [offset={offset}, size={size}] is out of bounds for a storage of size {n}"
+        )
+    itemsize = other.dtype.itemsize
+    return other.untyped().view_bytes(offset * itemsize, (offset + size) * itemsize)
+
+
+def _make_storage_class(d: dtypes.DType) -> type[Storage]:
+    bases = (Storage, _ByteText) if d.storage_name in ("Byte", "Char") else (Storage,)
+    name = f"{d.storage_name}Storage"
+    cls = type(name, bases, {"dtype": d, "__doc__": f"A flat buffer of {d.name} elements."})
+    cls.__module__ = "jitgrad"
+    return cls
+
+
+_STORAGE_CLASSES = {d: _make_storage_class(d) for d in dtypes.ALL_DTYPES}
+
+
+def storage_class(dtype) -> type[Storage]:
+    """The typed storage class of ``dtype`` (``storage_class('float32') is FloatStorage``)."""
+    return _STORAGE_CLASSES[dtypes.as_dtype(dtype)]
+
+
+BoolStorage = storage_class(dtypes.bool_)
+ByteStorage = storage_class(dtypes.uint8)
+CharStorage = storage_class(dtypes.int8)
+ShortStorage = storage_class(dtypes.int16)
+IntStorage = storage_class(dtypes.int32)
+LongStorage = storage_class(dtypes.int64)
+HalfStorage = storage_class(dtypes.float16)
+FloatStorage = storage_class(dtypes.float32)
+DoubleStorage = storage_class(dtypes.float64)
+ComplexFloatStorage = storage_class(dtypes.complex64)
+ComplexDoubleStorage = storage_class(dtypes.complex128)

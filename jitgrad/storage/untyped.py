@@ -1,0 +1,233 @@
+"""UntypedStorage: the bytes under every storage and tensor.
+
+An untyped storage owns heap bytes, maps a file or a shared-memory segment, wraps a numpy
+array's memory, or is a view of a byte range of another untyped storage. Typed storages
+read the same bytes through numpy views cached here, so a resize is seen by all of them.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+import numpy as np
+
+from .. import dtypes
+from . import buffers, kernels
+from .elements import ElementOps
+
+
+class UntypedStorage(ElementOps):
+    """A flat buffer of bytes, PyTorch's ``torch.UntypedStorage``.
+
+    >>> s = UntypedStorage(4).fill_(7)
+    >>> s.tolist(), s.nbytes()
+    ([7, 7, 7, 7], 4)
+    """
+
+    dtype = dtypes.uint8
+
+    def __init__(self, arg=0):
+        if isinstance(arg, UntypedStorage):
+            raise TypeError("use UntypedStorage.clone() to copy a storage")
+        if isinstance(arg, (int, np.integer)) and not isinstance(arg, (bool, np.bool_)):
+            self._init(buffers.allocate(_check_size(int(arg), "nbytes")), resizable=True)
+        else:
+            self._init(_sequence_to_array(arg, np.dtype(np.uint8)), resizable=True)
+
+    def _init(self, data: np.ndarray, *, owner=None, base=None, resizable=False,
+              filename=None, shared=False) -> None:  # fmt: skip
+        self._bytes: np.ndarray | None = data
+        self._typed: dict[np.dtype, tuple[np.ndarray, np.ndarray]] = {}
+        self._owner = owner
+        self._base = base
+        self._resizable = resizable
+        self._views: weakref.WeakSet[UntypedStorage] = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self._refcount = 1
+        self.filename: str | None = filename
+        self._shared = shared
+        self._finalizer = weakref.finalize(self, buffers.close_owner, owner)
+
+    @classmethod
+    def _wrap(cls, data: np.ndarray, **how) -> UntypedStorage:
+        self = cls.__new__(cls)
+        self._init(data, **how)
+        return self
+
+    # -- where the bytes come from -------------------------------------------------------
+
+    @classmethod
+    def from_file(cls, filename, shared: bool = False, nbytes: int | None = None):
+        """Map ``filename`` (see ``Storage.from_file``); sizes are in bytes here."""
+        if nbytes is not None:
+            _check_size(nbytes, "nbytes")
+        data, mapping = buffers.map_file(filename, nbytes, shared)
+        return cls._wrap(data, owner=mapping, filename=str(filename), shared=shared)
+
+    @classmethod
+    def _from_segment(cls, segment: buffers.SharedSegment) -> UntypedStorage:
+        return cls._wrap(segment.array(), owner=segment, shared=True)
+
+    def view_bytes(self, start: int, stop: int) -> UntypedStorage:
+        """An untyped storage sharing bytes ``[start, stop)`` of this one."""
+        view = UntypedStorage._wrap(self._data()[start:stop], base=self)
+        view._shared = self._shared
+        view.filename = self.filename
+        self._views.add(view)
+        return view
+
+    @property
+    def shared_name(self) -> str | None:
+        """The name another process attaches with, for shared-memory storages."""
+        owner = self._root()._owner
+        return owner.name if isinstance(owner, buffers.SharedSegment) else None
+
+    def is_shared(self) -> bool:
+        """True for shared-memory storages and files mapped with ``shared=True``."""
+        return self._shared
+
+    def share_memory_(self) -> UntypedStorage:
+        """Move the bytes into a new POSIX shared-memory segment (no-op if already shared)."""
+        if self._shared:
+            return self
+        if self._base is not None or not (self._resizable or self.filename):
+            raise RuntimeError(
+                "share_memory_() can only move a storage that owns its bytes; this one is "
+                "a view or wraps memory owned elsewhere (e.g. a numpy array)"
+            )
+        with self._lock:
+            old = self._data()
+            segment = buffers.SharedSegment(None, old.size, create=True)
+            fresh = segment.array()
+            fresh[:] = old
+            old_owner = self._owner
+            self._set_bytes(fresh)
+            self._owner, self._shared, self._resizable, self.filename = segment, True, False, None
+            self._finalizer.detach()
+            self._finalizer = weakref.finalize(self, buffers.close_owner, segment)
+            buffers.close_owner(old_owner)
+        return self
+
+    # -- the bytes -----------------------------------------------------------------------
+
+    def _root(self) -> UntypedStorage:
+        return self if self._base is None else self._base._root()
+
+    def _data(self) -> np.ndarray:
+        if self._bytes is None:
+            raise RuntimeError("storage was freed (its reference count reached zero)")
+        return self._bytes
+
+    def _set_bytes(self, data: np.ndarray) -> None:
+        self._bytes = data
+        self._typed.clear()
+
+    def typed_arrays(self, np_dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+        """This storage's bytes as a 1-D array of ``np_dtype``, and the array kernels take
+        (the same, or its uint16 bits for float16, which numba does not support)."""
+        try:
+            return self._typed[np_dtype]
+        except KeyError:
+            pass
+        data = self._data().view(np_dtype)
+        pair = (data, data.view(np.uint16) if np_dtype == np.float16 else data)
+        self._typed[np_dtype] = pair
+        return pair
+
+    @property
+    def array(self) -> np.ndarray:
+        return self.typed_arrays(self.dtype.numpy)[0]
+
+    @property
+    def kernel_array(self) -> np.ndarray:
+        return self.array
+
+    def nbytes(self) -> int:
+        return self._data().size
+
+    def data_ptr(self) -> int:
+        return self._data().__array_interface__["data"][0]
+
+    def untyped(self) -> UntypedStorage:
+        return self
+
+    def resize_(self, nbytes: int) -> UntypedStorage:
+        """Grow or shrink to ``nbytes``, keeping the common prefix."""
+        _check_size(nbytes, "nbytes")
+        with self._lock:
+            if not self._resizable:
+                raise RuntimeError(
+                    "cannot resize a storage that is a view, maps a file or shared memory, "
+                    "or wraps a numpy array"
+                )
+            if len(self._views):
+                raise RuntimeError("cannot resize a storage while storage views of it exist")
+            old = self._data()
+            fresh = buffers.allocate(nbytes)
+            keep = min(old.size, nbytes)
+            fresh[:keep] = old[:keep]
+            self._set_bytes(fresh)
+        return self
+
+    def byteswap(self, dtype) -> UntypedStorage:
+        """Reverse the byte order of every element of ``dtype`` in place."""
+        d = dtypes.as_dtype(dtype)
+        width = d.itemsize // 2 if d.is_complex else d.itemsize
+        data = self._data()
+        if data.size % d.itemsize:
+            raise ValueError(f"{data.size} bytes are not a whole number of {d.name} elements")
+        kernels.byteswap(data, width)
+        return self
+
+    # -- Torch7's reference count --------------------------------------------------------
+
+    def retain(self) -> UntypedStorage:
+        with self._lock:
+            if self._bytes is None:
+                raise RuntimeError("cannot retain a freed storage")
+            self._refcount += 1
+        return self
+
+    def free(self) -> None:
+        """Drop one reference; at zero the bytes are released and later use raises."""
+        with self._lock:
+            if self._bytes is None:
+                raise RuntimeError("storage was already freed")
+            self._refcount -= 1
+            if self._refcount:
+                return
+            self._set_bytes(None)
+            self._base = None
+            self._finalizer()
+
+    def refcount(self) -> int:
+        return self._refcount
+
+    def _new_like(self, size: int) -> UntypedStorage:
+        return UntypedStorage(size)
+
+    def _type_name(self) -> str:
+        return "UntypedStorage"
+
+
+def _check_size(n: int, what: str = "size") -> int:
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"{what} must be an integer, got {type(n).__name__}")
+    if n < 0:
+        raise ValueError(f"{what} must be non-negative, got {n}")
+    return int(n)
+
+
+def _sequence_to_array(seq, np_dtype: np.dtype) -> np.ndarray:
+    if isinstance(seq, (str, bytes)) or not hasattr(seq, "__len__"):
+        raise TypeError(
+            f"a storage is built from a size, a sequence or a storage, not {type(seq).__name__}"
+        )
+    # numpy's conversion names the problem: out-of-range ints, complex into real, strings.
+    values = np.array(seq, dtype=np_dtype)
+    if values.ndim != 1:
+        raise ValueError(f"a storage is one-dimensional; got data of shape {values.shape}")
+    data = buffers.allocate(values.nbytes).view(np_dtype)
+    data[:] = values
+    return data.view(np.uint8)
