@@ -1,0 +1,68 @@
+"""jitgrad: numpy-like tensors over flat storages, with autograd and fused numba kernels.
+
+>>> import jitgrad as jg
+>>> x = jg.arange(6).reshape(2, 3)
+>>> x.T.stride(), x.T.is_contiguous()
+((1, 3), False)
+"""
+
+from . import random
+from .creation import (
+    arange,
+    array,
+    asarray,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .dtypes import (
+    DType,
+    bool_,
+    complex64,
+    complex128,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    uint8,
+)
+from .io import load, save
+from .storage import (
+    BoolStorage,
+    ByteStorage,
+    CharStorage,
+    ComplexDoubleStorage,
+    ComplexFloatStorage,
+    DoubleStorage,
+    FloatStorage,
+    HalfStorage,
+    IntStorage,
+    LongStorage,
+    ShortStorage,
+    Storage,
+    UntypedStorage,
+)
+from .tensor import Tensor
+from .views import broadcast_to, flip, reshape, squeeze, transpose
+
+bool = bool_  # noqa: A001  numpy 2 and PyTorch both spell it jg.bool
+half, double, long, short = float16, float64, int64, int16
+cfloat, cdouble = complex64, complex128
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Strided layouts over flat storages: stride arithmetic and the copy kernels."""

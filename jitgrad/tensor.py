@@ -1,0 +1,460 @@
+"""Tensor: a typed storage seen through a shape, strides (in elements) and an offset.
+
+Element ``(i0, …, in)`` lives at ``storage[offset + Σ ik·sk]``. Every view below makes new
+metadata over the same storage and never copies; copies are explicit (``contiguous``,
+``clone``, ``astype``, a cast in ``copy_``) and run the kernels in ``strided/``.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import dtypes
+from .storage import Storage, storage_class
+from .storage import kernels as storage_kernels
+from .strided import layout
+from .strided.copy import copy_strided
+
+
+class Tensor:
+    """An n-dimensional view of a flat storage.
+
+    >>> points = arange(9).reshape(3, 3)
+    >>> sub = points[1:3, 1:3]
+    >>> sub.storage_offset(), sub.stride(), sub.is_contiguous()
+    (4, (3, 1), False)
+    >>> sub.contiguous().tolist()
+    [[4, 5], [7, 8]]
+    """
+
+    __slots__ = ("_storage", "_shape", "_strides", "_offset", "__weakref__")
+    __array_priority__ = 100  # numpy defers mixed operations to the tensor
+
+    def __init__(self, storage: Storage, shape, strides=None, offset: int = 0):
+        if not isinstance(storage, Storage):
+            raise TypeError(f"a tensor is built over a typed storage, got {type(storage).__name__}")
+        shape = layout.as_shape(shape)
+        strides = layout.contiguous_strides(shape) if strides is None else _int_tuple(strides)
+        if len(strides) != len(shape):
+            raise ValueError(f"shape {shape} and strides {strides} differ in length")
+        offset = operator.index(offset)
+        layout.check_in_bounds(shape, strides, offset, storage.size())
+        self._storage = storage
+        self._shape = shape
+        self._strides = strides
+        self._offset = offset
+
+    def _view(self, shape, strides, offset=None) -> Tensor:
+        # Layouts derived from an in-bounds one stay in bounds: no check needed.
+        t = Tensor.__new__(Tensor)
+        t._storage = self._storage
+        t._shape = tuple(shape)
+        t._strides = tuple(strides)
+        t._offset = self._offset if offset is None else offset
+        return t
+
+    # -- metadata ------------------------------------------------------------------------
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return self._storage.dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the length of one dimension (PyTorch's ``size``)."""
+        if dim is None:
+            return self._shape
+        return self._shape[layout.normalize_dim(dim, self.ndim)]
+
+    def numel(self) -> int:
+        return layout.numel(self._shape)
+
+    def stride(self, dim: int | None = None):
+        """Strides in elements, or the stride of one dimension."""
+        if dim is None:
+            return self._strides
+        return self._strides[layout.normalize_dim(dim, self.ndim)]
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self.dtype.itemsize
+
+    def storage(self) -> Storage:
+        return self._storage
+
+    def untyped_storage(self):
+        return self._storage.untyped()
+
+    def data_ptr(self) -> int:
+        """Address of the first element (storage address + offset × itemsize)."""
+        return self._storage.data_ptr() + self._offset * self.dtype.itemsize
+
+    def is_contiguous(self) -> bool:
+        return layout.is_contiguous(self._shape, self._strides)
+
+    # -- views ---------------------------------------------------------------------------
+
+    def __getitem__(self, key) -> Tensor:
+        shape, strides, offset = layout.index_layout(self._shape, self._strides, self._offset, key)
+        return self._view(shape, strides, offset)
+
+    def view(self, *shape) -> Tensor:
+        """The same elements in another shape, without copying; an error when the strides
+        make that impossible (``reshape`` copies instead)."""
+        shape = layout.infer_shape(_shape_args(shape), self.numel())
+        strides = layout.view_strides(self._shape, self._strides, shape)
+        if strides is None:
+            raise ValueError(
+                f"cannot view shape {self._shape} with strides {self._strides} as {shape}: "
+                "not contiguous along the merged dimensions; use reshape()"
+            )
+        return self._view(shape, strides)
+
+    def reshape(self, *shape) -> Tensor:
+        """A view when the strides allow one, else a contiguous copy (as numpy)."""
+        shape = layout.infer_shape(_shape_args(shape), self.numel())
+        strides = layout.view_strides(self._shape, self._strides, shape)
+        if strides is None:
+            return self.contiguous().view(shape)
+        return self._view(shape, strides)
+
+    def permute(self, *dims) -> Tensor:
+        dims = _shape_args(dims)
+        axes = [layout.normalize_dim(d, self.ndim) for d in dims]
+        if sorted(axes) != list(range(self.ndim)):
+            raise ValueError(f"permute({tuple(dims)}) is not a permutation of {self.ndim} dims")
+        return self._view([self._shape[a] for a in axes], [self._strides[a] for a in axes])
+
+    def transpose(self, *axes) -> Tensor:
+        """No argument: reverse the dimensions (numpy). Two dims of a tensor that is not
+        2-D: swap them (PyTorch). Otherwise a full permutation (numpy)."""
+        if not axes or (len(axes) == 1 and axes[0] is None):
+            return self.permute(range(self.ndim - 1, -1, -1))
+        if len(axes) == 2 and self.ndim != 2:
+            return self.swapaxes(*axes)
+        return self.permute(*axes)
+
+    def swapaxes(self, dim0: int, dim1: int) -> Tensor:
+        order = list(range(self.ndim))
+        a, b = layout.normalize_dim(dim0, self.ndim), layout.normalize_dim(dim1, self.ndim)
+        order[a], order[b] = order[b], order[a]
+        return self.permute(order)
+
+    @property
+    def T(self) -> Tensor:
+        return self.transpose()
+
+    @property
+    def mT(self) -> Tensor:
+        if self.ndim < 2:
+            raise ValueError(f"mT needs at least 2 dimensions, got {self.ndim}")
+        return self.swapaxes(-2, -1)
+
+    def expand(self, *sizes) -> Tensor:
+        """Repeat size-1 dimensions with stride 0 (``-1`` keeps a size); never copies."""
+        sizes = _shape_args(sizes)
+        lead = len(sizes) - self.ndim
+        if lead < 0:
+            raise ValueError(f"expand{tuple(sizes)} has fewer dimensions than shape {self._shape}")
+        target = tuple(
+            self._shape[i - lead] if n == -1 and i >= lead else operator.index(n)
+            for i, n in enumerate(sizes)
+        )
+        if any(n < 0 for n in target):
+            raise ValueError(f"invalid size {tuple(sizes)} for expand")
+        return self.broadcast_to(target)
+
+    def broadcast_to(self, shape) -> Tensor:
+        shape = layout.as_shape(shape)
+        return self._view(shape, layout.broadcast_strides(self._shape, self._strides, shape))
+
+    def squeeze(self, dim=None) -> Tensor:
+        if dim is None:
+            keep = [i for i, n in enumerate(self._shape) if n != 1]
+        else:
+            dims = {layout.normalize_dim(d, self.ndim) for d in _dims_arg(dim)}
+            for d in dims:
+                if self._shape[d] != 1:
+                    raise ValueError(f"cannot squeeze dimension {d} of size {self._shape[d]}")
+            keep = [i for i in range(self.ndim) if i not in dims]
+        return self._view([self._shape[i] for i in keep], [self._strides[i] for i in keep])
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        d = layout.normalize_dim(dim, self.ndim + 1)
+        stride = self._strides[d] * self._shape[d] if d < self.ndim else 1
+        return self._view(
+            self._shape[:d] + (1,) + self._shape[d:], self._strides[:d] + (stride,) + self._strides[d:]
+        )
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        if self.ndim == 0:
+            return self.reshape(1)
+        start = layout.normalize_dim(start_dim, self.ndim)
+        end = layout.normalize_dim(end_dim, self.ndim)
+        if start > end:
+            raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+        merged = layout.numel(self._shape[start : end + 1])
+        return self.reshape(self._shape[:start] + (merged,) + self._shape[end + 1 :])
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        d = layout.normalize_dim(dim, self.ndim)
+        n = self._shape[d]
+        start = operator.index(start)
+        if start < 0:
+            start += n
+        if not 0 <= start <= n or not 0 <= length <= n - start:
+            raise IndexError(f"narrow: [{start}, {start}+{length}) is outside dimension {d} of size {n}")
+        index = [slice(None)] * self.ndim
+        index[d] = slice(start, start + length)
+        return self[tuple(index)]
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        a, b = layout.normalize_dim(dim1, self.ndim), layout.normalize_dim(dim2, self.ndim)
+        if a == b:
+            raise ValueError(f"diagonal needs two different dimensions, got {dim1} and {dim2}")
+        n1, n2 = self._shape[a], self._shape[b]
+        if offset >= 0:
+            length, start = max(min(n1, n2 - offset), 0), offset * self._strides[b]
+        else:
+            length, start = max(min(n1 + offset, n2), 0), -offset * self._strides[a]
+        rest = [i for i in range(self.ndim) if i not in (a, b)]
+        return self._view(
+            [self._shape[i] for i in rest] + [length],
+            [self._strides[i] for i in rest] + [self._strides[a] + self._strides[b]],
+            self._offset + (start if length else 0),
+        )
+
+    def flip(self, dims=None) -> Tensor:
+        axes = range(self.ndim) if dims is None else _dims_arg(dims)
+        index = [slice(None)] * self.ndim
+        for d in axes:
+            index[layout.normalize_dim(d, self.ndim)] = slice(None, None, -1)
+        return self[tuple(index)]
+
+    def as_strided(self, size, stride, storage_offset: int | None = None) -> Tensor:
+        """Any layout over the same storage, checked to stay inside it."""
+        offset = self._offset if storage_offset is None else storage_offset
+        return Tensor(self._storage, size, stride, offset)
+
+    def set_(self, source=None, storage_offset: int = 0, size=None, stride=None) -> Tensor:
+        """Point this tensor at ``source`` (a storage or a tensor) with a new layout."""
+        if isinstance(source, Tensor):
+            storage, storage_offset, size, stride = (
+                source._storage, source._offset, source._shape, source._strides
+            )  # fmt: skip
+        elif isinstance(source, Storage):
+            storage = source
+        else:
+            raise TypeError(f"set_ expects a storage or a tensor, got {type(source).__name__}")
+        if storage.dtype is not self.dtype:
+            raise TypeError(f"set_: storage of {storage.dtype.name} for a {self.dtype.name} tensor")
+        size = (storage.size(),) if size is None else size
+        new = Tensor(storage, size, stride, storage_offset)
+        self._storage, self._shape, self._strides, self._offset = (
+            new._storage, new._shape, new._strides, new._offset
+        )  # fmt: skip
+        return self
+
+    # -- copies --------------------------------------------------------------------------
+
+    def _empty_like(self, dtype=None) -> Tensor:
+        d = self.dtype if dtype is None else dtypes.as_dtype(dtype)
+        return Tensor(storage_class(d)(self.numel()), self._shape)
+
+    def contiguous(self) -> Tensor:
+        """Self when already row-major dense, else a copy into a new storage."""
+        if self.is_contiguous():
+            return self
+        return self.clone()
+
+    def clone(self) -> Tensor:
+        out = self._empty_like()
+        out._copy_from(self)
+        return out
+
+    def astype(self, dtype, copy: bool = True) -> Tensor:
+        d = dtypes.as_dtype(dtype)
+        if d is self.dtype and not copy:
+            return self
+        out = self._empty_like(d)
+        out._copy_from(self)
+        return out
+
+    def to(self, dtype) -> Tensor:
+        """Self when already of ``dtype``, else a cast copy (PyTorch)."""
+        return self.astype(dtype, copy=False)
+
+    def copy_(self, src) -> Tensor:
+        """Copy ``src`` (tensor, array, sequence or scalar) into this tensor, broadcasting
+        and casting."""
+        if _is_scalar(src):
+            src = _scalar_tensor(src, self.dtype)
+        elif not isinstance(src, Tensor):
+            from .creation import asarray  # creation builds on this module
+
+            src = asarray(src)
+        self._copy_from(src.broadcast_to(self._shape))
+        return self
+
+    def fill_(self, value) -> Tensor:
+        if self.is_contiguous():
+            self._check_writable()
+            bits = self._storage._kernel_scalar(value)
+            start = self._offset
+            storage_kernels.fill(self._storage.kernel_array, start, start + self.numel(), bits)
+            return self
+        return self.copy_(value)
+
+    def zero_(self) -> Tensor:
+        return self.fill_(0)
+
+    def __setitem__(self, key, value) -> None:
+        self[key].copy_(value)
+
+    def _check_writable(self) -> None:
+        if not self._storage.array.flags.writeable:
+            raise ValueError("tensor is read-only: it shares memory with a read-only buffer")
+
+    def _copy_from(self, src: Tensor) -> None:
+        """Elementwise copy of a same-shaped tensor, staging through a temporary when the
+        two overlap in memory."""
+        self._check_writable()
+        for n, s in zip(self._shape, self._strides):
+            if s == 0 and n > 1:
+                raise ValueError(
+                    f"cannot write into a broadcast view (shape {self._shape}, strides "
+                    f"{self._strides}): several elements share one memory location"
+                )
+        if self.numel() == 0:
+            return
+        if _may_overlap(self, src) and not _same_layout(self, src):
+            src = src.clone()
+        copy_strided(src._storage.kernel_array, src._offset, src._strides,
+                     self._storage.kernel_array, self._offset, self._strides, self._shape)  # fmt: skip
+
+    # -- Python and numpy interop --------------------------------------------------------
+
+    def numpy(self) -> np.ndarray:
+        """A numpy array sharing this tensor's memory (same data pointer, no copy)."""
+        itemsize = self.dtype.itemsize
+        return np.ndarray(
+            self._shape,
+            dtype=self.dtype.numpy,
+            buffer=self._storage.array,
+            offset=self._offset * itemsize,
+            strides=tuple(s * itemsize for s in self._strides),
+        )
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            if copy is False:
+                raise ValueError(f"cannot convert a {self.dtype.name} tensor to {dtype} without a copy")
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def item(self):
+        if self.numel() != 1:
+            raise ValueError(f"item() needs a tensor of one element, this one has {self.numel()}")
+        return self.numpy().item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._shape[0]))
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise ValueError(
+                f"the truth value of a tensor with {self.numel()} elements is ambiguous"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __repr__(self) -> str:
+        prefix = "tensor("
+        body = np.array2string(self.numpy(), separator=", ", prefix=prefix, threshold=1000)
+        default = (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_)
+        suffix = "" if self.dtype in default else f", dtype={self.dtype!r}"
+        if self.numel() == 0:
+            suffix = f", size={self._shape}{suffix}"
+        return f"{prefix}{body}{suffix})"
+
+
+def _int_tuple(values) -> tuple[int, ...]:
+    try:
+        return tuple(operator.index(v) for v in values)
+    except TypeError:
+        raise TypeError(f"expected a sequence of integers, got {values!r}") from None
+
+
+def _shape_args(args):
+    """Accept ``f(2, 3)`` and ``f((2, 3))`` alike."""
+    if len(args) == 1 and not hasattr(args[0], "__index__"):
+        return tuple(args[0])
+    return args
+
+
+def _dims_arg(dim):
+    return (dim,) if hasattr(dim, "__index__") else tuple(dim)
+
+
+def _is_scalar(value) -> bool:
+    return isinstance(value, (bool, int, float, complex, np.generic))
+
+
+def _scalar_tensor(value, dtype: dtypes.DType) -> Tensor:
+    storage = storage_class(dtype)(1)
+    storage[0] = value
+    return Tensor(storage, ())
+
+
+def _may_overlap(a: Tensor, b: Tensor) -> bool:
+    # Bounds only: exact overlap is NP-hard in general and a needless stage is just a copy.
+    return np.may_share_memory(a.numpy(), b.numpy())
+
+
+def _same_layout(a: Tensor, b: Tensor) -> bool:
+    return (
+        a.data_ptr() == b.data_ptr()
+        and a._strides == b._strides
+        and a.dtype is b.dtype
+    )

@@ -1,0 +1,377 @@
+"""The strided tensor core: the strides notes step by step, views, copies, numpy interop."""
+
+import numpy as np
+import pytest
+
+import jitgrad as jg
+from jitgrad._config import config
+from jitgrad.dtypes import ALL_DTYPES
+
+# -- the strides notes, step by step -----------------------------------------------------
+
+
+def test_points_storage_offset_and_strides():
+    points = jg.tensor([[4.0, 1.0], [5.0, 3.0], [2.0, 1.0]])
+    assert points.storage().tolist() == [4.0, 1.0, 5.0, 3.0, 2.0, 1.0]
+    second = points[1]
+    assert second.storage_offset() == 2 and second.size() == (2,) and second.stride() == (1,)
+    assert points.stride() == (2, 1)
+    second_copy = points[1].clone()
+    second_copy[0] = 10.0
+    assert points[1, 0].item() == 5.0
+    second[0] = 10.0
+    assert points[1, 0].item() == 10.0
+
+
+def test_transpose_shares_storage():
+    points = jg.tensor([[4.0, 1.0], [5.0, 3.0], [2.0, 1.0]])
+    points_t = points.T
+    assert points_t.storage() is points.storage()
+    assert points_t.untyped_storage().data_ptr() == points.untyped_storage().data_ptr()
+    assert points.stride() == (2, 1) and points_t.stride() == (1, 2)
+    some = jg.ones((3, 4, 5))
+    transposed = some.transpose(0, 2)
+    assert transposed.shape == (5, 4, 3)
+    assert some.stride() == (20, 5, 1) and transposed.stride() == (1, 5, 20)
+
+
+def test_contiguous_copies_only_when_needed():
+    points = jg.tensor([[4.0, 1.0], [5.0, 3.0], [2.0, 1.0]])
+    assert points.is_contiguous() and points.contiguous() is points
+    points_t = points.T
+    assert not points_t.is_contiguous()
+    dense = points_t.contiguous()
+    assert dense.stride() == (3, 1)
+    assert dense.storage().tolist() == [4.0, 5.0, 2.0, 1.0, 3.0, 1.0]
+    assert dense.storage() is not points.storage()
+
+
+def test_sub_matrix_offset_strides_and_contiguous_copy():
+    points = jg.arange(9).reshape(3, 3)
+    sub = points[1:3, 1:3]
+    assert sub.storage_offset() == 4 and sub.stride() == (3, 1)
+    assert not sub.is_contiguous()
+    dense = sub.contiguous()
+    assert dense.storage() is not points.storage()
+    assert dense.storage().size() == 4 and dense.storage().tolist() == [4, 5, 7, 8]
+
+
+def test_numpy_round_trips_keep_the_data_pointer():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = jg.from_numpy(a)
+    assert t.data_ptr() == a.ctypes.data
+    back = t.numpy()
+    assert back.ctypes.data == a.ctypes.data and np.asarray(t).ctypes.data == a.ctypes.data
+    back[0, 0] = 42
+    assert t[0, 0].item() == 42
+    t[1, 1] = -1
+    assert a[1, 1] == -1
+    assert jg.asarray(a).data_ptr() == a.ctypes.data
+    v = a[::-1, 1::2]
+    tv = jg.from_numpy(v)
+    assert tv.data_ptr() == v.ctypes.data and tv.stride() == (-4, 2)
+    np.testing.assert_array_equal(tv.numpy(), v)
+    assert tv.numpy().ctypes.data == v.ctypes.data
+
+
+# -- views -------------------------------------------------------------------------------
+
+
+def test_basic_indexing_matches_numpy():
+    a = np.arange(60).reshape(3, 4, 5)
+    t = jg.from_numpy(a)
+    for key in [
+        1, -1, (1, 2), (slice(None), 0), (Ellipsis, 2), (None, 1), (slice(None, None, -2),),
+        (1, slice(3, 0, -1), None, slice(None, None, 2)), (Ellipsis, None), (slice(5, 10),),
+        (0, 0, 0), (), (slice(None), Ellipsis, slice(1, -1)),
+    ]:  # fmt: skip
+        view = t[key]
+        np.testing.assert_array_equal(view.numpy(), a[key], err_msg=str(key))
+        assert view.storage() is t.storage()
+
+
+def test_view_and_reshape():
+    t = jg.arange(12)
+    assert t.view(3, 4).stride() == (4, 1)
+    assert t.view(-1, 6).shape == (2, 6)
+    tt = t.view(3, 4).T
+    with pytest.raises(ValueError, match=r"cannot view shape \(4, 3\) with strides \(1, 4\) as"):
+        tt.view(12)
+    r = tt.reshape(12)
+    assert r.storage() is not t.storage()
+    np.testing.assert_array_equal(r.numpy(), np.arange(12).reshape(3, 4).T.reshape(12))
+    merged = jg.arange(24).view(2, 3, 4)[:, :, :2]  # non-contiguous, yet the first two dims merge
+    assert merged.view(6, 2).storage() is merged.storage()
+    assert jg.arange(6).reshape((2, 3)).shape == (2, 3)
+
+
+def test_permute_expand_squeeze_unsqueeze_flatten():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    t = jg.from_numpy(a)
+    np.testing.assert_array_equal(t.permute(2, 0, 1).numpy(), a.transpose(2, 0, 1))
+    np.testing.assert_array_equal(t.transpose(1, 0, 2).numpy(), a.transpose(1, 0, 2))
+    np.testing.assert_array_equal(t.mT.numpy(), a.swapaxes(-1, -2))
+    np.testing.assert_array_equal(t.T.numpy(), a.T)
+    e = jg.arange(3).view(3, 1).expand(2, -1, 4)
+    assert e.shape == (2, 3, 4) and e.stride() == (0, 1, 0)
+    np.testing.assert_array_equal(e.numpy(), np.broadcast_to(np.arange(3).reshape(3, 1), (2, 3, 4)))
+    assert jg.zeros((1, 3, 1)).squeeze().shape == (3,)
+    assert jg.zeros((1, 3, 1)).squeeze(-1).shape == (1, 3)
+    assert jg.zeros(3).unsqueeze(0).shape == (1, 3) and jg.zeros(3).unsqueeze(-1).shape == (3, 1)
+    assert t.flatten().shape == (24,) and t.flatten(1).shape == (2, 12)
+    assert t.flatten().storage() is t.storage()
+
+
+def test_narrow_diagonal_flip_as_strided():
+    a = np.arange(20.0).reshape(4, 5)
+    t = jg.from_numpy(a)
+    np.testing.assert_array_equal(t.narrow(1, 1, 3).numpy(), a[:, 1:4])
+    np.testing.assert_array_equal(t.narrow(0, -2, 2).numpy(), a[-2:])
+    for k in (-3, -1, 0, 2, 4, 7):
+        np.testing.assert_array_equal(t.diagonal(k).numpy(), np.diagonal(a, k), err_msg=str(k))
+    np.testing.assert_array_equal(t.flip(0).numpy(), a[::-1])
+    np.testing.assert_array_equal(t.flip().numpy(), a[::-1, ::-1])
+    w = t.as_strided((3, 2), (1, 5), 2)
+    np.testing.assert_array_equal(w.numpy(), np.lib.stride_tricks.as_strided(
+        a.ravel()[2:], (3, 2), (8, 40)))  # fmt: skip
+    with pytest.raises(ValueError, match="outside a storage of size 20"):
+        t.as_strided((5, 5), (5, 1))
+
+
+def test_set_points_a_tensor_at_another_storage():
+    s = jg.FloatStorage([0, 1, 2, 3, 4, 5])
+    t = jg.empty(0, jg.float32)
+    t.set_(s, 1, (2, 2), (2, 1))
+    assert t.tolist() == [[1, 2], [3, 4]]
+    t.set_(s)
+    assert t.shape == (6,)
+    other = jg.arange(4, dtype=jg.float32)
+    t.set_(other)
+    assert t.storage() is other.storage()
+    with pytest.raises(TypeError, match="float64"):
+        t.set_(jg.DoubleStorage(3))
+    with pytest.raises(ValueError, match="outside"):
+        t.set_(s, 5, (2,))
+
+
+# -- copies and writes -------------------------------------------------------------------
+
+
+def test_copy_broadcasts_and_casts():
+    t = jg.zeros((2, 3), dtype=jg.int32)
+    t.copy_(jg.tensor([1.7, -2.2, 3.0]))
+    assert t.tolist() == [[1, -2, 3], [1, -2, 3]]
+    t.copy_(np.array([[5], [6]]))
+    assert t.tolist() == [[5, 5, 5], [6, 6, 6]]
+    t.copy_(7)
+    assert t.tolist() == [[7] * 3] * 2
+    with pytest.raises(ValueError, match="broadcast"):
+        t.copy_(jg.zeros(4))
+    with pytest.raises(OverflowError):
+        jg.zeros(2, dtype=jg.uint8).copy_(300)
+
+
+def test_setitem_with_views_and_broadcast_values():
+    a = np.zeros((4, 5))
+    t = jg.zeros((4, 5))
+    for key, value in [((1,), 3.0), ((slice(None), 2), [1, 2, 3, 4]), ((slice(None, None, -1), slice(1, 3)), 9)]:
+        a[key] = value
+        t[key] = value
+    np.testing.assert_array_equal(t.numpy(), a)
+    with pytest.raises(IndexError, match="out of bounds"):
+        t[4] = 1
+    with pytest.raises(IndexError, match="basic indices"):
+        t[[0, 1]] = 1
+
+
+def test_overlapping_copy_is_staged():
+    a = np.arange(10.0)
+    t = jg.from_numpy(a.copy())
+    t[1:] = t[:-1]
+    a[1:] = a[:-1].copy()
+    np.testing.assert_array_equal(t.numpy(), a)
+    m = jg.arange(16.0).view(4, 4)
+    m.copy_(m.T)
+    np.testing.assert_array_equal(m.numpy(), np.arange(16.0).reshape(4, 4).T)
+
+
+def test_writing_into_broadcast_view_is_refused():
+    e = jg.zeros(3).view(3, 1).expand(3, 4)
+    with pytest.raises(ValueError, match="broadcast view"):
+        e.fill_(1)
+
+
+def test_read_only_numpy_memory_stays_read_only():
+    a = np.arange(4.0)
+    a.flags.writeable = False
+    t = jg.from_numpy(a)
+    assert t.tolist() == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="read-only"):
+        t.fill_(1)
+    with pytest.raises(ValueError, match="read-only"):
+        t[0] = 1
+
+
+@pytest.mark.parametrize("threshold", [0, 1 << 30], ids=["parallel", "serial"])
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
+def test_contiguous_of_strided_views_for_every_dtype(dtype, threshold, monkeypatch):
+    monkeypatch.setattr(config, "parallel_threshold", threshold)
+    base = (np.arange(4 * 70 * 66) % 251 - 120).reshape(4, 70, 66).astype(dtype.numpy)
+    t = jg.from_numpy(base)
+    for view, ref in [
+        (t.permute(2, 0, 1), base.transpose(2, 0, 1)),
+        (t[:, ::-3, 1::2], base[:, ::-3, 1::2]),
+        (t.permute(0, 2, 1)[:, 3:, ::-1], base.transpose(0, 2, 1)[:, 3:, ::-1]),
+        (t[1].T, base[1].T),
+        (t[:, :1].expand(4, 5, 66), np.broadcast_to(base[:, :1], (4, 5, 66))),
+    ]:
+        out = view.contiguous()
+        assert out.is_contiguous()
+        np.testing.assert_array_equal(out.numpy(), ref)
+
+
+def test_fill_of_strided_view_and_zero():
+    t = jg.ones((4, 6))
+    t[:, ::2].fill_(5)
+    t[1].zero_()
+    ref = np.ones((4, 6))
+    ref[:, ::2] = 5
+    ref[1] = 0
+    np.testing.assert_array_equal(t.numpy(), ref)
+
+
+def test_astype_and_to():
+    t = jg.tensor([[1.5, -2.5], [0.0, 3.25]])
+    assert t.to(jg.float64) is t and t.astype(jg.float64) is not t
+    h = t.T.astype("float16")
+    assert h.dtype is jg.float16 and h.is_contiguous()
+    np.testing.assert_array_equal(h.numpy(), np.array([[1.5, -2.5], [0.0, 3.25]]).T.astype(np.float16))
+    assert t.astype(jg.int8).tolist() == [[1, -2], [0, 3]]
+    assert t.astype(jg.bool).tolist() == [[True, True], [False, True]]
+
+
+# -- Python protocol ---------------------------------------------------------------------
+
+
+def test_python_protocol():
+    t = jg.arange(6).view(2, 3)
+    assert len(t) == 2 and [r.tolist() for r in t] == [[0, 1, 2], [3, 4, 5]]
+    assert t.ndim == t.dim() == 2 and t.numel() == 6 and t.size(-1) == 3
+    assert t.nbytes == 48 and t.element_size() == t.itemsize == 8
+    assert t[1, 2].item() == 5 and int(t[1, 2]) == 5 and float(t[0, 1]) == 1.0
+    assert bool(jg.tensor(1)) and not bool(jg.tensor(0.0))
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(t)
+    with pytest.raises(ValueError, match="one element"):
+        t.item()
+    with pytest.raises(TypeError, match="0-d"):
+        len(jg.tensor(3))
+    with pytest.raises(IndexError, match="dimension 2"):
+        t.size(2)
+
+
+def test_repr_is_numpy_like():
+    assert repr(jg.tensor([[1.0, 2.0], [3.0, 4.0]])) == "tensor([[1., 2.],\n        [3., 4.]])"
+    assert repr(jg.tensor([1, 2], dtype=jg.int8)) == "tensor([1, 2], dtype=jitgrad.int8)"
+    assert repr(jg.zeros((0, 3))) == "tensor([], size=(0, 3))"
+    assert repr(jg.tensor(2.5)) == "tensor(2.5)"
+
+
+# -- creation ----------------------------------------------------------------------------
+
+
+def test_creation_functions_match_numpy():
+    np.testing.assert_array_equal(jg.zeros((2, 3)).numpy(), np.zeros((2, 3)))
+    np.testing.assert_array_equal(jg.ones(4, dtype=jg.int16).numpy(), np.ones(4, np.int16))
+    assert jg.full((2,), 7).dtype is jg.int64 and jg.full((2,), 7.0).dtype is jg.float64
+    assert jg.full((2,), True).dtype is jg.bool
+    np.testing.assert_array_equal(jg.arange(2, 11, 3).numpy(), np.arange(2, 11, 3))
+    np.testing.assert_array_equal(jg.arange(1.0, 0.0, -0.25).numpy(), np.arange(1.0, 0.0, -0.25))
+    np.testing.assert_allclose(jg.linspace(0, 1, 7).numpy(), np.linspace(0, 1, 7))
+    np.testing.assert_array_equal(jg.eye(3, 4, 1).numpy(), np.eye(3, 4, 1))
+    like = jg.zeros_like(jg.ones((2, 2), dtype=jg.float32))
+    assert like.dtype is jg.float32 and like.tolist() == [[0, 0], [0, 0]]
+    assert jg.full_like(like, 3).tolist() == [[3, 3], [3, 3]]
+    assert jg.ones_like(like).tolist() == [[1, 1], [1, 1]] and jg.empty_like(like).shape == (2, 2)
+    assert jg.empty((2, 0)).numel() == 0
+
+
+def test_dtype_inference_and_default_dtype():
+    assert jg.tensor([1, 2]).dtype is jg.int64
+    assert jg.tensor([1.0, 2]).dtype is jg.float64
+    assert jg.tensor([True]).dtype is jg.bool
+    assert jg.tensor([1j]).dtype is jg.complex128
+    assert jg.tensor(np.float32(2)).dtype is jg.float32
+    jg.set_default_dtype("float32")
+    try:
+        assert jg.tensor([1.0]).dtype is jg.float32 and jg.zeros(2).dtype is jg.float32
+        assert jg.tensor([1j]).dtype is jg.complex64
+        assert jg.tensor(np.zeros(2)).dtype is jg.float64
+    finally:
+        jg.set_default_dtype("float64")
+    with pytest.raises(TypeError, match="floating"):
+        jg.set_default_dtype("int32")
+
+
+def test_tensor_copies_and_asarray_shares():
+    a = np.arange(3.0)
+    assert jg.tensor(a).data_ptr() != a.ctypes.data
+    assert jg.array(a).data_ptr() != a.ctypes.data
+    assert jg.asarray(a).data_ptr() == a.ctypes.data
+    t = jg.asarray(a)
+    assert jg.asarray(t) is t
+    assert jg.asarray(t, dtype=jg.float32).dtype is jg.float32
+    with pytest.raises(ValueError, match="without a copy"):
+        jg.asarray(t, dtype=jg.float32, copy=False)
+
+
+def test_random_generator_is_seeded_like_numpy():
+    rng, ref = jg.random.default_rng(5), np.random.default_rng(5)
+    np.testing.assert_array_equal(rng.random((2, 3)).numpy(), ref.random((2, 3)))
+    np.testing.assert_array_equal(rng.standard_normal(4).numpy(), ref.standard_normal(4))
+    np.testing.assert_array_equal(rng.normal(1, 2, 3).numpy(), ref.normal(1, 2, 3))
+    np.testing.assert_array_equal(rng.uniform(-1, 1, 3).numpy(), ref.uniform(-1, 1, 3))
+    np.testing.assert_array_equal(rng.integers(0, 9, 5).numpy(), ref.integers(0, 9, 5))
+    np.testing.assert_array_equal(rng.permutation(6).numpy(), ref.permutation(6))
+    assert rng.random(3, dtype=jg.float32).dtype is jg.float32
+    with pytest.raises(TypeError, match="floating"):
+        rng.random(3, dtype=jg.int32)
+
+
+# -- bad input ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: jg.zeros((2, -1)), ValueError, "negative"),
+        (lambda: jg.zeros("abc"), TypeError, "shape"),
+        (lambda: jg.zeros(3, dtype="float128"), TypeError, "float128"),
+        (lambda: jg.from_numpy(np.zeros(2, np.uint16)), TypeError, "uint16"),
+        (lambda: jg.from_numpy(np.zeros(2, ">f4")), ValueError, "byte order"),
+        (lambda: jg.from_numpy([1, 2]), TypeError, "ndarray"),
+        (lambda: jg.tensor(["a"]), TypeError, "numpy type"),
+        (lambda: jg.tensor("abc"), TypeError, "str"),
+        (lambda: jg.zeros((2, 3))[2], IndexError, "out of bounds"),
+        (lambda: jg.zeros((2, 3))[0, 0, 0], IndexError, "too many indices"),
+        (lambda: jg.zeros((2, 3))[..., ...], IndexError, "single ellipsis"),
+        (lambda: jg.zeros((2, 3))[1.5], IndexError, "basic indices"),
+        (lambda: jg.zeros((2, 3)).view(4), ValueError, "cannot reshape 6 elements"),
+        (lambda: jg.zeros((2, 3)).reshape(-1, -1), ValueError, "only one dimension"),
+        (lambda: jg.zeros((2, 3)).permute(0, 0), ValueError, "not a permutation"),
+        (lambda: jg.zeros((2, 3)).permute(0, 2), IndexError, "out of range"),
+        (lambda: jg.zeros((2, 3)).expand(4, 3), ValueError, "cannot broadcast"),
+        (lambda: jg.zeros((2, 3)).expand(3), ValueError, "fewer dimensions"),
+        (lambda: jg.zeros((2, 3)).squeeze(0), ValueError, "size 2"),
+        (lambda: jg.zeros((2, 3)).narrow(1, 2, 2), IndexError, "outside dimension 1"),
+        (lambda: jg.zeros((2, 3)).diagonal(0, 1, 1), ValueError, "two different"),
+        (lambda: jg.zeros(3).mT, ValueError, "2 dimensions"),
+        (lambda: jg.Tensor(jg.FloatStorage(4), (2, 3)), ValueError, "outside a storage of size 4"),
+        (lambda: jg.Tensor(jg.FloatStorage(4), (2,), (1,), -1), ValueError, "outside"),
+        (lambda: jg.Tensor(np.zeros(3), (3,)), TypeError, "typed storage"),
+        (lambda: jg.arange(0, 5, 0), ValueError, "step"),
+    ],
+)
+def test_bad_input_raises_clear_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
