@@ -32,7 +32,8 @@ def from_numpy(a: np.ndarray) -> Tensor:
         return Tensor(storage_class(dtype)(0), a.shape, strides, 0)
     lo, hi = layout.extent(a.shape, strides, 0)
     # Walk every negatively strided dim backwards: the view starts at the lowest address.
-    lowest = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in strides)]
+    # (Ellipsis keeps a 0-d array a view: a[()] would return a numpy scalar copy.)
+    lowest = a[(Ellipsis, *(slice(None, None, -1) if s < 0 else slice(None) for s in strides))]
     flat = np.lib.stride_tricks.as_strided(
         lowest, shape=(hi - lo + 1,), strides=(itemsize,), writeable=a.flags.writeable
     )

@@ -341,14 +341,14 @@ class Tensor:
         """Elementwise copy of a same-shaped tensor, staging through a temporary when the
         two overlap in memory."""
         self._check_writable()
+        if self.numel() == 0:
+            return
         for n, s in zip(self._shape, self._strides):
             if s == 0 and n > 1:
                 raise ValueError(
                     f"cannot write into a broadcast view (shape {self._shape}, strides "
                     f"{self._strides}): several elements share one memory location"
                 )
-        if self.numel() == 0:
-            return
         if _may_overlap(self, src) and not _same_layout(self, src):
             src = src.clone()
         copy_strided(src._storage.kernel_array, src._offset, src._strides,
