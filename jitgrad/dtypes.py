@@ -180,8 +180,7 @@ def result_type(*operands) -> DType:
     if strong is None:
         if not weak:
             raise TypeError("result_type() needs at least one operand")
-        strong = scalar_dtype(max(weak, key=lambda w: _KIND_RANK[_scalar_kind(w)]))
-        return strong
+        return scalar_dtype(max(weak, key=lambda w: _KIND_RANK[_scalar_kind(w)]))
     for w in weak:
         kind = _scalar_kind(w)
         if _KIND_RANK[kind] <= _KIND_RANK[strong.kind]:
@@ -189,5 +188,5 @@ def result_type(*operands) -> DType:
         if kind == "c" and strong.is_floating_point:
             strong = complex128 if strong is float64 else complex64
         else:
-            strong = promote_types(strong, scalar_dtype(w))
+            strong = scalar_dtype(w)
     return strong
