@@ -14,7 +14,10 @@ from .tensor import Tensor
 
 
 class Generator:
-    """>>> rng = default_rng(0); rng.integers(0, 10, size=3).tolist()
+    """Random tensors from a seeded PCG64 generator.
+
+    >>> rng = default_rng(0)
+    >>> rng.integers(0, 10, size=3).tolist()
     [8, 6, 5]
     """
 

@@ -21,7 +21,8 @@ from .strided.copy import copy_strided
 class Tensor:
     """An n-dimensional view of a flat storage.
 
-    >>> points = arange(9).reshape(3, 3)
+    >>> import jitgrad as jg
+    >>> points = jg.arange(9).reshape(3, 3)
     >>> sub = points[1:3, 1:3]
     >>> sub.storage_offset(), sub.stride(), sub.is_contiguous()
     (4, (3, 1), False)
