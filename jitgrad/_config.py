@@ -22,8 +22,6 @@ def _env_int(name: str, default: int) -> int:
 class Config:
     # Stored by name so this module needs nothing from the dtype table.
     default_dtype: str = "float64"
-    # JITGRAD_DEBUG=1 logs kernel choices and compilations, =2 also prints sources.
-    debug: int = field(default_factory=lambda: _env_int("JITGRAD_DEBUG", 0))
     # Below this many elements a kernel runs serially: waking the second thread costs
     # more than it saves (about 1.7 us per parallel call, measured).
     parallel_threshold: int = field(
