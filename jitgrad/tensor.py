@@ -322,6 +322,7 @@ class Tensor:
     def fill_(self, value) -> Tensor:
         if self.is_contiguous():
             self._check_writable()
+            self._check_in_storage()
             bits = self._storage._kernel_scalar(value)
             start = self._offset
             storage_kernels.fill(self._storage.kernel_array, start, start + self.numel(), bits)
@@ -338,6 +339,11 @@ class Tensor:
         if not self._storage.array.flags.writeable:
             raise ValueError("tensor is read-only: it shares memory with a read-only buffer")
 
+    def _check_in_storage(self) -> None:
+        # Kernels trust the layout; a storage shrunk by resize_() after this tensor was made
+        # would let them write past its end.
+        layout.check_in_bounds(self._shape, self._strides, self._offset, self._storage.size())
+
     def _copy_from(self, src: Tensor) -> None:
         """Elementwise copy of a same-shaped tensor, staging through a temporary when the
         two overlap in memory."""
@@ -350,6 +356,8 @@ class Tensor:
                     f"cannot write into a broadcast view (shape {self._shape}, strides "
                     f"{self._strides}): several elements share one memory location"
                 )
+        self._check_in_storage()
+        src._check_in_storage()
         if _may_overlap(self, src) and not _same_layout(self, src):
             src = src.clone()
         copy_strided(src._storage.kernel_array, src._offset, src._strides,

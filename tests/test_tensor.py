@@ -375,3 +375,14 @@ def test_random_generator_is_seeded_like_numpy():
 def test_bad_input_raises_clear_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_shrunk_storage_is_caught_before_a_kernel_runs():
+    t = jg.arange(10.0)
+    t.storage().resize_(2)
+    with pytest.raises(ValueError, match="outside a storage of size 2"):
+        t.fill_(1.0)
+    with pytest.raises(ValueError, match="outside a storage of size 2"):
+        t[::2].contiguous()
+    with pytest.raises(ValueError, match="outside a storage of size 2"):
+        jg.zeros(10).copy_(t)

@@ -71,6 +71,10 @@ class UntypedStorage(ElementOps):
 
     def view_bytes(self, start: int, stop: int) -> UntypedStorage:
         """An untyped storage sharing bytes ``[start, stop)`` of this one."""
+        if not 0 <= start <= stop <= self.nbytes():
+            raise ValueError(
+                f"byte range [{start}, {stop}) is outside a storage of {self.nbytes()} bytes"
+            )
         view = UntypedStorage._wrap(self._data()[start:stop], base=self)
         view._shared = self._shared
         view.filename = self.filename
@@ -96,6 +100,8 @@ class UntypedStorage(ElementOps):
                 "share_memory_() can only move a storage that owns its bytes; this one is "
                 "a view or wraps memory owned elsewhere (e.g. a numpy array)"
             )
+        if len(self._views):
+            raise RuntimeError("cannot move a storage while storage views of it exist")
         with self._lock:
             old = self._data()
             segment = buffers.SharedSegment(None, old.size, create=True)

@@ -331,3 +331,14 @@ def test_private_mapping_of_a_short_file_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="short.bin.*10 bytes"):
         jg.FloatStorage.from_file(path, size=3)
     assert path.stat().st_size == 10
+
+
+def test_byte_views_are_bounds_checked_and_pin_their_base():
+    u = jg.UntypedStorage(10)
+    for start, stop in [(5, 100), (-3, 10), (8, 2)]:
+        with pytest.raises(ValueError, match="outside a storage of 10 bytes"):
+            u.view_bytes(start, stop)
+    view = u.view_bytes(2, 6)
+    with pytest.raises(RuntimeError, match="views of it exist"):
+        u.share_memory_()
+    assert view.nbytes() == 4
