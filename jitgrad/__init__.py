@@ -6,7 +6,8 @@
 ((1, 3), False)
 """
 
-from . import random
+from . import autograd, nn, ops, random
+from .autograd import enable_grad, no_grad, set_grad_enabled
 from .creation import (
     arange,
     array,
@@ -58,8 +59,8 @@ from .storage import (
     Storage,
     UntypedStorage,
 )
-from .tensor import Tensor
-from .views import broadcast_to, flip, reshape, squeeze, transpose
+from .autograd import Tensor
+from .ops import *  # noqa: F403  numpy's spellings: jg.exp, jg.sum, jg.matmul, ...
 
 bool = bool_  # noqa: A001  numpy 2 and PyTorch both spell it jg.bool
 half, double, long, short = float16, float64, int64, int16

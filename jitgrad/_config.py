@@ -7,6 +7,7 @@ mutable state of its own.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field
 
 
@@ -18,6 +19,12 @@ def _env_int(name: str, default: int) -> int:
         raise ValueError(f"environment variable {name}={raw!r} is not an integer") from None
 
 
+class ThreadState(threading.local):
+    """Settings each thread sees on its own (PyTorch's grad mode is thread-local too)."""
+
+    grad_enabled: bool = True
+
+
 @dataclass
 class Config:
     # Stored by name so this module needs nothing from the dtype table.
@@ -27,6 +34,7 @@ class Config:
     parallel_threshold: int = field(
         default_factory=lambda: _env_int("JITGRAD_PARALLEL_THRESHOLD", 1 << 16)
     )
+    thread: ThreadState = field(default_factory=ThreadState)
 
 
 config = Config()

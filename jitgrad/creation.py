@@ -1,75 +1,66 @@
-"""Building tensors: from data, from numpy (zero-copy), and numpy's creation functions."""
+"""Building tensors: from data, from numpy (zero-copy), and numpy's creation functions.
+
+Every function takes ``requires_grad=`` like PyTorch's.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from . import dtypes
-from .storage import UntypedStorage, storage_class
+from .autograd.tensor import Tensor
+from .storage import storage_class
 from .strided import layout
-from .tensor import Tensor
+from .tensor import TensorBase, wrap_numpy
 
 
 def from_numpy(a: np.ndarray) -> Tensor:
     """A tensor sharing ``a``'s memory: writes through either are seen by both.
 
+    >>> import numpy as np, jitgrad as jg
     >>> a = np.arange(6.0).reshape(2, 3)
-    >>> t = from_numpy(a.T)
+    >>> t = jg.from_numpy(a.T)
     >>> t.data_ptr() == a.ctypes.data, t.stride()
     (True, (1, 3))
     """
-    if not isinstance(a, np.ndarray):
-        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(a).__name__}")
-    dtype = dtypes.from_numpy_dtype(a.dtype)
-    itemsize = dtype.itemsize
-    if any(s % itemsize for s in a.strides):
-        raise ValueError(
-            f"array strides {a.strides} are not multiples of its itemsize {itemsize}; "
-            "use np.ascontiguousarray() first"
-        )
-    strides = tuple(s // itemsize for s in a.strides)
-    if a.size == 0:
-        return Tensor(storage_class(dtype)(0), a.shape, strides, 0)
-    lo, hi = layout.extent(a.shape, strides, 0)
-    # Walk every negatively strided dim backwards: the view starts at the lowest address.
-    # (Ellipsis keeps a 0-d array a view: a[()] would return a numpy scalar copy.)
-    lowest = a[(Ellipsis, *(slice(None, None, -1) if s < 0 else slice(None) for s in strides))]
-    flat = np.lib.stride_tricks.as_strided(
-        lowest, shape=(hi - lo + 1,), strides=(itemsize,), writeable=a.flags.writeable
-    )
-    untyped = UntypedStorage._wrap(flat.view(np.uint8))
-    return Tensor(storage_class(dtype).from_untyped(untyped), a.shape, strides, -lo)
+    return wrap_numpy(a, Tensor)
 
 
-def asarray(obj, dtype=None, copy: bool | None = None) -> Tensor:
+def asarray(obj, dtype=None, copy: bool | None = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``obj``, sharing memory when ``obj`` is a tensor or a numpy array of the
     right dtype (numpy's ``asarray``; ``copy=True`` always copies, ``False`` never does)."""
     d = None if dtype is None else dtypes.as_dtype(dtype)
     if isinstance(obj, Tensor):
         t = obj
+    elif isinstance(obj, TensorBase):
+        t = Tensor._make(obj._storage, obj.shape, obj.stride(), obj.storage_offset())
     elif isinstance(obj, np.ndarray):
         t = from_numpy(obj)
     else:
-        return _from_data(obj, d)
+        return _from_data(obj, d).requires_grad_(requires_grad)
     if d is not None and d is not t.dtype:
         if copy is False:
             raise ValueError(f"cannot turn {t.dtype.name} data into {d.name} without a copy")
-        return t.astype(d)
-    return t.clone() if copy else t
+        t = t.astype(d)
+    elif copy:
+        t = t.clone()
+    return t.requires_grad_(True) if requires_grad else t
 
 
-def array(obj, dtype=None, copy: bool = True) -> Tensor:
+def array(obj, dtype=None, copy: bool = True, requires_grad: bool = False) -> Tensor:
     """numpy's ``array``: a copy of ``obj`` unless ``copy=False`` allows sharing."""
-    return asarray(obj, dtype, copy=True if copy else None)
+    return asarray(obj, dtype, copy=True if copy else None, requires_grad=requires_grad)
 
 
-def tensor(data, dtype=None) -> Tensor:
-    """PyTorch's ``tensor``: always a new tensor holding a copy of ``data``.
+def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
+    """PyTorch's ``tensor``: always a new leaf tensor holding a copy of ``data``.
 
-    >>> tensor([[1, 2], [3, 4]]).stride()
+    >>> import jitgrad as jg
+    >>> jg.tensor([[1, 2], [3, 4]]).stride()
     (2, 1)
     """
-    return asarray(data, dtype, copy=True)
+    data = data.detach() if isinstance(data, Tensor) else data
+    return asarray(data, dtype, copy=True, requires_grad=requires_grad)
 
 
 def _from_data(obj, d: dtypes.DType | None) -> Tensor:
@@ -92,49 +83,50 @@ def _from_data(obj, d: dtypes.DType | None) -> Tensor:
 # -- numpy's creation functions ------------------------------------------------------------
 
 
-def empty(shape, dtype=None) -> Tensor:
+def empty(shape, dtype=None, requires_grad: bool = False) -> Tensor:
     """An uninitialised contiguous tensor."""
     shape = layout.as_shape(shape)
     d = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(dtype)
-    return Tensor(storage_class(d)(layout.numel(shape)), shape)
+    return Tensor(storage_class(d)(layout.numel(shape)), shape, requires_grad=requires_grad)
 
 
-def full(shape, fill_value, dtype=None) -> Tensor:
+def full(shape, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``fill_value``; its dtype follows the value when none is given."""
     if dtype is None:
         dtype = dtypes.result_type(fill_value)
-    return empty(shape, dtype).fill_(fill_value)
+    return _filled(empty(shape, dtype), fill_value, requires_grad)
 
 
-def zeros(shape, dtype=None) -> Tensor:
-    return empty(shape, dtype).fill_(0)
+def zeros(shape, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _filled(empty(shape, dtype), 0, requires_grad)
 
 
-def ones(shape, dtype=None) -> Tensor:
-    return empty(shape, dtype).fill_(1)
+def ones(shape, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _filled(empty(shape, dtype), 1, requires_grad)
 
 
-def empty_like(t, dtype=None) -> Tensor:
+def empty_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
     t = asarray(t)
-    return empty(t.shape, t.dtype if dtype is None else dtype)
+    return empty(t.shape, t.dtype if dtype is None else dtype, requires_grad)
 
 
-def zeros_like(t, dtype=None) -> Tensor:
-    return empty_like(t, dtype).fill_(0)
+def zeros_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _filled(empty_like(t, dtype), 0, requires_grad)
 
 
-def ones_like(t, dtype=None) -> Tensor:
-    return empty_like(t, dtype).fill_(1)
+def ones_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _filled(empty_like(t, dtype), 1, requires_grad)
 
 
-def full_like(t, fill_value, dtype=None) -> Tensor:
-    return empty_like(t, dtype).fill_(fill_value)
+def full_like(t, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _filled(empty_like(t, dtype), fill_value, requires_grad)
 
 
-def arange(start, stop=None, step=1, dtype=None) -> Tensor:
+def arange(start, stop=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:
     """Evenly spaced values in ``[start, stop)``; integers unless a bound is a float.
 
-    >>> arange(3).tolist(), arange(0, 1, 0.25).tolist()
+    >>> import jitgrad as jg
+    >>> jg.arange(3).tolist(), jg.arange(0, 1, 0.25).tolist()
     ([0, 1, 2], [0.0, 0.25, 0.5, 0.75])
     """
     if stop is None:
@@ -142,20 +134,28 @@ def arange(start, stop=None, step=1, dtype=None) -> Tensor:
     if step == 0:
         raise ValueError("arange: step must not be zero")
     d = dtypes.result_type(start, stop, step) if dtype is None else dtypes.as_dtype(dtype)
-    return _filled_by_numpy(np.arange(start, stop, step, dtype=d.numpy), d)
+    values = np.arange(start, stop, step, dtype=d.numpy)
+    return _filled_by_numpy(values, d).requires_grad_(requires_grad)
 
 
-def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None) -> Tensor:
+def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None,
+             requires_grad: bool = False) -> Tensor:  # fmt: skip
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     d = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(dtype)
-    return _filled_by_numpy(np.linspace(start, stop, num, endpoint=endpoint, dtype=d.numpy), d)
+    values = np.linspace(start, stop, num, endpoint=endpoint, dtype=d.numpy)
+    return _filled_by_numpy(values, d).requires_grad_(requires_grad)
 
 
-def eye(n: int, m: int | None = None, k: int = 0, dtype=None) -> Tensor:
+def eye(n: int, m: int | None = None, k: int = 0, dtype=None, requires_grad=False) -> Tensor:
     out = zeros((n, n if m is None else m), dtype)
-    out.diagonal(k).fill_(1)
-    return out
+    TensorBase.fill_(out.diagonal(k), 1)
+    return out.requires_grad_(requires_grad)
+
+
+def _filled(t: Tensor, value, requires_grad: bool) -> Tensor:
+    TensorBase.fill_(t, value)
+    return t.requires_grad_(requires_grad)
 
 
 def _filled_by_numpy(values: np.ndarray, d: dtypes.DType) -> Tensor:

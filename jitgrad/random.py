@@ -10,7 +10,7 @@ import numpy as np
 
 from . import dtypes
 from .creation import asarray, from_numpy
-from .tensor import Tensor
+from .autograd.tensor import Tensor
 
 
 class Generator:

@@ -1,8 +1,12 @@
-"""Tensor: a typed storage seen through a shape, strides (in elements) and an offset.
+"""TensorBase: a typed storage seen through a shape, strides (in elements) and an offset.
 
 Element ``(i0, …, in)`` lives at ``storage[offset + Σ ik·sk]``. Every view below makes new
 metadata over the same storage and never copies; copies are explicit (``contiguous``,
 ``clone``, ``astype``, a cast in ``copy_``) and run the kernels in ``strided/``.
+
+This is the data half of a tensor, as ``TensorBase`` is in PyTorch: nothing here records
+gradients. ``jitgrad.Tensor`` (autograd layer) derives from it; every tensor made here is
+of the caller's class, so a view of a ``Tensor`` is a ``Tensor``.
 """
 
 from __future__ import annotations
@@ -12,13 +16,13 @@ import operator
 import numpy as np
 
 from . import dtypes
-from .storage import Storage, storage_class
+from .storage import Storage, UntypedStorage, storage_class
 from .storage import kernels as storage_kernels
 from .strided import layout
 from .strided.copy import copy_strided
 
 
-class Tensor:
+class TensorBase:
     """An n-dimensional view of a flat storage.
 
     >>> import jitgrad as jg
@@ -47,14 +51,19 @@ class Tensor:
         self._strides = strides
         self._offset = offset
 
-    def _view(self, shape, strides, offset=None) -> Tensor:
-        # Layouts derived from an in-bounds one stay in bounds: no check needed.
-        t = Tensor.__new__(Tensor)
-        t._storage = self._storage
+    @classmethod
+    def _make(cls, storage: Storage, shape, strides, offset: int):
+        """A tensor over a layout known to be valid (no checks: the hot path of views)."""
+        t = cls.__new__(cls)
+        t._storage = storage
         t._shape = tuple(shape)
         t._strides = tuple(strides)
-        t._offset = self._offset if offset is None else offset
+        t._offset = offset
         return t
+
+    def _view(self, shape, strides, offset=None):
+        # Layouts derived from an in-bounds one stay in bounds: no check needed.
+        return self._make(self._storage, shape, strides, self._offset if offset is None else offset)
 
     # -- metadata ------------------------------------------------------------------------
 
@@ -117,11 +126,11 @@ class Tensor:
 
     # -- views ---------------------------------------------------------------------------
 
-    def __getitem__(self, key) -> Tensor:
+    def __getitem__(self, key) -> TensorBase:
         shape, strides, offset = layout.index_layout(self._shape, self._strides, self._offset, key)
         return self._view(shape, strides, offset)
 
-    def view(self, *shape) -> Tensor:
+    def view(self, *shape) -> TensorBase:
         """The same elements in another shape, without copying; an error when the strides
         make that impossible (``reshape`` copies instead)."""
         shape = layout.infer_shape(_shape_args(shape), self.numel())
@@ -133,7 +142,7 @@ class Tensor:
             )
         return self._view(shape, strides)
 
-    def reshape(self, *shape) -> Tensor:
+    def reshape(self, *shape) -> TensorBase:
         """A view when the strides allow one, else a contiguous copy (as numpy)."""
         shape = layout.infer_shape(_shape_args(shape), self.numel())
         strides = layout.view_strides(self._shape, self._strides, shape)
@@ -141,14 +150,14 @@ class Tensor:
             return self.contiguous().view(shape)
         return self._view(shape, strides)
 
-    def permute(self, *dims) -> Tensor:
+    def permute(self, *dims) -> TensorBase:
         dims = _shape_args(dims)
         axes = [layout.normalize_dim(d, self.ndim) for d in dims]
         if sorted(axes) != list(range(self.ndim)):
             raise ValueError(f"permute({tuple(dims)}) is not a permutation of {self.ndim} dims")
         return self._view([self._shape[a] for a in axes], [self._strides[a] for a in axes])
 
-    def transpose(self, *axes) -> Tensor:
+    def transpose(self, *axes) -> TensorBase:
         """No argument: reverse the dimensions (numpy). Two dims of a tensor that is not
         2-D: swap them (PyTorch). Otherwise a full permutation (numpy)."""
         if not axes or (len(axes) == 1 and axes[0] is None):
@@ -157,23 +166,23 @@ class Tensor:
             return self.swapaxes(*axes)
         return self.permute(*axes)
 
-    def swapaxes(self, dim0: int, dim1: int) -> Tensor:
+    def swapaxes(self, dim0: int, dim1: int) -> TensorBase:
         order = list(range(self.ndim))
         a, b = layout.normalize_dim(dim0, self.ndim), layout.normalize_dim(dim1, self.ndim)
         order[a], order[b] = order[b], order[a]
         return self.permute(order)
 
     @property
-    def T(self) -> Tensor:
+    def T(self) -> TensorBase:
         return self.transpose()
 
     @property
-    def mT(self) -> Tensor:
+    def mT(self) -> TensorBase:
         if self.ndim < 2:
             raise ValueError(f"mT needs at least 2 dimensions, got {self.ndim}")
         return self.swapaxes(-2, -1)
 
-    def expand(self, *sizes) -> Tensor:
+    def expand(self, *sizes) -> TensorBase:
         """Repeat size-1 dimensions with stride 0 (``-1`` keeps a size); never copies."""
         sizes = _shape_args(sizes)
         lead = len(sizes) - self.ndim
@@ -187,11 +196,11 @@ class Tensor:
             raise ValueError(f"invalid size {tuple(sizes)} for expand")
         return self.broadcast_to(target)
 
-    def broadcast_to(self, shape) -> Tensor:
+    def broadcast_to(self, shape) -> TensorBase:
         shape = layout.as_shape(shape)
         return self._view(shape, layout.broadcast_strides(self._shape, self._strides, shape))
 
-    def squeeze(self, dim=None) -> Tensor:
+    def squeeze(self, dim=None) -> TensorBase:
         if dim is None:
             keep = [i for i, n in enumerate(self._shape) if n != 1]
         else:
@@ -202,14 +211,14 @@ class Tensor:
             keep = [i for i in range(self.ndim) if i not in dims]
         return self._view([self._shape[i] for i in keep], [self._strides[i] for i in keep])
 
-    def unsqueeze(self, dim: int) -> Tensor:
+    def unsqueeze(self, dim: int) -> TensorBase:
         d = layout.normalize_dim(dim, self.ndim + 1)
         stride = self._strides[d] * self._shape[d] if d < self.ndim else 1
         return self._view(
             self._shape[:d] + (1,) + self._shape[d:], self._strides[:d] + (stride,) + self._strides[d:]
         )
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> TensorBase:
         if self.ndim == 0:
             return self.reshape(1)
         start = layout.normalize_dim(start_dim, self.ndim)
@@ -219,7 +228,7 @@ class Tensor:
         merged = layout.numel(self._shape[start : end + 1])
         return self.reshape(self._shape[:start] + (merged,) + self._shape[end + 1 :])
 
-    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+    def narrow(self, dim: int, start: int, length: int) -> TensorBase:
         d = layout.normalize_dim(dim, self.ndim)
         n = self._shape[d]
         start = operator.index(start)
@@ -231,7 +240,7 @@ class Tensor:
         index[d] = slice(start, start + length)
         return self[tuple(index)]
 
-    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> TensorBase:
         a, b = layout.normalize_dim(dim1, self.ndim), layout.normalize_dim(dim2, self.ndim)
         if a == b:
             raise ValueError(f"diagonal needs two different dimensions, got {dim1} and {dim2}")
@@ -247,21 +256,21 @@ class Tensor:
             self._offset + (start if length else 0),
         )
 
-    def flip(self, dims=None) -> Tensor:
+    def flip(self, dims=None) -> TensorBase:
         axes = range(self.ndim) if dims is None else _dims_arg(dims)
         index = [slice(None)] * self.ndim
         for d in axes:
             index[layout.normalize_dim(d, self.ndim)] = slice(None, None, -1)
         return self[tuple(index)]
 
-    def as_strided(self, size, stride, storage_offset: int | None = None) -> Tensor:
+    def as_strided(self, size, stride, storage_offset: int | None = None) -> TensorBase:
         """Any layout over the same storage, checked to stay inside it."""
         offset = self._offset if storage_offset is None else storage_offset
-        return Tensor(self._storage, size, stride, offset)
+        return type(self)(self._storage, size, stride, offset)
 
-    def set_(self, source=None, storage_offset: int = 0, size=None, stride=None) -> Tensor:
+    def set_(self, source=None, storage_offset: int = 0, size=None, stride=None) -> TensorBase:
         """Point this tensor at ``source`` (a storage or a tensor) with a new layout."""
-        if isinstance(source, Tensor):
+        if isinstance(source, TensorBase):
             storage, storage_offset, size, stride = (
                 source._storage, source._offset, source._shape, source._strides
             )  # fmt: skip
@@ -272,7 +281,7 @@ class Tensor:
         if storage.dtype is not self.dtype:
             raise TypeError(f"set_: storage of {storage.dtype.name} for a {self.dtype.name} tensor")
         size = (storage.size(),) if size is None else size
-        new = Tensor(storage, size, stride, storage_offset)
+        new = TensorBase(storage, size, stride, storage_offset)
         self._storage, self._shape, self._strides, self._offset = (
             new._storage, new._shape, new._strides, new._offset
         )  # fmt: skip
@@ -280,22 +289,23 @@ class Tensor:
 
     # -- copies --------------------------------------------------------------------------
 
-    def _empty_like(self, dtype=None) -> Tensor:
+    def _empty_like(self, dtype=None) -> TensorBase:
         d = self.dtype if dtype is None else dtypes.as_dtype(dtype)
-        return Tensor(storage_class(d)(self.numel()), self._shape)
+        return self._make(storage_class(d)(self.numel()), self._shape,
+                          layout.contiguous_strides(self._shape), 0)  # fmt: skip
 
-    def contiguous(self) -> Tensor:
+    def contiguous(self) -> TensorBase:
         """Self when already row-major dense, else a copy into a new storage."""
         if self.is_contiguous():
             return self
         return self.clone()
 
-    def clone(self) -> Tensor:
+    def clone(self) -> TensorBase:
         out = self._empty_like()
         out._copy_from(self)
         return out
 
-    def astype(self, dtype, copy: bool = True) -> Tensor:
+    def astype(self, dtype, copy: bool = True) -> TensorBase:
         d = dtypes.as_dtype(dtype)
         if d is self.dtype and not copy:
             return self
@@ -303,33 +313,32 @@ class Tensor:
         out._copy_from(self)
         return out
 
-    def to(self, dtype) -> Tensor:
+    def to(self, dtype) -> TensorBase:
         """Self when already of ``dtype``, else a cast copy (PyTorch)."""
         return self.astype(dtype, copy=False)
 
-    def copy_(self, src) -> Tensor:
+    def copy_(self, src) -> TensorBase:
         """Copy ``src`` (tensor, array, sequence or scalar) into this tensor, broadcasting
         and casting."""
         if _is_scalar(src):
             src = _scalar_tensor(src, self.dtype)
-        elif not isinstance(src, Tensor):
-            from .creation import asarray  # creation builds on this module
-
-            src = asarray(src)
+        elif not isinstance(src, TensorBase):
+            src = wrap_numpy(np.asarray(src), TensorBase)
         self._copy_from(src.broadcast_to(self._shape))
         return self
 
-    def fill_(self, value) -> Tensor:
+    def fill_(self, value) -> TensorBase:
         if self.is_contiguous():
             self._check_writable()
             self._check_in_storage()
             bits = self._storage._kernel_scalar(value)
+            self._storage._version += 1
             start = self._offset
             storage_kernels.fill(self._storage.kernel_array, start, start + self.numel(), bits)
             return self
         return self.copy_(value)
 
-    def zero_(self) -> Tensor:
+    def zero_(self) -> TensorBase:
         return self.fill_(0)
 
     def __setitem__(self, key, value) -> None:
@@ -344,7 +353,7 @@ class Tensor:
         # would let them write past its end.
         layout.check_in_bounds(self._shape, self._strides, self._offset, self._storage.size())
 
-    def _copy_from(self, src: Tensor) -> None:
+    def _copy_from(self, src: TensorBase) -> None:
         """Elementwise copy of a same-shaped tensor, staging through a temporary when the
         two overlap in memory."""
         self._check_writable()
@@ -360,6 +369,7 @@ class Tensor:
         src._check_in_storage()
         if _may_overlap(self, src) and not _same_layout(self, src):
             src = src.clone()
+        self._storage._version += 1
         copy_strided(src._storage.kernel_array, src._offset, src._strides,
                      self._storage.kernel_array, self._offset, self._strides, self._shape)  # fmt: skip
 
@@ -450,20 +460,48 @@ def _is_scalar(value) -> bool:
     return isinstance(value, (bool, int, float, complex, np.generic))
 
 
-def _scalar_tensor(value, dtype: dtypes.DType) -> Tensor:
+def _scalar_tensor(value, dtype: dtypes.DType) -> TensorBase:
     storage = storage_class(dtype)(1)
     storage[0] = value
-    return Tensor(storage, ())
+    return TensorBase(storage, ())
 
 
-def _may_overlap(a: Tensor, b: Tensor) -> bool:
+def _may_overlap(a: TensorBase, b: TensorBase) -> bool:
     # Bounds only: exact overlap is NP-hard in general and a needless stage is just a copy.
     return np.may_share_memory(a.numpy(), b.numpy())
 
 
-def _same_layout(a: Tensor, b: Tensor) -> bool:
+def _same_layout(a: TensorBase, b: TensorBase) -> bool:
     return (
         a.data_ptr() == b.data_ptr()
         and a._strides == b._strides
         and a.dtype is b.dtype
     )
+
+
+def wrap_numpy(a: np.ndarray, cls: type[TensorBase]):
+    """A tensor of class ``cls`` sharing ``a``'s memory (``jg.from_numpy`` for users)."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(a).__name__}")
+    dtype = dtypes.from_numpy_dtype(a.dtype)
+    itemsize = dtype.itemsize
+    if any(s % itemsize for s in a.strides):
+        raise ValueError(
+            f"array strides {a.strides} are not multiples of its itemsize {itemsize}; "
+            "use np.ascontiguousarray() first"
+        )
+    strides = tuple(s // itemsize for s in a.strides)
+    if a.size == 0:
+        return cls._make(storage_class(dtype)(0), a.shape, strides, 0)
+    if a.flags.c_contiguous:  # the common case (every op result): no stride walk
+        untyped = UntypedStorage._wrap(a.reshape(-1).view(np.uint8))
+        return cls._make(storage_class(dtype).from_untyped(untyped), a.shape, strides, 0)
+    lo, hi = layout.extent(a.shape, strides, 0)
+    # Walk every negatively strided dim backwards: the view starts at the lowest address.
+    # (Ellipsis keeps a 0-d array a view: a[()] would return a numpy scalar copy.)
+    lowest = a[(Ellipsis, *(slice(None, None, -1) if s < 0 else slice(None) for s in strides))]
+    flat = np.lib.stride_tricks.as_strided(
+        lowest, shape=(hi - lo + 1,), strides=(itemsize,), writeable=a.flags.writeable
+    )
+    untyped = UntypedStorage._wrap(flat.view(np.uint8))
+    return cls._make(storage_class(dtype).from_untyped(untyped), a.shape, strides, -lo)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ..tensor import Tensor
+from ..autograd.tensor import Tensor
 from .format import FormatError
 
 # Exact types only: a numpy float64 is a float subclass, but saving it as a float would

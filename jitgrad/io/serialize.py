@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..dtypes import DType, int16, int32, int64
 from ..storage import Storage, UntypedStorage, buffers, storage_class
 from ..strided import layout
-from ..tensor import Tensor
+from ..autograd.tensor import Tensor
 from . import codec
 from .format import (
     FORMAT_VERSION,

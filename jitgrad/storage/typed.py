@@ -25,6 +25,9 @@ class Storage(ElementOps):
     """
 
     dtype: dtypes.DType
+    # Bumped by every write through a tensor, so autograd can tell that a tensor it saved
+    # for backward has changed since.
+    _version: int = 0
 
     def __new__(cls, *args, **kwargs):
         if cls is Storage:

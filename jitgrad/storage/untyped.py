@@ -42,12 +42,13 @@ class UntypedStorage(ElementOps):
         self._owner = owner
         self._base = base
         self._resizable = resizable
-        self._views: weakref.WeakSet[UntypedStorage] = weakref.WeakSet()
+        # Created on first use: every op result wraps a storage, so this path is hot.
+        self._views: weakref.WeakSet[UntypedStorage] | None = None
         self._lock = threading.Lock()
         self._refcount = 1
         self.filename: str | None = filename
         self._shared = shared
-        self._finalizer = weakref.finalize(self, buffers.close_owner, owner)
+        self._finalizer = None if owner is None else weakref.finalize(self, buffers.close_owner, owner)
 
     @classmethod
     def _wrap(cls, data: np.ndarray, **how) -> UntypedStorage:
@@ -78,6 +79,8 @@ class UntypedStorage(ElementOps):
         view = UntypedStorage._wrap(self._data()[start:stop], base=self)
         view._shared = self._shared
         view.filename = self.filename
+        if self._views is None:
+            self._views = weakref.WeakSet()
         self._views.add(view)
         return view
 
@@ -100,7 +103,7 @@ class UntypedStorage(ElementOps):
                 "share_memory_() can only move a storage that owns its bytes; this one is "
                 "a view or wraps memory owned elsewhere (e.g. a numpy array)"
             )
-        if len(self._views):
+        if self._views:
             raise RuntimeError("cannot move a storage while storage views of it exist")
         with self._lock:
             old = self._data()
@@ -110,7 +113,8 @@ class UntypedStorage(ElementOps):
             old_owner = self._owner
             self._set_bytes(fresh)
             self._owner, self._shared, self._resizable, self.filename = segment, True, False, None
-            self._finalizer.detach()
+            if self._finalizer is not None:
+                self._finalizer.detach()
             self._finalizer = weakref.finalize(self, buffers.close_owner, segment)
             buffers.close_owner(old_owner)
         return self
@@ -167,7 +171,7 @@ class UntypedStorage(ElementOps):
                     "cannot resize a storage that is a view, maps a file or shared memory, "
                     "or wraps a numpy array"
                 )
-            if len(self._views):
+            if self._views:
                 raise RuntimeError("cannot resize a storage while storage views of it exist")
             old = self._data()
             fresh = buffers.allocate(nbytes)
@@ -205,7 +209,8 @@ class UntypedStorage(ElementOps):
                 return
             self._set_bytes(None)
             self._base = None
-            self._finalizer()
+            if self._finalizer is not None:
+                self._finalizer()
 
     def refcount(self) -> int:
         return self._refcount

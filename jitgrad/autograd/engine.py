@@ -1,0 +1,133 @@
+"""The backward pass: nodes taken from a priority queue by generation, each exactly once.
+
+A node's generation exceeds that of every node it feeds from, so when the highest
+generation is popped every branch has already added its gradient into that node's buffer
+(DeZero's argument). Gradients are summed out of place: a buffer is replaced by
+``old + new``, never written into.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+
+from .function import AccumulateGrad
+from .grad_mode import set_grad_enabled
+from .tensor import zeros
+
+
+def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, capture=None):
+    """Propagate ``root_grads`` from ``roots`` through the graph.
+
+    With ``capture`` (a list of edges), the gradients arriving at those edges are returned
+    and no leaf's ``.grad`` is touched (``autograd.grad``); otherwise leaves accumulate.
+    """
+    buffers: dict = {}
+    heap: list = []
+    tiebreak = itertools.count()
+
+    def send(edge, g) -> None:
+        node, nr = edge
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * len(node._output_meta)
+            heapq.heappush(heap, (-node.generation, next(tiebreak), node))
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+    captured = {} if capture is not None else None
+    wanted = set(capture or ())
+    with set_grad_enabled(create_graph):
+        for root, g in zip(roots, root_grads):
+            edge = root._edge()
+            if edge is None:
+                raise RuntimeError(
+                    "element 0 of tensors does not require grad and has no grad_fn: "
+                    "nothing to differentiate"
+                )
+            send(edge, g)
+        while heap:
+            node = heapq.heappop(heap)[2]
+            gys = buffers.pop(node)
+            for nr, hooks in node.__dict__.get("_tensor_hooks", {}).items():
+                for hook in hooks:
+                    if gys[nr] is not None:
+                        result = hook(gys[nr])
+                        gys[nr] = gys[nr] if result is None else result
+            if captured is not None:
+                for nr, g in enumerate(gys):
+                    if (node, nr) in wanted:
+                        captured[(node, nr)] = g
+            if isinstance(node, AccumulateGrad):
+                if captured is None:
+                    _accumulate(node, gys[0], create_graph)
+                continue
+            gys = [
+                g if g is not None else zeros(shape, dtype)
+                for g, (shape, dtype) in zip(gys, node._output_meta)
+            ]
+            gxs = node._apply(gys, retain_graph)
+            for edge, gx in zip(node.next_edges, gxs):
+                if edge is not None and gx is not None:
+                    send(edge, gx)
+    return captured
+
+
+def _accumulate(node: AccumulateGrad, g, create_graph: bool) -> None:
+    tensor = node.variable()
+    if tensor is None or g is None:
+        return
+    if not create_graph:
+        g = g.detach()
+    tensor.grad = g if tensor.grad is None else tensor.grad + g
+
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False):  # fmt: skip
+    """The gradients of ``outputs`` with respect to ``inputs``, without touching ``.grad``.
+
+    >>> import jitgrad as jg
+    >>> x = jg.tensor(3.0, requires_grad=True)
+    >>> (g,) = jg.autograd.grad(x ** 3, [x], create_graph=True)
+    >>> (g2,) = jg.autograd.grad(g, [x])
+    >>> g.item(), g2.item()
+    (27.0, 18.0)
+    """
+    from .tensor import as_tensor, ones_like_data
+
+    outputs = [outputs] if not isinstance(outputs, (list, tuple)) else list(outputs)
+    single = not isinstance(inputs, (list, tuple))
+    inputs = [inputs] if single else list(inputs)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif not isinstance(grad_outputs, (list, tuple)):
+        grad_outputs = [grad_outputs]
+    root_grads = []
+    for out, g in zip(outputs, grad_outputs):
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError(
+                    f"grad of an output of shape {out.shape} needs grad_outputs (it is "
+                    "implicit only for single-element outputs)"
+                )
+            g = ones_like_data(out)
+        root_grads.append(as_tensor(g))
+    edges = []
+    for i, x in enumerate(inputs):
+        edge = x._edge()
+        if edge is None:
+            raise RuntimeError(f"input {i} of grad() does not require grad")
+        edges.append(edge)
+    retain = create_graph if retain_graph is None else retain_graph
+    captured = run_backward(outputs, root_grads, retain_graph=retain,
+                            create_graph=create_graph, capture=edges)  # fmt: skip
+    results = []
+    for i, (x, edge) in enumerate(zip(inputs, edges)):
+        g = captured.get(edge)
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"input {i} of grad() was not used to compute the outputs; "
+                "pass allow_unused=True to get None for it"
+            )
+        results.append(g if g is None or create_graph else g.detach())
+    return tuple(results)

@@ -1,0 +1,139 @@
+"""Function: a differentiable operation and, once called, a node of the graph.
+
+``Function.__call__`` is the single place where the graph is recorded (DeZero's choke
+point): it converts the inputs, runs ``forward`` without recording, and when any input
+requires grad it stores the inputs, the edges to their creators (captured now, so a later
+in-place change of an input cannot reroute gradients), weak references to the outputs and
+the generation. Outputs point at the function; the function only weakly at its outputs, so
+dropping the outputs frees the graph by reference counting alone.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from .._config import config
+
+
+class Node:
+    """What the backward engine walks: a generation, edges to input nodes, and a rule that
+    maps output gradients to input gradients."""
+
+    generation: int = 0
+
+    def _hooks_for(self, output_nr: int) -> list:
+        hooks = self.__dict__.setdefault("_tensor_hooks", {})
+        return hooks.setdefault(output_nr, [])
+
+
+class Function(Node):
+    """Subclass with ``forward(*xs)`` and ``backward(*gys)``; call an instance on tensors.
+
+    ``forward`` receives tensors and runs with recording off. ``backward`` receives one
+    gradient per output and returns one per input (``None`` where there is none); it is
+    written with jitgrad ops, so with ``create_graph=True`` it is recorded too and
+    higher-order gradients come for free.
+
+    >>> import jitgrad as jg
+    >>> class Square(jg.autograd.Function):
+    ...     def forward(self, x):
+    ...         return x * x
+    ...     def backward(self, gy):
+    ...         (x,) = self.inputs
+    ...         return 2 * x * gy
+    >>> x = jg.tensor(3.0, requires_grad=True)
+    >>> Square()(x).backward()
+    >>> x.grad.item()
+    6.0
+    """
+
+    # Set False by ops whose backward never reads the input values (add, negate...): an
+    # in-place change of such an input is then harmless and not an error.
+    needs_input_values = True
+    inputs: tuple | None = None
+
+    def __call__(self, *inputs):
+        from .tensor import as_tensor  # the Tensor class builds on this module
+
+        xs = tuple(as_tensor(x) for x in inputs)
+        state = config.thread
+        enabled = state.grad_enabled
+        recording = enabled and any(x.requires_grad for x in xs)
+        state.grad_enabled = False
+        try:
+            ys = self.forward(*xs)
+        finally:
+            state.grad_enabled = enabled
+        return self._record(xs, ys, recording)
+
+    def _record(self, xs, ys, recording: bool):
+        single = not isinstance(ys, tuple)
+        outputs = (ys,) if single else ys
+        # Integer and bool outputs (argmax, comparisons) never carry gradients.
+        recording = recording and any(y.dtype.is_floating_point for y in outputs)
+        if recording:
+            self.inputs = xs
+            self.next_edges = tuple(x._edge() for x in xs)
+            self.generation = 1 + max(e[0].generation for e in self.next_edges if e is not None)
+            self._versions = tuple(x._storage._version for x in xs)
+            self._output_meta = tuple((y.shape, y.dtype) for y in outputs)
+            self.outputs = tuple(weakref.ref(y) for y in outputs)
+            for i, y in enumerate(outputs):
+                if y.dtype.is_floating_point:
+                    y._set_creator(self, i)
+        return ys
+
+    def forward(self, *xs):
+        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
+
+    def backward(self, *gys):
+        raise NotImplementedError(f"{type(self).__name__} does not define backward()")
+
+    def _apply(self, gys, retain_graph: bool):
+        """Run ``backward`` once all output gradients are summed; release saved tensors
+        unless the graph is to be kept."""
+        if self.inputs is None:
+            raise RuntimeError(
+                f"trying to backward through {type(self).__name__} a second time: its saved "
+                "tensors were freed after the first backward; pass retain_graph=True to the "
+                "first backward() to keep them"
+            )
+        for i in self._inputs_read_by_backward():
+            x, v = self.inputs[i], self._versions[i]
+            if x._storage._version != v:
+                raise RuntimeError(
+                    f"input {i} of {type(self).__name__} (shape {x.shape}) was modified by "
+                    f"an in-place operation after it was saved (version {v} -> "
+                    f"{x._storage._version}); its gradient would be wrong. Clone it before "
+                    "modifying it, or modify it out of place"
+                )
+        gxs = self.backward(*gys)
+        if not isinstance(gxs, tuple):
+            gxs = (gxs,)
+        if len(gxs) != len(self.inputs):
+            raise RuntimeError(
+                f"{type(self).__name__}.backward returned {len(gxs)} gradients for "
+                f"{len(self.inputs)} inputs"
+            )
+        if not retain_graph:
+            self.inputs = None
+            self._release()
+        return gxs
+
+    def _inputs_read_by_backward(self):
+        """Indices of the inputs whose values this backward reads (their in-place change
+        would make the gradient wrong)."""
+        return range(len(self.inputs)) if self.needs_input_values else ()
+
+    def _release(self) -> None:
+        """Drop anything else saved for backward (ops that save more override this)."""
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf tensor: it adds the arriving gradient into ``tensor.grad``."""
+
+    generation = 0
+
+    def __init__(self, tensor):
+        self.variable = weakref.ref(tensor)
+        self._output_meta = ((tensor.shape, tensor.dtype),)

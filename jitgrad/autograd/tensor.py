@@ -1,0 +1,220 @@
+"""Tensor: a TensorBase that can require gradients and remember its creator."""
+
+from __future__ import annotations
+
+import numbers
+import weakref
+
+import numpy as np
+
+from .. import dtypes
+from ..storage import storage_class
+from ..strided import layout
+from ..tensor import TensorBase, wrap_numpy
+from .function import AccumulateGrad, Function, Node
+from .grad_mode import is_grad_enabled
+
+
+class Tensor(TensorBase):
+    """jitgrad's tensor: numpy-like data (``TensorBase``) plus PyTorch's autograd state.
+
+    >>> import jitgrad as jg
+    >>> x = jg.tensor([2.0, 3.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad.tolist()
+    [4.0, 6.0]
+    """
+
+    __slots__ = ("_requires_grad", "grad", "_grad_fn", "_output_nr", "_accumulator")
+
+    def __init__(self, storage, shape, strides=None, offset: int = 0, requires_grad=False):
+        super().__init__(storage, shape, strides, offset)
+        self._init_autograd()
+        self.requires_grad = requires_grad
+
+    @classmethod
+    def _make(cls, storage, shape, strides, offset):
+        t = super()._make(storage, shape, strides, offset)
+        t._init_autograd()
+        return t
+
+    def _init_autograd(self) -> None:
+        self._requires_grad = False
+        self.grad = None
+        self._grad_fn = None
+        self._output_nr = 0
+        self._accumulator = None
+
+    # -- the graph -----------------------------------------------------------------------
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        flag = bool(flag)
+        if self._grad_fn is not None and not flag:
+            raise RuntimeError(
+                "requires_grad can only be turned off on leaf tensors; use detach() to get "
+                "a tensor without history"
+            )
+        if flag and not self.dtype.is_floating_point:
+            raise RuntimeError(
+                f"only floating point tensors can require gradients, not {self.dtype.name}"
+            )
+        self._requires_grad = flag
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self) -> Function | None:
+        """The function that made this tensor, or None for leaves."""
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    def _set_creator(self, fn: Function, output_nr: int) -> None:
+        self._requires_grad = True
+        self._grad_fn = fn
+        self._output_nr = output_nr
+
+    def _edge(self):
+        """Where a gradient for this tensor goes: its creator's output slot, the leaf's
+        accumulator, or None when it needs none."""
+        if self._grad_fn is not None:
+            return self._grad_fn, self._output_nr
+        if not self._requires_grad:
+            return None
+        if self._accumulator is None:
+            self._accumulator = AccumulateGrad(self)
+        return self._accumulator, 0
+
+    def detach(self) -> Tensor:
+        """The same data (shared storage) without history."""
+        return Tensor._make(self._storage, self._shape, self._strides, self._offset)
+
+    def cleargrad(self) -> None:
+        self.grad = None
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
+        if self._grad_fn is None:
+            return
+        ref = weakref.ref(self)
+
+        def keep(g):
+            t = ref()
+            if t is not None:
+                t.grad = g if t.grad is None else t.grad + g
+
+        self._grad_fn._hooks_for(self._output_nr).append(keep)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
+        replaces the gradient. Returns a handle whose ``remove()`` unregisters it."""
+        edge = self._edge()
+        if edge is None:
+            raise RuntimeError("cannot register a hook on a tensor that does not require grad")
+        hooks = edge[0]._hooks_for(edge[1])
+        hooks.append(hook)
+        return _HookHandle(hooks, hook)
+
+    def backward(self, gradient=None, retain_graph: bool = False, create_graph: bool = False):
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
+
+        A tensor of one element needs no ``gradient``; any other needs one of its shape.
+        """
+        from .engine import run_backward
+
+        if gradient is None:
+            if self.numel() != 1:
+                raise RuntimeError(
+                    f"backward() of a tensor of shape {self.shape} needs a gradient argument "
+                    "of that shape (it is implicit only for single-element outputs)"
+                )
+            gradient = ones_like_data(self)
+        else:
+            gradient = as_tensor(gradient)
+            if gradient.shape != self.shape:
+                raise ValueError(
+                    f"gradient of shape {gradient.shape} does not match the tensor's {self.shape}"
+                )
+        run_backward([self], [gradient], retain_graph=retain_graph or create_graph,
+                     create_graph=create_graph)  # fmt: skip
+
+    # -- in-place writes -----------------------------------------------------------------
+
+    def _check_inplace(self, others_require_grad: bool = False) -> bool:
+        """Raise for a leaf that requires grad (as PyTorch); True when the write must be
+        recorded: recording is on and this tensor or the written value has history."""
+        if not is_grad_enabled():
+            return False
+        if self._requires_grad and self._grad_fn is None:
+            raise RuntimeError(
+                "a leaf tensor that requires grad is used in an in-place operation; "
+                "wrap the update in jg.no_grad() or operate on a clone"
+            )
+        return self._requires_grad or others_require_grad
+
+    def _rebase(self, result: Tensor) -> Tensor:
+        """Make this tensor hold ``result`` (data and history) after an in-place op.
+
+        Functions that used this tensor before keep their captured edges, so gradients
+        still reach the old history through them.
+        """
+        TensorBase.copy_(self, result.detach())
+        if result._grad_fn is not None:
+            self._set_creator(result._grad_fn, result._output_nr)
+        return self
+
+    def __repr__(self) -> str:
+        text = super().__repr__()
+        if self._grad_fn is not None:
+            return f"{text[:-1]}, grad_fn=<{type(self._grad_fn).__name__}>)"
+        if self._requires_grad:
+            return f"{text[:-1]}, requires_grad=True)"
+        return text
+
+
+class _HookHandle:
+    def __init__(self, hooks: list, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+def zeros(shape, dtype) -> Tensor:
+    return Tensor._make(
+        storage_class(dtype)(layout.numel(shape)), shape, layout.contiguous_strides(shape), 0
+    ).fill_(0)
+
+
+def ones_like_data(t: TensorBase) -> Tensor:
+    return zeros(t.shape, t.dtype).fill_(1)
+
+
+def as_tensor(value, dtype=None) -> Tensor:
+    """A ``Tensor`` of ``value`` without copying when possible: tensors pass through, raw
+    data and numpy arrays are wrapped, Python scalars become 0-d tensors."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, TensorBase):
+        return Tensor._make(value._storage, value._shape, value._strides, value._offset)
+    if isinstance(value, np.ndarray):
+        return wrap_numpy(value, Tensor)
+    if isinstance(value, (numbers.Number, np.generic)):
+        d = dtypes.result_type(value) if dtype is None else dtype
+        t = zeros((), d)
+        TensorBase.fill_(t, value)
+        return t
+    return wrap_numpy(np.asarray(value), Tensor)
+
+
+__all__ = ["Tensor", "Node", "as_tensor"]

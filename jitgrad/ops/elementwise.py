@@ -1,0 +1,412 @@
+"""Elementwise ops: each is a forward formula and one gradient formula per input.
+
+A formula is a method taking a math namespace ``m`` first. The forward always runs on the
+reference namespace (numpy over arrays); the gradients run on it too, unless the backward
+is itself being recorded (``create_graph=True``), when they run on ``tensor_math`` (jitgrad
+ops) and so become differentiable. Gradient formulas see ``gy`` (the incoming gradient),
+``y`` (the output, for ops with ``saves_output``) and the inputs; broadcasting is undone
+by ``sum_to`` here, once, for every op.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.tensor import Tensor, as_tensor
+from ..strided import layout
+from ..tensor import wrap_numpy
+from . import reference
+
+class Elementwise(Function):
+    """The evaluator shared by every elementwise op.
+
+    ``result`` says how the output dtype follows the promoted inputs: ``"same"``,
+    ``"float"`` (integers become the default float, as numpy's true division does) or
+    ``"bool"`` (comparisons and tests: never differentiable).
+    """
+
+    result = "same"
+    saves_output = False
+    grad_rules: tuple[str | None, ...] = ()
+
+    def __call__(self, *inputs):
+        operands = [np.asarray(x) if isinstance(x, (list, tuple)) else x for x in inputs]
+        common = dtypes.result_type(*self._dtype_operands(operands))
+        if self.result == "float" and not (common.is_floating_point or common.is_complex):
+            common = dtypes.get_default_dtype()
+        self._dtype = common
+        # Tensors are the graph's inputs. Python scalars stay constants of the formula,
+        # where numpy and jitgrad ops both treat them as weak (NEP 50): no tensor is made.
+        self._slots, self._constants, tensors = [], [], []
+        for x in operands:
+            if isinstance(x, (bool, int, float, complex)):
+                self._slots.append(None)
+                self._constants.append(x)
+            else:
+                self._slots.append(len(tensors))
+                self._constants.append(None)
+                tensors.append(as_tensor(x))
+        return super().__call__(*tensors)
+
+    def _dtype_operands(self, operands):
+        return operands
+
+    def _keeps_bool(self, position: int) -> bool:
+        return False
+
+    def _args(self, xs, as_arrays: bool):
+        """The formula's arguments: inputs (as compute-dtype arrays, or as tensors) with
+        the constants back in their places."""
+        # float16 is computed in float32 and rounded once at the end, as the kernels do.
+        compute = np.float32 if self._dtype is dtypes.float16 else self._dtype.numpy
+        args = []
+        for position, (slot, constant) in enumerate(zip(self._slots, self._constants)):
+            if slot is None:
+                args.append(constant)
+            elif not as_arrays:
+                args.append(xs[slot])
+            else:
+                a = xs[slot].numpy()
+                if a.dtype != compute and not (a.dtype == np.bool_ and self._keeps_bool(position)):
+                    a = a.astype(compute)
+                args.append(a)
+        return args
+
+    def forward(self, *xs):
+        layout.broadcast_shapes(*(x.shape for x in xs))  # names the shapes on mismatch
+        with np.errstate(all="ignore"):
+            y = np.asarray(self.f(reference, *self._args(xs, as_arrays=True)))
+        out = dtypes.bool_ if self.result == "bool" else self._dtype
+        if y.dtype != out.numpy:
+            y = y.astype(out.numpy)
+        out = wrap_numpy(y, Tensor)
+        if self.saves_output:
+            self._y, self._y_storage = y, out._storage
+            self._y_version = out._storage._version
+        return out
+
+    def backward(self, gy):
+        xs = self.inputs
+        if is_grad_enabled():  # create_graph: build the gradient from recorded ops
+            from . import tensor_math as m
+
+            args = self._args(xs, as_arrays=False)
+            y = self.f(m, *args) if self.saves_output else None
+        else:
+            m = reference
+            args = self._args(xs, as_arrays=True)
+            y = self._y if self.saves_output else None
+            gy = gy.numpy()
+        grads = [None] * len(xs)
+        for rule, slot in zip(self.grad_rules, self._slots):
+            if rule is None or slot is None or not xs[slot].requires_grad:
+                continue
+            x = xs[slot]
+            with np.errstate(all="ignore"):
+                g = m.sum_to(getattr(self, rule)(m, gy, y, *args), x.shape)
+            if m is reference:
+                g = wrap_numpy(np.asarray(g, dtype=x.dtype.numpy), Tensor)
+            elif g.dtype is not x.dtype:
+                g = g.astype(x.dtype)
+            grads[slot] = g if grads[slot] is None else grads[slot] + g
+        return tuple(grads)
+
+    def _inputs_read_by_backward(self):
+        reads = _rule_reads(type(self))
+        needed = set()
+        for rule, slot in zip(self.grad_rules, self._slots):
+            if rule is not None and slot is not None and self.inputs[slot].requires_grad:
+                needed |= {self._slots[p] for p in reads[rule] if self._slots[p] is not None}
+        if self.saves_output and self._y_storage._version != self._y_version:
+            raise RuntimeError(
+                f"the output of {type(self).__name__} was modified by an in-place "
+                "operation after it was saved for backward; its gradient would be wrong"
+            )
+        return sorted(needed)
+
+    def _release(self) -> None:
+        self._y = None
+
+
+class _Probe:
+    """A stand-in value that records which inputs a gradient formula reads."""
+
+    def __init__(self, reads: set, index: int | None = None):
+        self.reads, self.index = reads, index
+
+    def _combine(self, *others):
+        _mark(self.reads, (self, *others))
+        return _Probe(self.reads)
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _combine
+    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = __pos__ = _combine
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __and__ = __or__ = _combine
+    __hash__ = object.__hash__
+
+
+class _ProbeMath:
+    def __init__(self, reads: set):
+        self.reads = reads
+
+    def __getattr__(self, name):
+        def call(*args):
+            _mark(self.reads, args)
+            return _Probe(self.reads)
+
+        return call
+
+
+def _mark(reads: set, values) -> None:
+    reads.update(v.index for v in values if isinstance(v, _Probe) and v.index is not None)
+
+
+def _rule_reads(cls) -> dict[str, set[int]]:
+    """For each gradient rule of ``cls``, the inputs it reads, found by running the rule
+    once on probes (rules are straight-line formulas, so one run sees every read).
+    Cached on the class."""
+    table = cls.__dict__.get("_reads")
+    if table is None:
+        arity = len(cls.grad_rules)
+        table = {}
+        for rule in filter(None, cls.grad_rules):
+            reads: set[int] = set()
+            probe = cls.__new__(cls)
+            probe.__dict__.update(_PROBE_PARAMETERS)
+            getattr(cls, rule)(probe, _ProbeMath(reads), _Probe(reads), _Probe(reads),
+                               *(_Probe(reads, i) for i in range(arity)))  # fmt: skip
+            table[rule] = reads
+        cls._reads = table
+    return table
+
+
+# Parameters of parametrised ops take these values while probing; reads don't depend on them.
+_PROBE_PARAMETERS = {"negative_slope": 0.01, "approximate": "none", "a_min": 0.0, "a_max": 1.0,
+                     "decimals": 0}  # fmt: skip
+
+
+class Unary(Elementwise):
+    grad_rules = ("dx",)
+
+
+class Binary(Elementwise):
+    grad_rules = ("da", "db")
+
+
+class Comparison(Binary):
+    result = "bool"
+    grad_rules = (None, None)
+
+
+class Test(Unary):
+    result = "bool"
+    grad_rules = (None,)
+
+
+class Piecewise(Unary):
+    """Piecewise-constant ops: their gradient is zero wherever it exists (PyTorch)."""
+
+    needs_input_values = False
+
+    def dx(self, m, gy, y, x):
+        return gy * 0
+
+
+def _op(cls, name: str, doc: str):
+    def op(*args):
+        return cls()(*args)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
+
+
+# -- arithmetic ----------------------------------------------------------------------------
+
+
+class Add(Binary):
+    needs_input_values = False
+
+    def f(self, m, a, b):
+        return a + b
+
+    def da(self, m, gy, y, a, b):
+        return gy
+
+    def db(self, m, gy, y, a, b):
+        return gy
+
+
+class Subtract(Binary):
+    needs_input_values = False
+
+    def f(self, m, a, b):
+        return a - b
+
+    def da(self, m, gy, y, a, b):
+        return gy
+
+    def db(self, m, gy, y, a, b):
+        return -gy
+
+
+class Multiply(Binary):
+    def f(self, m, a, b):
+        return a * b
+
+    def da(self, m, gy, y, a, b):
+        return gy * b
+
+    def db(self, m, gy, y, a, b):
+        return gy * a
+
+
+class Divide(Binary):
+    result = "float"
+
+    def f(self, m, a, b):
+        return a / b
+
+    def da(self, m, gy, y, a, b):
+        return gy / b
+
+    def db(self, m, gy, y, a, b):
+        return -gy * a / (b * b)
+
+
+class Power(Binary):
+    saves_output = True
+
+    def f(self, m, a, b):
+        return m.power(a, b)
+
+    def da(self, m, gy, y, a, b):
+        return gy * b * m.power(a, b - 1)
+
+    def db(self, m, gy, y, a, b):
+        # 0 ** b has no log; PyTorch defines the gradient there as 0 for b >= 0.
+        return m.where((a == 0) & (b >= 0), 0, gy * y * m.log(a))
+
+
+class Maximum(Binary):
+    def f(self, m, a, b):
+        return m.maximum(a, b)
+
+    def da(self, m, gy, y, a, b):
+        return m.where(a > b, gy, m.where(a == b, gy * 0.5, 0))
+
+    def db(self, m, gy, y, a, b):
+        return m.where(b > a, gy, m.where(a == b, gy * 0.5, 0))
+
+
+class Minimum(Binary):
+    def f(self, m, a, b):
+        return m.minimum(a, b)
+
+    def da(self, m, gy, y, a, b):
+        return m.where(a < b, gy, m.where(a == b, gy * 0.5, 0))
+
+    def db(self, m, gy, y, a, b):
+        return m.where(b < a, gy, m.where(a == b, gy * 0.5, 0))
+
+
+class Arctan2(Binary):
+    result = "float"
+
+    def f(self, m, a, b):
+        return m.arctan2(a, b)
+
+    def da(self, m, gy, y, a, b):
+        return gy * b / (a * a + b * b)
+
+    def db(self, m, gy, y, a, b):
+        return -gy * a / (a * a + b * b)
+
+
+class FloorDivide(Binary):
+    needs_input_values = False
+
+    def f(self, m, a, b):
+        return m.floor_divide(a, b)
+
+    def da(self, m, gy, y, a, b):
+        return gy * 0
+
+    def db(self, m, gy, y, a, b):
+        return gy * 0
+
+
+class Remainder(Binary):
+    def f(self, m, a, b):
+        return m.remainder(a, b)
+
+    def da(self, m, gy, y, a, b):
+        return gy
+
+    def db(self, m, gy, y, a, b):
+        return -gy * m.floor_divide(a, b)
+
+
+add = _op(Add, "add", "a + b, broadcasting (numpy's ``add``).")
+subtract = _op(Subtract, "subtract", "a - b, broadcasting.")
+multiply = _op(Multiply, "multiply", "a * b, broadcasting.")
+divide = _op(Divide, "divide", "a / b (true division: integers give floats).")
+power = _op(Power, "power", "a ** b, broadcasting.")
+maximum = _op(Maximum, "maximum", "Elementwise larger of a and b (NaN propagates).")
+minimum = _op(Minimum, "minimum", "Elementwise smaller of a and b (NaN propagates).")
+arctan2 = _op(Arctan2, "arctan2", "Angle of the point (b, a): numpy's arctan2(a, b).")
+floor_divide = _op(FloorDivide, "floor_divide", "a // b, rounding toward minus infinity.")
+remainder = _op(Remainder, "remainder", "a % b with the sign of b (numpy, Python).")
+
+# -- comparisons and logic -----------------------------------------------------------------
+
+
+def _comparison(name: str, symbol: str):
+    cls = type(name.title().replace("_", ""), (Comparison,), {
+        "f": lambda self, m, a, b: getattr(m, name)(a, b)
+    })  # fmt: skip
+    return cls, _op(cls, name, f"a {symbol} b elementwise, as a bool tensor.")
+
+
+Equal, equal = _comparison("equal", "==")
+NotEqual, not_equal = _comparison("not_equal", "!=")
+Less, less = _comparison("less", "<")
+LessEqual, less_equal = _comparison("less_equal", "<=")
+Greater, greater = _comparison("greater", ">")
+GreaterEqual, greater_equal = _comparison("greater_equal", ">=")
+LogicalAnd, logical_and = _comparison("logical_and", "and")
+LogicalOr, logical_or = _comparison("logical_or", "or")
+LogicalXor, logical_xor = _comparison("logical_xor", "xor")
+
+
+class Where(Elementwise):
+    grad_rules = (None, "da", "db")
+
+    def _dtype_operands(self, operands):
+        return operands[1:]  # the condition does not take part in promotion
+
+    def _keeps_bool(self, position: int) -> bool:
+        return position == 0
+
+    def f(self, m, c, a, b):
+        return m.where(c, a, b)
+
+    def da(self, m, gy, y, c, a, b):
+        return m.where(c, gy, 0)
+
+    def db(self, m, gy, y, c, a, b):
+        return m.where(c, 0, gy)
+
+
+def where(condition, a, b):
+    """``a`` where ``condition`` holds, else ``b`` (broadcasting all three)."""
+    return Where()(condition, a, b)
+
+
+__all__ = [
+    "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "arctan2",
+    "floor_divide", "remainder", "equal", "not_equal", "less", "less_equal", "greater",
+    "greater_equal", "logical_and", "logical_or", "logical_xor", "where",
+]  # fmt: skip

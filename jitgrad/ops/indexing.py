@@ -1,0 +1,454 @@
+"""Advanced indexing, gathers, split and pad: numpy's semantics, with gradients.
+
+Two Functions carry everything that picks elements by index: ``GetItem`` (numpy's
+advanced indexing, a copy) and its adjoint ``ScatterAdd`` (``np.add.at`` into zeros, so an
+element picked twice gets both gradients). Each is the other's backward, so gradients of
+any order come free. ``take_along_axis``/``gather`` and the copying modes of ``pad`` are
+``GetItem`` with a key built for them; ``split`` is basic views, and so is the gradient
+of constant ``pad``.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..autograd.tensor import Tensor, as_tensor
+from ..strided import layout
+from ..tensor import TensorBase, wrap_numpy
+from .movement import basic_index, clone
+from .reduce import sum_to
+
+
+def _wrap(array) -> Tensor:
+    return wrap_numpy(np.asarray(array), Tensor)
+
+
+class GetItem(Function):
+    """``x[key]`` for an advanced ``key`` (numpy's rules): a new tensor, never a view."""
+
+    needs_input_values = False
+
+    def __init__(self, key: tuple):
+        self.key = key
+
+    def forward(self, x):
+        a = x.numpy()
+        out = np.asarray(a[self.key])
+        # A key that turned out basic (0-d index arrays) gives a view: results are copies.
+        return _wrap(out.copy() if np.may_share_memory(out, a) else out)
+
+    def backward(self, gy):
+        return ScatterAdd(self.key, self.inputs[0].shape)(gy)
+
+
+class ScatterAdd(Function):
+    """Zeros of ``shape`` with ``g`` added at ``key``; repeated positions accumulate."""
+
+    needs_input_values = False
+
+    def __init__(self, key: tuple, shape):
+        self.key, self.shape = key, tuple(shape)
+
+    def forward(self, g):
+        out = np.zeros(self.shape, dtype=g.dtype.numpy)
+        np.add.at(out, self.key, g.numpy())
+        return _wrap(out)
+
+    def backward(self, gg):
+        return GetItem(self.key)(gg)
+
+
+class Pad(Function):
+    """numpy's constant ``pad``; the gradient is the centre of the output gradient."""
+
+    needs_input_values = False
+
+    def __init__(self, widths, values):
+        self.widths, self.values = widths, values
+
+    def forward(self, x):
+        out = np.pad(x.numpy(), self.widths, mode="constant", constant_values=self.values)
+        return _wrap(out)
+
+    def backward(self, gy):
+        centre = tuple(
+            slice(b, b + n) for (b, _), n in zip(self.widths, self.inputs[0].shape, strict=True)
+        )
+        return basic_index(gy, centre)  # its adjoint pads with zeros: create_graph works
+
+
+# -- keys ------------------------------------------------------------------------------------
+
+_VALID = (
+    "only integers, slices (:), ellipsis (...), None and integer or boolean arrays are "
+    "valid indices"
+)
+
+
+def _index_part(part):
+    """One component of a key as numpy takes it; index tensors and sequences become
+    (copied) numpy arrays, so a later write to them cannot change a recorded key."""
+    if part is None or part is Ellipsis or isinstance(part, slice):
+        return part
+    if isinstance(part, (bool, np.bool_)):
+        return np.asarray(part, dtype=bool)
+    if isinstance(part, TensorBase):
+        array = part.numpy().copy()
+    elif isinstance(part, np.ndarray):
+        array = part.copy()
+    elif hasattr(part, "__index__"):
+        return operator.index(part)
+    elif isinstance(part, (float, complex, str, bytes, np.generic)):
+        value = part.item() if isinstance(part, np.generic) else part
+        raise IndexError(f"{_VALID}; got {type(part).__name__} {value!r}")
+    else:
+        try:
+            array = np.asarray(part)
+        except ValueError:
+            raise IndexError(f"index {part!r} is not a rectangular sequence of integers") from None
+        if array.size == 0 and array.dtype.kind == "f":
+            array = array.astype(np.intp)  # [] indexes nothing, as in numpy
+    if array.dtype.kind not in "biu":
+        raise IndexError(
+            f"arrays used as indices must be of integer or boolean type, got {array.dtype}"
+        )
+    return array
+
+
+def _index_array(indices, who: str) -> np.ndarray:
+    """The integer index array of a gather, as a numpy copy."""
+    if isinstance(indices, TensorBase):
+        array = indices.numpy().copy()
+    else:
+        try:
+            array = np.array(indices)
+        except ValueError:
+            raise IndexError(f"{who}: indices {indices!r} are not a rectangular array") from None
+    if array.dtype.kind not in "iu":
+        raise IndexError(f"{who}: indices must be an integer array, got dtype {array.dtype}")
+    return array
+
+
+def _is_mask(part) -> bool:
+    return isinstance(part, np.ndarray) and part.dtype == np.bool_
+
+
+def _out_of_range(part, n: int):
+    """The first index in ``part`` outside ``[-n, n)``, or None."""
+    if isinstance(part, int):
+        return None if -n <= part < n else part
+    if part.size == 0:
+        return None
+    low, high = part.min(), part.max()
+    if low < -n:
+        return int(low)
+    return int(high) if high >= n else None
+
+
+def index_key(shape, key) -> tuple:
+    """``key`` as the tuple numpy indexes with, checked against ``shape`` so that bad
+    indices raise an IndexError naming the index, the axis and its size."""
+    shape = tuple(shape)
+    parts = tuple(_index_part(p) for p in (key if isinstance(key, tuple) else (key,)))
+    if sum(p is Ellipsis for p in parts) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    taken = sum(0 if p is None or p is Ellipsis else p.ndim if _is_mask(p) else 1 for p in parts)
+    if taken > len(shape):
+        raise IndexError(
+            f"too many indices for a tensor of shape {shape}: the key indexes {taken} "
+            f"dimensions, the tensor has {len(shape)}"
+        )
+    axis = 0
+    for p in parts:
+        if p is None:
+            continue
+        if p is Ellipsis:
+            axis += len(shape) - taken
+        elif isinstance(p, slice):
+            axis += 1
+        elif _is_mask(p):
+            span = shape[axis : axis + p.ndim]
+            if p.shape != span:
+                raise IndexError(
+                    f"boolean index of shape {p.shape} does not match the indexed shape "
+                    f"{span} (axes {axis} to {axis + p.ndim - 1} of a tensor of shape {shape})"
+                )
+            axis += p.ndim
+        else:
+            bad = _out_of_range(p, shape[axis])
+            if bad is not None:
+                raise IndexError(
+                    f"index {bad} is out of bounds for axis {axis} with size {shape[axis]}"
+                )
+            axis += 1
+    return parts
+
+
+# -- what users call -------------------------------------------------------------------------
+
+
+def advanced_index(x, key) -> Tensor:
+    """``x[key]`` with integer arrays or boolean masks in ``key`` (numpy's advanced
+    indexing, mixed freely with slices, integers, None and ``...``). The result is a copy;
+    gradients of repeated indices add up.
+
+    >>> import jitgrad as jg
+    >>> x = jg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> x[[0, 0, 1], 1].tolist()
+    [2.0, 2.0, 4.0]
+    >>> x[x > 1.5].sum().backward()
+    >>> x.grad.tolist()
+    [[0.0, 1.0], [1.0, 1.0]]
+    """
+    x = as_tensor(x)
+    return GetItem(index_key(x.shape, key))(x)
+
+
+def advanced_assign(x, key, value) -> None:
+    """Raw in-place ``x[key] = value`` for an advanced ``key`` (numpy's semantics: the value
+    is broadcast and cast; a repeated index keeps the last write). Records no gradient.
+
+    >>> import jitgrad as jg
+    >>> x = jg.zeros(4)
+    >>> x[[0, 2]] = jg.tensor([5.0, 6.0])
+    >>> x.tolist()
+    [5.0, 0.0, 6.0, 0.0]
+    """
+    key = index_key(x.shape, key)
+    target = TensorBase.numpy(x)
+    if not target.flags.writeable:
+        raise ValueError("tensor is read-only: it shares memory with a read-only buffer")
+    if any(s == 0 and n > 1 for n, s in zip(x.shape, x.stride(), strict=True)):
+        raise ValueError(
+            f"cannot write into a broadcast view (shape {x.shape}, strides {x.stride()}): "
+            "several elements share one memory location"
+        )
+    source = TensorBase.numpy(value) if isinstance(value, TensorBase) else np.asarray(value)
+    if np.may_share_memory(source, target):
+        source = source.copy()
+    try:
+        target[key] = source
+    except ValueError:
+        picked = np.broadcast_to(np.zeros((), bool), x.shape)[key].shape
+        raise ValueError(
+            f"cannot assign a value of shape {source.shape} to the indexed part of shape "
+            f"{picked} of a tensor of shape {x.shape}: the shapes do not broadcast"
+        ) from None
+    x._storage._version += 1
+
+
+class IndexPut(Function):
+    """``x`` with ``x[key] = value`` for an advanced key, out of place: how a recorded
+    assignment is rebased. With repeated indices the last write wins, in the forward and
+    in the gradient, which reaches only the value elements that were written last."""
+
+    needs_input_values = False
+
+    def __init__(self, key):
+        self.key = key
+
+    def forward(self, x, value):
+        out = TensorBase.clone(x)
+        advanced_assign(out, self.key, value)
+        return out
+
+    def backward(self, gy):
+        x, value = self.inputs
+        # Label every written position with the flat index of the value element that won.
+        winner = np.full(x.shape, -1, dtype=np.int64)
+        written = np.broadcast_to(np.zeros((), bool), x.shape)[self.key].shape
+        labels = np.arange(int(np.prod(written)), dtype=np.int64).reshape(written)
+        winner[self.key] = labels
+        kept = _wrap((winner < 0).astype(gy.dtype.numpy))
+        won = _wrap((winner[self.key] == labels).astype(gy.dtype.numpy))
+        gx = gy * kept if x.requires_grad else None
+        gv = sum_to(GetItem(self.key)(gy) * won, value.shape) if value.requires_grad else None
+        return gx, gv
+
+
+def index_put(x, key, value) -> Tensor:
+    """``x`` with ``x[key] = value`` as a new tensor (advanced ``key``), with gradients."""
+    x = as_tensor(x)
+    return IndexPut(index_key(x.shape, key))(x, value)
+
+
+def take_along_axis(x, indices, axis: int | None = -1) -> Tensor:
+    """Pick ``x``'s elements along ``axis`` at ``indices`` (same number of dimensions as
+    ``x``; other dimensions broadcast): numpy's ``take_along_axis``. ``axis=None`` works on
+    the flattened tensor.
+
+    >>> import jitgrad as jg
+    >>> x = jg.tensor([[10.0, 30.0, 20.0], [60.0, 40.0, 50.0]])
+    >>> jg.take_along_axis(x, jg.argmax(x, axis=1, keepdims=True), axis=1).tolist()
+    [[30.0], [60.0]]
+    """
+    x = as_tensor(x)
+    idx = _index_array(indices, "take_along_axis")
+    if axis is None:
+        if idx.ndim != 1:
+            raise ValueError(
+                f"take_along_axis with axis=None needs 1-D indices, got shape {idx.shape}"
+            )
+        x, axis = x.reshape(-1), 0
+    if idx.ndim != x.ndim:
+        raise ValueError(
+            f"take_along_axis: indices of shape {idx.shape} and x of shape {x.shape} must "
+            "have the same number of dimensions"
+        )
+    axis = layout.normalize_dim(axis, x.ndim)
+    for d, (n, m) in enumerate(zip(x.shape, idx.shape, strict=True)):
+        if d != axis and n != m and 1 not in (n, m):
+            raise ValueError(
+                f"take_along_axis: indices of shape {idx.shape} do not broadcast against x "
+                f"of shape {x.shape} in dimension {d} (axis is {axis})"
+            )
+    bad = _out_of_range(idx, x.shape[axis])
+    if bad is not None:
+        raise IndexError(
+            f"take_along_axis: index {bad} is out of bounds for axis {axis} with size "
+            f"{x.shape[axis]}"
+        )
+    ones = (1,) * x.ndim
+    key = tuple(
+        idx if d == axis else np.arange(n).reshape(ones[:d] + (n,) + ones[d + 1 :])
+        for d, n in enumerate(x.shape)
+    )
+    return GetItem(key)(x)
+
+
+def gather(x, dim: int, index) -> Tensor:
+    """PyTorch's ``gather``: ``out[i][j] = x[index[i][j]][j]`` for ``dim=0`` and so on. The
+    index may be smaller than ``x`` outside ``dim`` (never larger); nothing broadcasts.
+
+    >>> import jitgrad as jg
+    >>> jg.gather(jg.tensor([[1, 2], [3, 4]]), 1, jg.tensor([[0, 0], [1, 0]])).tolist()
+    [[1, 1], [4, 3]]
+    """
+    x = as_tensor(x)
+    idx = _index_array(index, "gather")
+    if idx.ndim != x.ndim:
+        raise ValueError(
+            f"gather: index of shape {idx.shape} and input of shape {x.shape} must have the "
+            "same number of dimensions"
+        )
+    dim = layout.normalize_dim(dim, x.ndim)
+    for d, (n, m) in enumerate(zip(x.shape, idx.shape, strict=True)):
+        if d != dim and m > n:
+            raise ValueError(
+                f"gather: index of shape {idx.shape} is larger than input of shape {x.shape} "
+                f"in dimension {d} (only dimension {dim} may differ freely)"
+            )
+    if any(m != n for d, (n, m) in enumerate(zip(x.shape, idx.shape, strict=True)) if d != dim):
+        x = basic_index(x, tuple(
+            slice(None) if d == dim else slice(0, m) for d, m in enumerate(idx.shape)
+        ))  # fmt: skip
+    return take_along_axis(x, idx, dim)
+
+
+def split(x, indices_or_sections, axis: int = 0) -> list[Tensor]:
+    """numpy's ``split``: ``N`` equal sections along ``axis`` (an error when the size is not
+    a multiple of ``N``), or pieces between the given split points. Pieces are views.
+
+    >>> import jitgrad as jg
+    >>> [t.tolist() for t in jg.split(jg.arange(6), 3)]
+    [[0, 1], [2, 3], [4, 5]]
+    >>> [t.tolist() for t in jg.split(jg.arange(6), [1, 4])]
+    [[0], [1, 2, 3], [4, 5]]
+    """
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError("split needs a tensor with at least one dimension, got a 0-d tensor")
+    axis = layout.normalize_dim(axis, x.ndim)
+    n = x.shape[axis]
+    if isinstance(indices_or_sections, (TensorBase, np.ndarray)):
+        indices_or_sections = indices_or_sections.tolist()  # an int when 0-d
+    if hasattr(indices_or_sections, "__index__"):
+        sections = operator.index(indices_or_sections)
+        if sections <= 0:
+            raise ValueError(f"split: the number of sections must be positive, got {sections}")
+        if n % sections:
+            raise ValueError(
+                f"split: axis {axis} of size {n} does not divide into {sections} equal sections"
+            )
+        bounds = [i * (n // sections) for i in range(sections + 1)]
+    else:
+        try:
+            bounds = [0, *(operator.index(p) for p in indices_or_sections), n]
+        except TypeError:
+            raise TypeError(
+                "split: indices_or_sections must be an integer or a sequence of integers, "
+                f"got {indices_or_sections!r}"
+            ) from None
+    lead = (slice(None),) * axis
+    return [basic_index(x, lead + (slice(a, b),)) for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+_COPYING_MODES = ("edge", "reflect", "symmetric", "wrap")
+_OTHER_NUMPY_MODES = ("linear_ramp", "maximum", "mean", "median", "minimum", "empty")
+
+
+def _pairs(values, ndim: int, name: str) -> np.ndarray:
+    """numpy's forms of a per-axis (before, after) argument as an (ndim, 2) array."""
+    array = np.asarray(values)
+    if ndim == 0 and array.size == 0:
+        return np.zeros((0, 2), np.intp)  # nothing to pad: () fits a 0-d tensor
+    if array.ndim <= 2:
+        try:
+            return np.broadcast_to(array, (ndim, 2))
+        except ValueError:
+            pass
+    raise ValueError(
+        f"pad: {name} of shape {array.shape} does not fit a tensor of {ndim} dimensions: give "
+        "an int, a (before, after) pair or one pair per axis"
+    )
+
+
+def pad(x, pad_width, mode: str = "constant", constant_values=0) -> Tensor:
+    """numpy's ``pad`` for the modes ``"constant"``, ``"edge"``, ``"reflect"``,
+    ``"symmetric"`` and ``"wrap"``. ``pad_width`` is an int, a ``(before, after)`` pair,
+    one pair per axis, or a dict ``{axis: int or pair}`` (other axes unpadded).
+
+    >>> import jitgrad as jg
+    >>> jg.pad(jg.tensor([1, 2, 3]), (1, 2)).tolist()
+    [0, 1, 2, 3, 0, 0]
+    >>> jg.pad(jg.tensor([1, 2, 3]), 2, mode="reflect").tolist()
+    [3, 2, 1, 2, 3, 2, 1]
+    """
+    x = as_tensor(x)
+    if isinstance(pad_width, dict):  # {axis: width or (before, after)}; others get none
+        pairs = [(0, 0)] * x.ndim
+        for axis, width in pad_width.items():
+            pairs[layout.normalize_dim(axis, x.ndim)] = tuple(_pairs(width, 1, "pad_width")[0])
+        pad_width = pairs
+    widths = _pairs(pad_width, x.ndim, "pad_width")
+    if widths.dtype.kind not in "iu" and widths.size:
+        raise TypeError(f"pad: pad_width must be integers, got {pad_width!r}")
+    if (widths < 0).any():
+        raise ValueError(f"pad: pad_width cannot be negative, got {pad_width!r}")
+    widths = tuple((int(b), int(a)) for b, a in widths)
+    if x.ndim == 0 and mode in ("constant", *_COPYING_MODES):
+        return clone(x)  # nothing to pad, as in numpy
+    if mode == "constant":
+        values = _pairs(constant_values, x.ndim, "constant_values")
+        return Pad(widths, tuple(map(tuple, values.tolist())))(x)
+    if mode in _COPYING_MODES:
+        for d, (n, w) in enumerate(zip(x.shape, widths, strict=True)):
+            if n == 0 and any(w):
+                raise ValueError(f"pad: cannot extend the empty axis {d} with mode {mode!r}")
+        # Every output element copies one input element, axis by axis: an outer index.
+        key = np.ix_(
+            *(np.pad(np.arange(n), w, mode=mode) for n, w in zip(x.shape, widths, strict=True))
+        )
+        return GetItem(key)(x)
+    if mode in _OTHER_NUMPY_MODES:
+        raise NotImplementedError(
+            f"pad: mode {mode!r} is not implemented; use one of 'constant', "
+            + ", ".join(repr(m) for m in _COPYING_MODES)
+        )
+    raise ValueError(f"pad: unknown mode {mode!r}")
+
+
+__all__ = ["take_along_axis", "gather", "split", "pad"]

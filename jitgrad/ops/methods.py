@@ -1,0 +1,194 @@
+"""The tensor methods and Python operators, bound to ``Tensor`` in one table.
+
+``Tensor``'s class is defined below the ops (autograd layer); this module gives it the
+differentiable behaviour users type: ``x + y``, ``x.sum(1)``, ``x.reshape(2, 3)``, ``x[1:]``,
+``x += 1``. The data-only versions stay reachable as ``TensorBase.<name>``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.tensor import Tensor, as_tensor
+from ..strided import layout
+from ..tensor import TensorBase
+from . import elementwise as ew
+from . import indexing, linalg, movement, reduce, unary
+
+
+def _swap(fn):
+    return lambda a, b: fn(b, a)
+
+
+def _getitem(x, key):
+    if _is_basic(key):
+        return movement.basic_index(x, key)
+    return indexing.advanced_index(x, key)
+
+
+def _is_basic(key) -> bool:
+    keys = key if isinstance(key, tuple) else (key,)
+    return all(
+        k is None or k is Ellipsis or isinstance(k, slice)
+        or (hasattr(k, "__index__") and not isinstance(k, (bool, np.bool_, TensorBase, np.ndarray)))
+        for k in keys
+    )  # fmt: skip
+
+
+def _inplace(op):
+    """``x op= y``: recorded as ``x = op(x, y)`` when gradients flow, else a raw write."""
+
+    def method(self, other):
+        other_requires = isinstance(other, Tensor) and other.requires_grad
+        result = op(self, other) if self._check_inplace(other_requires) else None
+        if result is not None:
+            return self._rebase(_cast_for_inplace(self, result))
+        with _no_grad():
+            result = op(self.detach(), other)
+        TensorBase.copy_(self, _cast_for_inplace(self, result))
+        return self
+
+    return method
+
+
+def _cast_for_inplace(self, result):
+    if result.dtype is not self.dtype and not np.can_cast(result.dtype.numpy, self.dtype.numpy, "same_kind"):
+        raise TypeError(
+            f"in-place result of dtype {result.dtype.name} cannot be stored in a "
+            f"{self.dtype.name} tensor (numpy's same_kind rule); use an out-of-place op"
+        )
+    return result if result.shape == self.shape else _broadcast_result(self, result)
+
+
+def _broadcast_result(self, result):
+    if layout.broadcast_shapes(self.shape, result.shape) != self.shape:
+        raise ValueError(
+            f"in-place result of shape {result.shape} does not fit a tensor of shape {self.shape}"
+        )
+    return reduce.broadcast_to(result, self.shape)
+
+
+def _no_grad():
+    from ..autograd.grad_mode import no_grad
+
+    return no_grad()
+
+
+def _copy_(self, src):
+    src_t = src if isinstance(src, Tensor) else None
+    if self._check_inplace(src_t is not None and src_t.requires_grad):
+        value = movement.astype(as_tensor(src), self.dtype, copy=False)
+        return self._rebase(reduce.broadcast_to(value, self.shape))
+    TensorBase.copy_(self, src.detach() if src_t is not None else src)
+    return self
+
+
+def _fill_(self, value):
+    if self._check_inplace(False):
+        return self._rebase(self * 0 + value)
+    TensorBase.fill_(self, value)
+    return self
+
+
+def _setitem(self, key, value):
+    value_requires = isinstance(value, Tensor) and value.requires_grad
+    if self._check_inplace(value_requires):
+        value = movement.astype(as_tensor(value), self.dtype, copy=False)
+        put = movement.set_item if _is_basic(key) else indexing.index_put
+        return self._rebase(put(self, key, value))
+    if _is_basic(key):
+        TensorBase.__setitem__(self, key, value.detach() if isinstance(value, Tensor) else value)
+        return None
+    indexing.advanced_assign(self, key, value)
+    return None
+
+
+def _setitem_method(self, key, value) -> None:
+    _setitem(self, key, value)
+
+
+def _reduction(fn):
+    def method(self, axis=None, keepdims=False, **kwargs):
+        return fn(self, axis, keepdims, **kwargs)
+
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """numpy ufuncs on tensors run as jitgrad ops (NEP 13): ``np.exp(t)`` and
+    ``array + t`` give tensors, with gradients."""
+    import jitgrad.ops as ops
+
+    op = getattr(ops, _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__), None)
+    if method != "__call__" or kwargs or op is None:
+        return NotImplemented
+    return op(*inputs)
+
+
+_UFUNC_ALIASES = {"true_divide": "divide", "absolute": "abs", "bitwise_not": "logical_not",
+                  "invert": "logical_not", "rint": "round", "mod": "remainder"}  # fmt: skip
+
+
+METHODS = {
+    # arithmetic, both sides
+    "__add__": ew.add, "__radd__": _swap(ew.add),
+    "__sub__": ew.subtract, "__rsub__": _swap(ew.subtract),
+    "__mul__": ew.multiply, "__rmul__": _swap(ew.multiply),
+    "__truediv__": ew.divide, "__rtruediv__": _swap(ew.divide),
+    "__floordiv__": ew.floor_divide, "__rfloordiv__": _swap(ew.floor_divide),
+    "__mod__": ew.remainder, "__rmod__": _swap(ew.remainder),
+    "__pow__": ew.power, "__rpow__": _swap(ew.power),
+    "__matmul__": linalg.matmul, "__rmatmul__": _swap(linalg.matmul),
+    "__neg__": unary.negative, "__pos__": unary.positive, "__abs__": unary.abs,
+    # comparisons and logic
+    "__eq__": ew.equal, "__ne__": ew.not_equal, "__lt__": ew.less, "__le__": ew.less_equal,
+    "__gt__": ew.greater, "__ge__": ew.greater_equal,
+    "__and__": ew.logical_and, "__rand__": _swap(ew.logical_and),
+    "__or__": ew.logical_or, "__ror__": _swap(ew.logical_or),
+    "__xor__": ew.logical_xor, "__rxor__": _swap(ew.logical_xor),
+    "__invert__": unary.logical_not,
+    "__hash__": object.__hash__, "__array_ufunc__": _array_ufunc,
+    # in place
+    "__iadd__": _inplace(ew.add), "add_": _inplace(ew.add),
+    "__isub__": _inplace(ew.subtract), "sub_": _inplace(ew.subtract),
+    "__imul__": _inplace(ew.multiply), "mul_": _inplace(ew.multiply),
+    "__itruediv__": _inplace(ew.divide), "div_": _inplace(ew.divide),
+    "__ifloordiv__": _inplace(ew.floor_divide), "__imod__": _inplace(ew.remainder),
+    "__ipow__": _inplace(ew.power), "pow_": _inplace(ew.power),
+    "copy_": _copy_, "fill_": _fill_, "zero_": lambda self: _fill_(self, 0),
+    "__setitem__": _setitem_method,
+    # indexing and shape
+    "__getitem__": _getitem,
+    "reshape": movement.reshape, "view": movement.view, "permute": movement.permute,
+    "transpose": movement.transpose, "swapaxes": movement.swapaxes,
+    "T": property(movement.transpose), "mT": property(movement.matrix_transpose),
+    "expand": movement.expand, "broadcast_to": reduce.broadcast_to,
+    "squeeze": movement.squeeze, "unsqueeze": movement.unsqueeze,
+    "flatten": movement.flatten, "narrow": movement.narrow, "diagonal": movement.diagonal,
+    "flip": movement.flip, "astype": movement.astype, "clone": movement.clone,
+    "dot": linalg.dot, "trace": linalg.trace,
+    "contiguous": movement.contiguous,
+    "to": lambda self, dtype: movement.astype(self, dtype, copy=False),
+    # reductions
+    "sum": _reduction(reduce.sum), "mean": _reduction(reduce.mean),
+    "prod": _reduction(reduce.prod), "max": _reduction(reduce.max),
+    "min": _reduction(reduce.min), "all": _reduction(reduce.all), "any": _reduction(reduce.any),
+    "logsumexp": _reduction(reduce.logsumexp),
+    "var": _reduction(reduce.var), "std": _reduction(reduce.std),
+    "argmax": _reduction(reduce.argmax), "argmin": _reduction(reduce.argmin),
+    "cumsum": reduce.cumsum, "cumprod": reduce.cumprod,
+    # math
+    "matmul": linalg.matmul, "clip": unary.clip, "clamp": unary.clip, "round": unary.round,
+    "abs": unary.abs, "exp": unary.exp, "log": unary.log, "sqrt": unary.sqrt,
+    "square": unary.square, "sin": unary.sin, "cos": unary.cos, "tanh": unary.tanh,
+    "sigmoid": unary.sigmoid, "relu": unary.relu, "sign": unary.sign,
+    "floor": unary.floor, "ceil": unary.ceil,
+    "gather": lambda self, dim, index: indexing.gather(self, dim, index),
+    "take_along_axis": lambda self, indices, axis: indexing.take_along_axis(self, indices, axis),
+}  # fmt: skip
+
+for _name, _method in METHODS.items():
+    setattr(Tensor, _name, _method)
+del _name, _method

@@ -1,0 +1,293 @@
+"""Shape ops with gradients. Views stay views: the forward is ``TensorBase``'s view, so the
+output shares the input's storage; the backward puts the gradient back in place.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..autograd.tensor import Tensor, as_tensor, zeros
+from ..strided import layout
+from ..tensor import TensorBase
+from .reduce import broadcast_to, sum_to
+
+
+class Reshape(Function):
+    needs_input_values = False
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def forward(self, x):
+        return TensorBase.reshape(x, self.shape)
+
+    def backward(self, gy):
+        return reshape(gy, self.inputs[0].shape)
+
+
+class Permute(Function):
+    needs_input_values = False
+
+    def __init__(self, axes):
+        self.axes = tuple(axes)
+
+    def forward(self, x):
+        return TensorBase.permute(x, self.axes)
+
+    def backward(self, gy):
+        return permute(gy, np.argsort(self.axes).tolist())
+
+
+class View(Function):
+    """A one-to-one view chosen by ``take(t)`` (slicing, flip, diagonal): the backward
+    writes the gradient into the same view of a zero tensor."""
+
+    needs_input_values = False
+
+    def __init__(self, take):
+        self.take = take
+
+    def forward(self, x):
+        return self.take(x)
+
+    def backward(self, gy):
+        return Unview(self.take, self.inputs[0].shape)(gy)
+
+
+class Unview(Function):
+    """The adjoint of ``View``: a zero tensor with ``gy`` placed where ``take`` looks."""
+
+    needs_input_values = False
+
+    def __init__(self, take, shape):
+        self.take, self.shape = take, shape
+
+    def forward(self, gy):
+        out = zeros(self.shape, gy.dtype)
+        TensorBase.copy_(self.take(out), gy)
+        return out
+
+    def backward(self, g):
+        return View(self.take)(g)
+
+
+class Concatenate(Function):
+    needs_input_values = False
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def forward(self, *xs):
+        return as_tensor(np.concatenate([x.numpy() for x in xs], axis=self.axis))
+
+    def backward(self, gy):
+        grads, start = [], 0
+        for x in self.inputs:
+            n = x.shape[self.axis]
+            grads.append(gy.narrow(self.axis, start, n))
+            start += n
+        return tuple(grads)
+
+
+# -- what users call -------------------------------------------------------------------------
+
+
+def reshape(x, *shape) -> Tensor:
+    """numpy's reshape: a view when the strides allow, else a copy; -1 infers one size."""
+    x = as_tensor(x)
+    shape = layout.infer_shape(shape[0] if len(shape) == 1 and not _is_int(shape[0]) else shape,
+                               x.numel())  # fmt: skip
+    if shape == x.shape:
+        return x
+    return Reshape(shape)(x)
+
+
+def view(x, *shape) -> Tensor:
+    """Like reshape, but an error instead of a copy when the strides forbid a view."""
+    x = as_tensor(x)
+    TensorBase.view(x, *shape)  # raises with the reason when impossible
+    return reshape(x, *shape)
+
+
+def permute(x, *axes) -> Tensor:
+    x = as_tensor(x)
+    axes = tuple(axes[0]) if len(axes) == 1 and not _is_int(axes[0]) else axes
+    axes = tuple(layout.normalize_dim(a, x.ndim) for a in axes)
+    if sorted(axes) != list(range(x.ndim)):
+        raise ValueError(f"permute({axes}) is not a permutation of {x.ndim} dims")
+    return Permute(axes)(x)
+
+
+def transpose(x, *axes) -> Tensor:
+    """No axes: reverse the dimensions (numpy). Two dims of a tensor that is not 2-D:
+    swap them (PyTorch). Otherwise a full permutation (numpy)."""
+    x = as_tensor(x)
+    if not axes or (len(axes) == 1 and axes[0] is None):
+        return permute(x, list(range(x.ndim - 1, -1, -1)))
+    if len(axes) == 2 and x.ndim != 2:
+        return swapaxes(x, *axes)
+    return permute(x, *axes)
+
+
+def swapaxes(x, a: int, b: int) -> Tensor:
+    x = as_tensor(x)
+    order = list(range(x.ndim))
+    a, b = layout.normalize_dim(a, x.ndim), layout.normalize_dim(b, x.ndim)
+    order[a], order[b] = order[b], order[a]
+    return permute(x, order)
+
+
+def matrix_transpose(x) -> Tensor:
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"mT needs at least 2 dimensions, got {x.ndim}")
+    return swapaxes(x, -2, -1)
+
+
+def expand(x, *sizes) -> Tensor:
+    x = as_tensor(x)
+    target = TensorBase.expand(x, *sizes).shape
+    return broadcast_to(x, target)
+
+
+def squeeze(x, axis=None) -> Tensor:
+    x = as_tensor(x)
+    return reshape(x, TensorBase.squeeze(x, axis).shape)
+
+
+def unsqueeze(x, dim: int) -> Tensor:
+    x = as_tensor(x)
+    return reshape(x, TensorBase.unsqueeze(x, dim).shape)
+
+
+expand_dims = unsqueeze
+
+
+def flatten(x, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    x = as_tensor(x)
+    if x.ndim == 0:
+        return reshape(x, 1)
+    start, end = layout.normalize_dim(start_dim, x.ndim), layout.normalize_dim(end_dim, x.ndim)
+    if start > end:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    merged = layout.numel(x.shape[start : end + 1])
+    return reshape(x, x.shape[:start] + (merged,) + x.shape[end + 1 :])
+
+
+def _view_op(x, take) -> Tensor:
+    x = as_tensor(x)
+    take(x)  # validate eagerly: errors name the problem before anything is recorded
+    return View(take)(x)
+
+
+def basic_index(x, key) -> Tensor:
+    return _view_op(x, lambda t: TensorBase.__getitem__(t, key))
+
+
+def narrow(x, dim: int, start: int, length: int) -> Tensor:
+    return _view_op(x, lambda t: TensorBase.narrow(t, dim, start, length))
+
+
+def diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+    return _view_op(x, lambda t: TensorBase.diagonal(t, offset, axis1, axis2))
+
+
+def flip(x, axis=None) -> Tensor:
+    return _view_op(x, lambda t: TensorBase.flip(t, axis))
+
+
+def concatenate(tensors, axis: int = 0) -> Tensor:
+    """Join tensors along an existing axis (numpy's ``concatenate``, PyTorch's ``cat``)."""
+    xs = [as_tensor(t) for t in tensors]
+    if not xs:
+        raise ValueError("concatenate needs at least one tensor")
+    axis = layout.normalize_dim(axis, xs[0].ndim)
+    for t in xs[1:]:
+        if t.ndim != xs[0].ndim or any(
+            a != b for i, (a, b) in enumerate(zip(t.shape, xs[0].shape)) if i != axis
+        ):
+            raise ValueError(
+                f"concatenate along axis {axis}: shapes {xs[0].shape} and {t.shape} differ "
+                "in another axis"
+            )
+    return Concatenate(axis)(*xs)
+
+
+cat = concatenate
+
+
+def stack(tensors, axis: int = 0) -> Tensor:
+    """Join same-shaped tensors along a new axis."""
+    xs = [as_tensor(t) for t in tensors]
+    if not xs:
+        raise ValueError("stack needs at least one tensor")
+    for t in xs[1:]:
+        if t.shape != xs[0].shape:
+            raise ValueError(f"stack needs equal shapes, got {xs[0].shape} and {t.shape}")
+    axis = layout.normalize_dim(axis, xs[0].ndim + 1)
+    return concatenate([unsqueeze(t, axis) for t in xs], axis)
+
+
+def _is_int(value) -> bool:
+    return hasattr(value, "__index__")
+
+
+
+
+class Cast(Function):
+    """A copy in another (or the same) dtype; the gradient is cast back."""
+
+    needs_input_values = False
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def forward(self, x):
+        return TensorBase.astype(x, self.dtype)
+
+    def backward(self, gy):
+        return astype(gy, self.inputs[0].dtype)
+
+
+class SetItem(Function):
+    """``x`` with ``x[key] = value``, out of place: how a recorded in-place write is rebased."""
+
+    needs_input_values = False
+
+    def __init__(self, key):
+        self.key = key
+
+    def forward(self, x, value):
+        out = TensorBase.clone(x)
+        TensorBase.copy_(TensorBase.__getitem__(out, self.key), value)
+        return out
+
+    def backward(self, gy):
+        x, value = self.inputs
+        gx = SetItem(self.key)(gy, zeros((), gy.dtype))
+        return gx, sum_to(basic_index(gy, self.key), value.shape)
+
+
+def astype(x, dtype, copy: bool = True) -> Tensor:
+    from .. import dtypes
+
+    x = as_tensor(x)
+    d = dtypes.as_dtype(dtype)
+    if d is x.dtype and not copy:
+        return x
+    return Cast(d)(x)
+
+
+def clone(x) -> Tensor:
+    x = as_tensor(x)
+    return Cast(x.dtype)(x)
+
+
+def contiguous(x) -> Tensor:
+    x = as_tensor(x)
+    return x if x.is_contiguous() else clone(x)
+
+
+def set_item(x, key, value) -> Tensor:
+    return SetItem(key)(x, value)

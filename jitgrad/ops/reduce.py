@@ -1,0 +1,311 @@
+"""Reductions: each a Function with forward (numpy) and backward (jitgrad ops) side by side.
+
+Reductions whose gradient follows from others (mean, var, std, logsumexp) are written as
+compositions of these, so their higher-order gradients come for free. All take numpy's
+``axis``/``keepdims`` and PyTorch's ``dim``/``keepdim``.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.function import Function
+from ..autograd.tensor import Tensor, as_tensor
+from ..strided import layout
+from ..tensor import TensorBase, wrap_numpy
+from . import reference
+
+
+def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    """``axis`` (None, an int or a tuple) as a sorted tuple of non-negative dims."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
+    norm = tuple(sorted(layout.normalize_dim(a, ndim) for a in axes))
+    if len(set(norm)) != len(norm):
+        raise ValueError(f"repeated axis in {axis!r}")
+    return norm
+
+
+def _resolve(axis, keepdims, dim, keepdim):
+    """Accept PyTorch's ``dim``/``keepdim`` as aliases of numpy's names."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError("pass either axis= or dim=, not both")
+        axis = dim
+    return axis, keepdims or bool(keepdim)
+
+
+def _kept_shape(shape, axes):
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+def _wrap(array) -> Tensor:
+    return wrap_numpy(np.asarray(array), Tensor)
+
+
+class SumTo(Function):
+    """Sum over broadcast axes back to ``shape``: the adjoint of ``broadcast_to``."""
+
+    needs_input_values = False
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def forward(self, x):
+        return _wrap(reference.sum_to(x.numpy(), self.shape))
+
+    def backward(self, gy):
+        return broadcast_to(gy, self.inputs[0].shape)
+
+
+class BroadcastTo(Function):
+    needs_input_values = False
+
+    def __init__(self, shape):
+        self.shape = layout.as_shape(shape)
+
+    def forward(self, x):
+        return TensorBase.broadcast_to(x, self.shape)
+
+    def backward(self, gy):
+        return sum_to(gy, self.inputs[0].shape)
+
+
+def sum_to(x, shape) -> Tensor:
+    x = as_tensor(x)
+    return x if x.shape == tuple(shape) else SumTo(shape)(x)
+
+
+def broadcast_to(x, shape) -> Tensor:
+    x = as_tensor(x)
+    return x if x.shape == tuple(shape) else BroadcastTo(shape)(x)
+
+
+class Sum(Function):
+    needs_input_values = False
+
+    def __init__(self, axes, keepdims):
+        self.axes, self.keepdims = axes, keepdims
+
+    def forward(self, x):
+        return _wrap(x.numpy().sum(axis=self.axes, keepdims=self.keepdims))
+
+    def backward(self, gy):
+        x = self.inputs[0]
+        return broadcast_to(gy.reshape(_kept_shape(x.shape, self.axes)), x.shape)
+
+
+class Prod(Function):
+    def __init__(self, axes, keepdims):
+        self.axes, self.keepdims = axes, keepdims
+
+    def forward(self, x):
+        return _wrap(x.numpy().prod(axis=self.axes, keepdims=self.keepdims))
+
+    def backward(self, gy):
+        # d(prod)/dx_i is the product of the others: exclusive cumulative products from
+        # both ends, so zeros in x need no special case.
+        from .movement import concatenate  # movement builds on reductions
+
+        x = self.inputs[0]
+        rest = [i for i in range(x.ndim) if i not in self.axes]
+        moved = x.permute(rest + list(self.axes))
+        flat = moved.reshape(*moved.shape[: len(rest)], -1)
+        one = flat[..., :1] * 0 + 1
+        left = cumprod(concatenate([one, flat[..., :-1]], axis=-1), axis=-1)
+        right = cumprod(concatenate([one, flat[..., 1:].flip(-1)], axis=-1), axis=-1).flip(-1)
+        others = (left * right).reshape(moved.shape)
+        inverse = np.argsort(rest + list(self.axes)).tolist()
+        g = broadcast_to(gy.reshape(_kept_shape(x.shape, self.axes)), x.shape)
+        return g * others.permute(inverse)
+
+
+class Extreme(Function):
+    """max or min over axes; ties share the gradient equally (PyTorch's amax/amin)."""
+
+    def __init__(self, axes, keepdims, largest: bool):
+        self.axes, self.keepdims, self.largest = axes, keepdims, largest
+
+    def forward(self, x):
+        a = x.numpy()
+        if a.size == 0 and builtins.any(x.shape[i] == 0 for i in self.axes):
+            raise ValueError(f"{'max' if self.largest else 'min'} of an empty axis has no value")
+        reduce = np.max if self.largest else np.min
+        return _wrap(reduce(a, axis=self.axes, keepdims=self.keepdims))
+
+    def backward(self, gy):
+        x = self.inputs[0]
+        kept = _kept_shape(x.shape, self.axes)
+        y = Extreme(self.axes, True, self.largest)(x.detach())
+        mask = (x.detach() == y).astype(gy.dtype)
+        count = Sum(self.axes, True)(mask)
+        return broadcast_to(gy.reshape(kept), x.shape) * mask / count
+
+
+class Cumulative(Function):
+    def __init__(self, axis: int, product: bool):
+        self.axis, self.product = axis, product
+
+    def forward(self, x):
+        accumulate = np.cumprod if self.product else np.cumsum
+        return _wrap(accumulate(x.numpy(), axis=self.axis))
+
+    def backward(self, gy):
+        x = self.inputs[0]
+        if not self.product:
+            return cumsum(gy.flip(self.axis), self.axis).flip(self.axis)
+        # Σ_{j>=i} gy_j·y_j / x_i: exact where x has no zeros (documented on cumprod).
+        y = cumprod(x, self.axis)
+        return cumsum((gy * y).flip(self.axis), self.axis).flip(self.axis) / x
+
+
+class ArgExtreme(Function):
+    def __init__(self, axis, keepdims, largest: bool):
+        self.axis, self.keepdims, self.largest = axis, keepdims, largest
+
+    def forward(self, x):
+        find = np.argmax if self.largest else np.argmin
+        return _wrap(find(x.numpy(), axis=self.axis, keepdims=self.keepdims).astype(np.int64))
+
+
+class Truth(Function):
+    def __init__(self, axes, keepdims, every: bool):
+        self.axes, self.keepdims, self.every = axes, keepdims, every
+
+    def forward(self, x):
+        reduce = np.all if self.every else np.any
+        return _wrap(reduce(x.numpy(), axis=self.axes, keepdims=self.keepdims))
+
+
+# -- what users call -------------------------------------------------------------------------
+
+
+def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None) -> Tensor:  # noqa: A001
+    """Sum over ``axis`` (None: all). Integers and bools sum in int64, as numpy.
+
+    >>> import jitgrad as jg
+    >>> jg.sum(jg.arange(6).reshape(2, 3), axis=1).tolist()
+    [3, 12]
+    """
+    x = as_tensor(x)
+    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
+    if dtype is not None:
+        x = x.astype(dtype, copy=False)
+    return Sum(normalize_axes(axis, x.ndim), keepdims)(x)
+
+
+def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
+    x = as_tensor(x)
+    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
+    axes = normalize_axes(axis, x.ndim)
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        x = x.astype(dtypes.get_default_dtype())
+    count = layout.numel(x.shape[i] for i in axes)
+    return Sum(axes, keepdims)(x) / count
+
+
+def prod(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
+    x = as_tensor(x)
+    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
+    return Prod(normalize_axes(axis, x.ndim), keepdims)(x)
+
+
+def max(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:  # noqa: A001
+    x = as_tensor(x)
+    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
+    return Extreme(normalize_axes(axis, x.ndim), keepdims, True)(x)
+
+
+def min(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:  # noqa: A001
+    x = as_tensor(x)
+    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
+    return Extreme(normalize_axes(axis, x.ndim), keepdims, False)(x)
+
+
+amax, amin = max, min
+
+
+def argmax(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
+    x = as_tensor(x)
+    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
+    axis = None if axis is None else layout.normalize_dim(axis, x.ndim)
+    return ArgExtreme(axis, keepdims, True)(x)
+
+
+def argmin(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
+    x = as_tensor(x)
+    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
+    axis = None if axis is None else layout.normalize_dim(axis, x.ndim)
+    return ArgExtreme(axis, keepdims, False)(x)
+
+
+def var(x, axis=None, keepdims=False, ddof=0, *, dim=None, keepdim=False, correction=None):
+    """Variance with ``ddof`` (numpy) or ``correction`` (PyTorch) degrees of freedom."""
+    x = as_tensor(x)
+    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
+    ddof = ddof if correction is None else correction
+    axes = normalize_axes(axis, x.ndim)
+    count = layout.numel(x.shape[i] for i in axes)
+    centered = x - mean(x, axes, keepdims=True)
+    return sum(centered * centered, axes, keepdims) / (count - ddof)
+
+
+def std(x, axis=None, keepdims=False, ddof=0, *, dim=None, keepdim=False, correction=None):
+    from .unary import sqrt
+
+    return sqrt(var(x, axis, keepdims, ddof, dim=dim, keepdim=keepdim, correction=correction))
+
+
+def logsumexp(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
+    """log(sum(exp(x))) without overflow: the max is taken out first."""
+    from .elementwise import where
+    from .unary import exp, isfinite, log
+
+    x = as_tensor(x)
+    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
+    axes = normalize_axes(axis, x.ndim)
+    shift = Extreme(axes, True, True)(x.detach())
+    shift = where(isfinite(shift), shift, 0)
+    out = log(sum(exp(x - shift), axes, keepdims=True)) + shift
+    return out if keepdims else out.squeeze(axes)
+
+
+def all(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:  # noqa: A001
+    x = as_tensor(x)
+    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
+    return Truth(normalize_axes(axis, x.ndim), keepdims, True)(x)
+
+
+def any(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:  # noqa: A001
+    x = as_tensor(x)
+    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
+    return Truth(normalize_axes(axis, x.ndim), keepdims, False)(x)
+
+
+def cumsum(x, axis=None, *, dim=None) -> Tensor:
+    """Running sum along ``axis`` (None: over the flattened tensor, as numpy)."""
+    x = as_tensor(x)
+    axis, _ = _resolve(axis, False, dim, False)
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    return Cumulative(layout.normalize_dim(axis, x.ndim), False)(x)
+
+
+def cumprod(x, axis=None, *, dim=None) -> Tensor:
+    """Running product along ``axis``. Its gradient divides by x: exact for inputs without
+    zeros (a zero gives inf/NaN there, never a silently wrong finite value)."""
+    x = as_tensor(x)
+    axis, _ = _resolve(axis, False, dim, False)
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    return Cumulative(layout.normalize_dim(axis, x.ndim), True)(x)
+
+
+__all__ = [
+    "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
+    "logsumexp", "all", "any", "cumsum", "cumprod", "sum_to", "broadcast_to",
+]  # fmt: skip

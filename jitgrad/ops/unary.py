@@ -1,0 +1,459 @@
+"""Unary elementwise ops: math functions, activations, rounding and tests.
+
+Each op is its forward formula ``f`` and its gradient ``dx`` side by side (see
+``elementwise.py`` for what ``m``, ``gy`` and ``y`` are).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .elementwise import Piecewise, Test, Unary, _op
+
+_LN2, _LN10 = math.log(2), math.log(10)
+_SQRT1_2 = 1 / math.sqrt(2)
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+
+
+class Negative(Unary):
+    needs_input_values = False
+
+    def f(self, m, x):
+        return -x
+
+    def dx(self, m, gy, y, x):
+        return -gy
+
+
+class Positive(Unary):
+    needs_input_values = False
+
+    def f(self, m, x):
+        return +x
+
+    def dx(self, m, gy, y, x):
+        return gy
+
+
+class Abs(Unary):
+    def f(self, m, x):
+        return m.abs(x)
+
+    def dx(self, m, gy, y, x):
+        return gy * m.sign(x)
+
+
+class Exp(Unary):
+    result, saves_output = "float", True
+
+    def f(self, m, x):
+        return m.exp(x)
+
+    def dx(self, m, gy, y, x):
+        return gy * y
+
+
+class Expm1(Unary):
+    result, saves_output = "float", True
+
+    def f(self, m, x):
+        return m.expm1(x)
+
+    def dx(self, m, gy, y, x):
+        return gy * (y + 1)
+
+
+class Log(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.log(x)
+
+    def dx(self, m, gy, y, x):
+        return gy / x
+
+
+class Log1p(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.log1p(x)
+
+    def dx(self, m, gy, y, x):
+        return gy / (1 + x)
+
+
+class Log2(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.log2(x)
+
+    def dx(self, m, gy, y, x):
+        return gy / (x * _LN2)
+
+
+class Log10(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.log10(x)
+
+    def dx(self, m, gy, y, x):
+        return gy / (x * _LN10)
+
+
+class Sqrt(Unary):
+    result, saves_output = "float", True
+
+    def f(self, m, x):
+        return m.sqrt(x)
+
+    def dx(self, m, gy, y, x):
+        return gy / (2 * y)
+
+
+class Square(Unary):
+    def f(self, m, x):
+        return x * x
+
+    def dx(self, m, gy, y, x):
+        return 2 * x * gy
+
+
+class Reciprocal(Unary):
+    result, saves_output = "float", True
+
+    def f(self, m, x):
+        return 1 / x
+
+    def dx(self, m, gy, y, x):
+        return -gy * y * y
+
+
+class Sin(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.sin(x)
+
+    def dx(self, m, gy, y, x):
+        return gy * m.cos(x)
+
+
+class Cos(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.cos(x)
+
+    def dx(self, m, gy, y, x):
+        return -gy * m.sin(x)
+
+
+class Tan(Unary):
+    result, saves_output = "float", True
+
+    def f(self, m, x):
+        return m.tan(x)
+
+    def dx(self, m, gy, y, x):
+        return gy * (1 + y * y)
+
+
+class Arcsin(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.arcsin(x)
+
+    def dx(self, m, gy, y, x):
+        return gy / m.sqrt(1 - x * x)
+
+
+class Arccos(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.arccos(x)
+
+    def dx(self, m, gy, y, x):
+        return -gy / m.sqrt(1 - x * x)
+
+
+class Arctan(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.arctan(x)
+
+    def dx(self, m, gy, y, x):
+        return gy / (1 + x * x)
+
+
+class Sinh(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.sinh(x)
+
+    def dx(self, m, gy, y, x):
+        return gy * m.cosh(x)
+
+
+class Cosh(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.cosh(x)
+
+    def dx(self, m, gy, y, x):
+        return gy * m.sinh(x)
+
+
+class Tanh(Unary):
+    result, saves_output = "float", True
+
+    def f(self, m, x):
+        return m.tanh(x)
+
+    def dx(self, m, gy, y, x):
+        return gy * (1 - y * y)
+
+
+class Arctanh(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.arctanh(x)
+
+    def dx(self, m, gy, y, x):
+        return gy / (1 - x * x)
+
+
+class Sigmoid(Unary):
+    result, saves_output = "float", True
+
+    def f(self, m, x):
+        return m.sigmoid(x)
+
+    def dx(self, m, gy, y, x):
+        return gy * y * (1 - y)
+
+
+class Relu(Unary):
+    def f(self, m, x):
+        return m.where(x > 0, x, 0)
+
+    def dx(self, m, gy, y, x):
+        return m.where(x > 0, gy, 0)
+
+
+class LeakyRelu(Unary):
+    result = "float"
+
+    def __init__(self, negative_slope: float = 0.01):
+        self.negative_slope = negative_slope
+
+    def f(self, m, x):
+        return m.where(x > 0, x, x * self.negative_slope)
+
+    def dx(self, m, gy, y, x):
+        return m.where(x > 0, gy, gy * self.negative_slope)
+
+
+class Gelu(Unary):
+    """x·Φ(x), or with ``approximate="tanh"`` the tanh approximation PyTorch offers."""
+
+    result = "float"
+
+    def __init__(self, approximate: str = "none"):
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def f(self, m, x):
+        if self.approximate == "tanh":
+            return 0.5 * x * (1 + m.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
+        return 0.5 * x * (1 + m.erf(x * _SQRT1_2))
+
+    def dx(self, m, gy, y, x):
+        if self.approximate == "tanh":
+            t = m.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+            dt = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x) * (1 - t * t)
+            return gy * (0.5 * (1 + t) + 0.5 * x * dt)
+        return gy * (0.5 * (1 + m.erf(x * _SQRT1_2)) + x * _INV_SQRT_2PI * m.exp(-0.5 * x * x))
+
+
+class Silu(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return x * m.sigmoid(x)
+
+    def dx(self, m, gy, y, x):
+        s = m.sigmoid(x)
+        return gy * s * (1 + x * (1 - s))
+
+
+class Softplus(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.softplus(x)
+
+    def dx(self, m, gy, y, x):
+        return gy * m.sigmoid(x)
+
+
+class Erf(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.erf(x)
+
+    def dx(self, m, gy, y, x):
+        return gy * _TWO_OVER_SQRT_PI * m.exp(-x * x)
+
+
+class Clip(Unary):
+    def __init__(self, a_min=None, a_max=None):
+        if a_min is None and a_max is None:
+            raise ValueError("clip needs at least one of a_min and a_max")
+        self.a_min, self.a_max = a_min, a_max
+
+    def _dtype_operands(self, inputs):
+        bounds = [b for b in (self.a_min, self.a_max) if b is not None]
+        return super()._dtype_operands(list(inputs) + bounds)
+
+    def f(self, m, x):
+        if self.a_min is not None:
+            x = m.maximum(x, self.a_min)
+        if self.a_max is not None:
+            x = m.minimum(x, self.a_max)
+        return x
+
+    def dx(self, m, gy, y, x):
+        inside = x == x  # NaN positions get no gradient, like PyTorch's clamp
+        if self.a_min is not None:
+            inside = inside & (x >= self.a_min)
+        if self.a_max is not None:
+            inside = inside & (x <= self.a_max)
+        return m.where(inside, gy, 0)
+
+
+class Sign(Piecewise):
+    def f(self, m, x):
+        return m.sign(x)
+
+
+class Floor(Piecewise):
+    def f(self, m, x):
+        return m.floor(x)
+
+
+class Ceil(Piecewise):
+    def f(self, m, x):
+        return m.ceil(x)
+
+
+class Trunc(Piecewise):
+    def f(self, m, x):
+        return m.trunc(x)
+
+
+class Round(Piecewise):
+    """Round half to even, as numpy's ``round`` (``decimals`` places)."""
+
+    def __init__(self, decimals: int = 0):
+        self.decimals = int(decimals)
+
+    def f(self, m, x):
+        if self.decimals == 0:
+            return m.rint(x)
+        scale = 10.0**self.decimals
+        return m.rint(x * scale) / scale
+
+
+class Isnan(Test):
+    def f(self, m, x):
+        return m.isnan(x)
+
+
+class Isfinite(Test):
+    def f(self, m, x):
+        return m.isfinite(x)
+
+
+class LogicalNot(Test):
+    def f(self, m, x):
+        return m.logical_not(x)
+
+
+negative = _op(Negative, "negative", "-x.")
+positive = _op(Positive, "positive", "+x (a copy).")
+abs = _op(Abs, "abs", "|x|.")  # noqa: A001  numpy's spelling
+absolute = abs
+exp = _op(Exp, "exp", "e ** x.")
+expm1 = _op(Expm1, "expm1", "e ** x - 1, accurate near 0.")
+log = _op(Log, "log", "Natural logarithm.")
+log1p = _op(Log1p, "log1p", "log(1 + x), accurate near 0.")
+log2 = _op(Log2, "log2", "Base-2 logarithm.")
+log10 = _op(Log10, "log10", "Base-10 logarithm.")
+sqrt = _op(Sqrt, "sqrt", "Square root.")
+square = _op(Square, "square", "x * x.")
+reciprocal = _op(Reciprocal, "reciprocal", "1 / x.")
+sin = _op(Sin, "sin", "Sine.")
+cos = _op(Cos, "cos", "Cosine.")
+tan = _op(Tan, "tan", "Tangent.")
+arcsin = _op(Arcsin, "arcsin", "Inverse sine.")
+arccos = _op(Arccos, "arccos", "Inverse cosine.")
+arctan = _op(Arctan, "arctan", "Inverse tangent.")
+sinh = _op(Sinh, "sinh", "Hyperbolic sine.")
+cosh = _op(Cosh, "cosh", "Hyperbolic cosine.")
+tanh = _op(Tanh, "tanh", "Hyperbolic tangent.")
+arctanh = _op(Arctanh, "arctanh", "Inverse hyperbolic tangent.")
+sigmoid = _op(Sigmoid, "sigmoid", "1 / (1 + e ** -x), computed without overflow.")
+relu = _op(Relu, "relu", "max(x, 0).")
+silu = _op(Silu, "silu", "x * sigmoid(x).")
+softplus = _op(Softplus, "softplus", "log(1 + e ** x), computed without overflow.")
+erf = _op(Erf, "erf", "The error function.")
+sign = _op(Sign, "sign", "-1, 0 or 1 (NaN stays NaN).")
+floor = _op(Floor, "floor", "Largest integer <= x.")
+ceil = _op(Ceil, "ceil", "Smallest integer >= x.")
+trunc = _op(Trunc, "trunc", "x rounded toward zero.")
+isnan = _op(Isnan, "isnan", "True where x is NaN.")
+isfinite = _op(Isfinite, "isfinite", "True where x is neither infinite nor NaN.")
+logical_not = _op(LogicalNot, "logical_not", "not x, elementwise, as bool.")
+
+
+def leaky_relu(x, negative_slope: float = 0.01):
+    """x where x > 0, else negative_slope * x."""
+    return LeakyRelu(negative_slope)(x)
+
+
+def gelu(x, approximate: str = "none"):
+    """x·Φ(x) (``approximate="tanh"``: PyTorch's tanh approximation)."""
+    return Gelu(approximate)(x)
+
+
+def clip(x, a_min=None, a_max=None):
+    """x limited to [a_min, a_max] (either may be None), numpy's ``clip``."""
+    return Clip(a_min, a_max)(x)
+
+
+def round(x, decimals: int = 0):  # noqa: A001  numpy's spelling
+    """Round half to even to ``decimals`` places."""
+    return Round(decimals)(x)
+
+
+
+__all__ = [
+    "negative", "positive", "abs", "absolute", "exp", "expm1", "log", "log1p", "log2", "log10",
+    "sqrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
+    "cosh", "tanh", "arctanh", "sigmoid", "relu", "leaky_relu", "gelu", "silu", "softplus",
+    "erf", "sign", "floor", "ceil", "round", "trunc", "clip", "isnan", "isfinite",
+    "logical_not",
+]  # fmt: skip

@@ -1,0 +1,387 @@
+"""The backward engine: DeZero's steps, PyTorch's semantics, memory, errors."""
+
+import gc
+import threading
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import jitgrad as jg
+from jitgrad.autograd import Function
+
+# -- DeZero's steps ------------------------------------------------------------------------
+
+
+def test_sum_of_squares_gradient():
+    x = jg.tensor(2.0, requires_grad=True)
+    y = jg.tensor(3.0, requires_grad=True)
+    z = jg.square(x) + jg.square(y)
+    z.backward()
+    assert (z.item(), x.grad.item(), y.grad.item()) == (13.0, 4.0, 6.0)
+
+
+def test_same_input_twice_accumulates():
+    x = jg.tensor(3.0, requires_grad=True)
+    jg.add(x, x).backward()
+    assert x.grad.item() == 2.0
+    x.cleargrad()
+    jg.add(jg.add(x, x), x).backward()
+    assert x.grad.item() == 3.0
+
+
+def test_cleargrad_between_computations():
+    x = jg.tensor(3.0, requires_grad=True)
+    jg.add(x, x).backward()
+    x.cleargrad()
+    assert x.grad is None
+    (x * x).backward()
+    assert x.grad.item() == 6.0
+    x.grad = None
+    (x * 2).backward()
+    assert x.grad.item() == 2.0
+
+
+def test_generation_order_sums_every_branch_first():
+    x = jg.tensor(2.0, requires_grad=True)
+    a = jg.square(x)
+    y = jg.add(jg.square(a), jg.square(a))
+    y.backward()
+    assert (y.item(), x.grad.item()) == (32.0, 64.0)
+
+
+def test_generations_are_recorded():
+    x = jg.tensor(1.0, requires_grad=True)
+    a = jg.exp(x)
+    b = jg.square(a)
+    assert a.grad_fn.generation == 1 and b.grad_fn.generation == 2
+    assert x.is_leaf and not a.is_leaf
+
+
+def test_graph_is_freed_by_reference_counting_and_memory_stays_flat():
+    x = jg.random.default_rng(0).standard_normal(10_000)
+    x.requires_grad_()
+    gc.collect()
+    gc.disable()
+    try:
+        tracemalloc.start()
+        peaks = []
+        for _ in range(10):
+            y = jg.square(jg.square(jg.square(x)))
+            y.sum().backward()
+            x.cleargrad()
+            del y
+            peaks.append(tracemalloc.get_traced_memory()[0])
+        tracemalloc.stop()
+    finally:
+        gc.enable()
+    # After warm-up every iteration returns to the same footprint (within 64 KiB of noise).
+    assert max(peaks[3:]) - min(peaks[3:]) < 64 * 1024, peaks
+
+
+def test_functions_hold_outputs_weakly():
+    x = jg.tensor([1.0, 2.0], requires_grad=True)
+    y = jg.exp(x)
+    fn = y.grad_fn
+    assert fn.outputs[0]() is y
+    del y
+    assert fn.outputs[0]() is None
+
+
+def test_deep_chain_has_no_recursion_limit():
+    x = jg.tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(10_000):
+        y = y * 1.0001
+    y.backward()
+    assert x.grad.item() == pytest.approx(1.0001**10_000, rel=1e-9)
+
+
+# -- gradients out of place ----------------------------------------------------------------
+
+
+def test_gradients_accumulate_out_of_place():
+    x = jg.tensor([1.0, 2.0], requires_grad=True)
+    (x * 2).sum().backward()
+    first = x.grad
+    snapshot = first.tolist()
+    (x * 3).sum().backward()
+    assert first.tolist() == snapshot  # the earlier gradient was not written into
+    assert x.grad.tolist() == [5.0, 5.0] and x.grad is not first
+
+
+def test_non_scalar_backward_needs_a_gradient():
+    x = jg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    with pytest.raises(RuntimeError, match="needs a gradient argument"):
+        y.backward()
+    y.backward(jg.tensor([1.0, 10.0]))
+    assert x.grad.tolist() == [3.0, 30.0]
+    with pytest.raises(ValueError, match="does not match"):
+        (x * 3).backward(jg.ones(3))
+
+
+def test_backward_twice_needs_retain_graph():
+    x = jg.tensor(2.0, requires_grad=True)
+    y = jg.exp(x) * x
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.item() == pytest.approx(2 * 3 * np.exp(2.0))
+    with pytest.raises(RuntimeError, match="second time"):
+        y.backward()
+
+
+def test_intermediate_gradients_only_with_retain_grad():
+    x = jg.tensor(2.0, requires_grad=True)
+    a = x * 3
+    b = x * 4
+    b.retain_grad()
+    (a * b).backward()
+    assert a.grad is None and b.grad.item() == 6.0
+    assert x.grad.item() == 3 * 8 + 4 * 6
+
+
+# -- requires_grad, detach, no_grad ----------------------------------------------------------
+
+
+def test_requires_grad_keyword_and_method():
+    assert jg.zeros(3, requires_grad=True).requires_grad
+    assert jg.ones((2, 2), requires_grad=True).is_leaf
+    assert jg.arange(3.0, requires_grad=True).requires_grad
+    x = jg.tensor([1.0]).requires_grad_()
+    assert x.requires_grad and not (x * 2).detach().requires_grad
+    assert not (jg.tensor([1.0]) * 2).requires_grad
+    with pytest.raises(RuntimeError, match="floating point"):
+        jg.tensor([1, 2], requires_grad=True)
+    with pytest.raises(RuntimeError, match="floating point"):
+        jg.zeros(2, dtype=jg.bool).requires_grad_()
+    with pytest.raises(RuntimeError, match="leaf"):
+        (x * 2).requires_grad = False
+
+
+def test_detach_shares_storage():
+    x = jg.tensor([1.0, 2.0], requires_grad=True)
+    d = x.detach()
+    assert d.storage() is x.storage() and d.is_leaf and not d.requires_grad
+
+
+def test_no_grad_and_enable_grad_are_context_managers_and_decorators():
+    x = jg.tensor(1.0, requires_grad=True)
+    with jg.no_grad():
+        assert not (x * 2).requires_grad
+        with jg.enable_grad():
+            assert (x * 2).requires_grad
+    assert (x * 2).requires_grad
+
+    @jg.no_grad()
+    def evaluate(t):
+        return t * 2
+
+    assert not evaluate(x).requires_grad
+
+
+def test_grad_mode_is_thread_local():
+    seen = []
+    x = jg.tensor(1.0, requires_grad=True)
+
+    def worker():
+        seen.append((x * 2).requires_grad)
+
+    with jg.no_grad():
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+    assert seen == [True]
+
+
+# -- autograd.grad and higher order ----------------------------------------------------------
+
+
+def test_autograd_grad_does_not_touch_dot_grad():
+    x = jg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    (g,) = jg.autograd.grad(y, [x])
+    assert g.tolist() == [2.0, 4.0] and x.grad is None
+
+
+def test_tanh_higher_derivatives():
+    x = jg.tensor(0.5, requires_grad=True)
+    t = np.tanh(0.5)
+    (d1,) = jg.autograd.grad(jg.tanh(x), [x], create_graph=True)
+    (d2,) = jg.autograd.grad(d1, [x], create_graph=True)
+    (d3,) = jg.autograd.grad(d2, [x])
+    assert d1.item() == pytest.approx(1 - t**2)
+    assert d2.item() == pytest.approx(-2 * t * (1 - t**2))
+    assert d3.item() == pytest.approx(-2 * (1 - t**2) ** 2 + 4 * t**2 * (1 - t**2))
+
+
+def test_newton_method_on_a_quartic():
+    def f(x):
+        return x**4 - 2 * x**2
+
+    x = jg.tensor(2.0, requires_grad=True)
+    for _ in range(10):
+        y = f(x)
+        x.cleargrad()
+        y.backward(create_graph=True)
+        gx = x.grad
+        x.cleargrad()
+        gx.backward()
+        step = gx.item() / x.grad.item()
+        x = jg.tensor(x.item() - step, requires_grad=True)
+    assert x.item() == pytest.approx(1.0, abs=1e-9)
+
+
+def test_hessian_vector_product():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 3))
+    a = a + a.T
+    x = jg.tensor(rng.standard_normal(3), requires_grad=True)
+    v = jg.tensor(rng.standard_normal(3))
+    A = jg.tensor(a)
+    y = 0.5 * (x @ (A @ x)) + jg.sum(jg.sin(x))
+    (g,) = jg.autograd.grad(y, [x], create_graph=True)
+    (hv,) = jg.autograd.grad((g * v).sum(), [x])
+    expected = a @ v.numpy() - np.sin(x.numpy()) * v.numpy()
+    np.testing.assert_allclose(hv.numpy(), expected, rtol=1e-10)
+
+
+# -- in-place ops and the version counter --------------------------------------------------
+
+
+def test_in_place_change_of_a_saved_tensor_is_detected():
+    x = jg.tensor([1.0, 2.0], requires_grad=True)
+    w = jg.tensor([3.0, 4.0])
+    y = (x * w).sum()
+    w.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.backward()
+
+
+@pytest.mark.parametrize(
+    "modify",
+    [
+        lambda t: t.add_(1), lambda t: t.mul_(2), lambda t: t.zero_(), lambda t: t.fill_(3),
+        lambda t: t.__iadd__(1), lambda t: t.__setitem__(0, 5.0), lambda t: t.copy_(jg.ones(2)),
+    ],
+    ids=["add_", "mul_", "zero_", "fill_", "+=", "setitem", "copy_"],
+)
+def test_every_in_place_op_bumps_the_version(modify):
+    w = jg.tensor([3.0, 4.0])
+    x = jg.tensor([1.0, 2.0], requires_grad=True)
+    y = (jg.exp(x) * w).sum()
+    modify(w)
+    with pytest.raises(RuntimeError, match="in-place"):
+        y.backward()
+
+
+def test_saved_output_modified_in_place_is_detected():
+    x = jg.tensor([1.0, 2.0], requires_grad=True)
+    y = jg.exp(x)
+    z = (y * y).sum()
+    with jg.no_grad():
+        y.add_(1)
+    with pytest.raises(RuntimeError, match="in-place"):
+        z.backward()
+
+
+def test_in_place_on_a_leaf_that_requires_grad_raises():
+    x = jg.tensor([1.0, 2.0], requires_grad=True)
+    for modify in (lambda: x.add_(1), lambda: x.fill_(0), lambda: x.__setitem__(0, 1.0)):
+        with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+            modify()
+    with jg.no_grad():
+        x.add_(1)  # an optimizer step
+    assert x.tolist() == [2.0, 3.0]
+
+
+def test_in_place_on_a_non_leaf_is_recorded():
+    x = jg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = y + 0  # uses y before the in-place change: its gradient must not pass through it
+    y.mul_(3)
+    y[0] = y[0] * 10
+    (y.sum() + z.sum()).backward()
+    assert x.grad.tolist() == [2 * 3 * 10 + 2, 2 * 3 + 2]
+
+
+def test_in_place_from_a_tensor_that_requires_grad():
+    w = jg.tensor([1.0, 2.0], requires_grad=True)
+    buf = jg.zeros(2)
+    buf += w * w
+    assert buf.requires_grad and not buf.is_leaf
+    buf.sum().backward()
+    assert w.grad.tolist() == [2.0, 4.0]
+
+
+def test_in_place_casting_follows_numpy():
+    t = jg.zeros(2, dtype=jg.int32)
+    t += 3
+    assert t.tolist() == [3, 3]
+    with pytest.raises(TypeError, match="same_kind"):
+        t += 1.5
+
+
+# -- hooks and custom Functions ------------------------------------------------------------
+
+
+def test_hooks_see_and_replace_gradients():
+    x = jg.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    handle = x.register_hook(lambda g: seen.append(g.tolist()))
+    y = x * 3
+    y.register_hook(lambda g: g * 10)
+    y.sum().backward()
+    assert seen == [[30.0, 30.0]] and x.grad.tolist() == [30.0, 30.0]
+    handle.remove()
+    x.cleargrad()
+    (x * 1).sum().backward()
+    assert seen == [[30.0, 30.0]]
+
+
+def test_custom_function_with_two_outputs():
+    class SplitScale(Function):
+        def forward(self, x):
+            return x * 2, x * 3
+
+        def backward(self, g2, g3):
+            return g2 * 2 + g3 * 3
+
+    x = jg.tensor([1.0, 2.0], requires_grad=True)
+    a, b = SplitScale()(x)
+    a.sum().backward()  # b's gradient is missing: it counts as zero
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_function_converts_scalars_and_arrays():
+    class Affine(Function):
+        def forward(self, x, w, b):
+            return x * w + b
+
+        def backward(self, gy):
+            x, w, b = self.inputs
+            return gy * w, gy * x, gy
+
+    x = jg.tensor([1.0, 2.0], requires_grad=True)
+    y = Affine()(x, np.array([3.0, 4.0]), 1.0)
+    y.sum().backward()
+    assert y.tolist() == [4.0, 9.0] and x.grad.tolist() == [3.0, 4.0]
+
+
+def test_grad_of_integer_output_is_an_error():
+    x = jg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        jg.argmax(x).backward()
+
+
+def test_gradcheck_catches_a_wrong_backward():
+    class BadSquare(Function):
+        def forward(self, x):
+            return x * x
+
+        def backward(self, gy):
+            return gy * self.inputs[0]  # missing the factor 2
+
+    x = jg.tensor([0.3, -1.2], requires_grad=True)
+    with pytest.raises(jg.autograd.GradcheckError, match="finite differences"):
+        jg.autograd.gradcheck(lambda t: BadSquare()(t), x)

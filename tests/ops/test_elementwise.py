@@ -1,0 +1,295 @@
+"""Elementwise ops against numpy (forward) and finite differences (backward)."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import jitgrad as jg
+from jitgrad.autograd import gradcheck
+
+_erf = np.vectorize(math.erf)
+
+# name, numpy reference, domain where the op is smooth (for inputs and gradcheck)
+UNARY = [
+    ("negative", np.negative, (-3, 3)),
+    ("positive", np.positive, (-3, 3)),
+    ("abs", np.abs, (-3, 3)),
+    ("exp", np.exp, (-3, 3)),
+    ("expm1", np.expm1, (-3, 3)),
+    ("log", np.log, (0.1, 5)),
+    ("log1p", np.log1p, (-0.5, 5)),
+    ("log2", np.log2, (0.1, 5)),
+    ("log10", np.log10, (0.1, 5)),
+    ("sqrt", np.sqrt, (0.1, 5)),
+    ("square", np.square, (-3, 3)),
+    ("reciprocal", lambda x: 1 / x, (0.3, 3)),
+    ("sin", np.sin, (-3, 3)),
+    ("cos", np.cos, (-3, 3)),
+    ("tan", np.tan, (-1.2, 1.2)),
+    ("arcsin", np.arcsin, (-0.9, 0.9)),
+    ("arccos", np.arccos, (-0.9, 0.9)),
+    ("arctan", np.arctan, (-3, 3)),
+    ("sinh", np.sinh, (-3, 3)),
+    ("cosh", np.cosh, (-3, 3)),
+    ("tanh", np.tanh, (-3, 3)),
+    ("arctanh", np.arctanh, (-0.9, 0.9)),
+    ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), (-5, 5)),
+    ("relu", lambda x: np.maximum(x, 0), (-3, 3)),
+    ("leaky_relu", lambda x: np.where(x > 0, x, 0.01 * x), (-3, 3)),
+    ("gelu", lambda x: 0.5 * x * (1 + _erf(x / np.sqrt(2))), (-3, 3)),
+    ("silu", lambda x: x / (1 + np.exp(-x)), (-3, 3)),
+    ("softplus", lambda x: np.logaddexp(0, x), (-5, 5)),
+    ("erf", _erf, (-2, 2)),
+    ("sign", np.sign, (-3, 3)),
+    ("floor", np.floor, (-3, 3)),
+    ("ceil", np.ceil, (-3, 3)),
+    ("round", np.round, (-3, 3)),
+    ("trunc", np.trunc, (-3, 3)),
+]
+KINKS = {"abs", "relu", "leaky_relu", "sign", "floor", "ceil", "round", "trunc"}
+
+BINARY = [
+    ("add", np.add, (-3, 3), (-3, 3)),
+    ("subtract", np.subtract, (-3, 3), (-3, 3)),
+    ("multiply", np.multiply, (-3, 3), (-3, 3)),
+    ("divide", np.divide, (-3, 3), (0.5, 3)),
+    ("power", np.power, (0.2, 3), (-2, 2)),
+    ("maximum", np.maximum, (-3, 3), (-3, 3)),
+    ("minimum", np.minimum, (-3, 3), (-3, 3)),
+    ("arctan2", np.arctan2, (-3, 3), (0.5, 3)),
+    ("floor_divide", np.floor_divide, (-3, 3), (0.7, 3)),
+    ("remainder", np.remainder, (-3, 3), (0.7, 3)),
+]
+COMPARISONS = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+               "logical_and", "logical_or", "logical_xor"]  # fmt: skip
+SMOOTH_BINARY = {"add", "subtract", "multiply", "divide", "power", "arctan2"}
+
+
+def values(rng, shape, domain, avoid_kinks=False):
+    lo, hi = domain
+    x = rng.uniform(lo, hi, size=shape)
+    if avoid_kinks:  # keep finite differences away from 0 and from integers
+        x = np.round(x) + np.where(rng.random(shape) < 0.5, 0.3, -0.3)
+    return x
+
+
+def noncontiguous(name, rng, shape, domain, avoid_kinks=False):
+    """A float64 leaf plus a function that turns it into a transposed, stepped view."""
+    base = jg.tensor(values(rng, shape[::-1] + (2,), domain, avoid_kinks), requires_grad=True)
+    return base, lambda b: b[..., 0].T if len(shape) > 1 else b[..., 0]
+
+
+# -- forward -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, ref, domain", UNARY, ids=[u[0] for u in UNARY])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_unary_forward_matches_numpy(name, ref, domain, dtype):
+    rng = np.random.default_rng(0)
+    x = values(rng, (4, 5), domain).astype(dtype)
+    got = getattr(jg, name)(jg.from_numpy(x))
+    with np.errstate(all="ignore"):
+        expected = ref(x.astype(np.float64)).astype(dtype)
+    assert got.dtype.name == dtype
+    tol = {"float16": 2e-3, "float32": 2e-6, "float64": 1e-12}[dtype]
+    np.testing.assert_allclose(got.numpy().astype(np.float64), expected, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", ["exp", "sqrt", "sin", "tanh", "sigmoid", "log1p"])
+def test_float_ops_on_integers_give_the_default_float(name):
+    t = jg.tensor([1, 2, 3])
+    assert getattr(jg, name)(t).dtype is jg.float64
+    jg.set_default_dtype(jg.float32)
+    try:
+        assert getattr(jg, name)(t).dtype is jg.float32
+    finally:
+        jg.set_default_dtype(jg.float64)
+    assert jg.abs(t).dtype is jg.int64 and jg.negative(t).tolist() == [-1, -2, -3]
+
+
+def test_special_values_follow_numpy():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e308, -1e308, 5e-324])
+    for name, ref in [("exp", np.exp), ("log", np.log), ("sqrt", np.sqrt), ("tanh", np.tanh),
+                      ("abs", np.abs), ("sign", np.sign), ("floor", np.floor)]:  # fmt: skip
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(getattr(jg, name)(jg.from_numpy(x)).numpy(), ref(x))
+    np.testing.assert_array_equal(jg.sigmoid(jg.tensor([-1e4, 1e4])).numpy(), [0.0, 1.0])
+    np.testing.assert_array_equal(jg.softplus(jg.tensor([-1e4, 1e4])).numpy(), [0.0, 1e4])
+    np.testing.assert_array_equal(jg.isnan(jg.from_numpy(x)).numpy(), np.isnan(x))
+    np.testing.assert_array_equal(jg.isfinite(jg.from_numpy(x)).numpy(), np.isfinite(x))
+    np.testing.assert_array_equal(jg.logical_not(jg.from_numpy(x)).numpy(), np.logical_not(x))
+
+
+def test_clip_and_rounding_options():
+    x = np.array([-2.5, -0.5, 0.5, 1.5, 2.5, 3.14159])
+    np.testing.assert_array_equal(jg.clip(jg.from_numpy(x), -1, 2).numpy(), np.clip(x, -1, 2))
+    np.testing.assert_array_equal(jg.clip(jg.from_numpy(x), None, 0).numpy(), np.clip(x, None, 0))
+    np.testing.assert_array_equal(jg.round(jg.from_numpy(x)).numpy(), np.round(x))
+    np.testing.assert_allclose(jg.round(jg.from_numpy(x), 2).numpy(), np.round(x, 2))
+    with pytest.raises(ValueError, match="a_min and a_max"):
+        jg.clip(jg.from_numpy(x))
+    with pytest.raises(ValueError, match="approximate"):
+        jg.gelu(jg.from_numpy(x), approximate="cubic")
+
+
+broadcastable = hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(shapes=broadcastable, op=st.sampled_from(BINARY), dtype=st.sampled_from(["float32", "float64"]))
+def test_binary_forward_broadcasts_like_numpy(shapes, op, dtype):
+    name, ref, da, db = op
+    rng = np.random.default_rng(1)
+    a = values(rng, shapes.input_shapes[0], da).astype(dtype)
+    b = values(rng, shapes.input_shapes[1], db).astype(dtype)
+    got = getattr(jg, name)(jg.from_numpy(a), jg.from_numpy(b))
+    expected = ref(a, b)
+    assert got.shape == expected.shape and got.dtype.numpy == expected.dtype
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6 if dtype == "float32" else 1e-13)
+
+
+@settings(max_examples=40, deadline=None)
+@given(shapes=broadcastable, name=st.sampled_from(COMPARISONS))
+def test_comparisons_give_bool_without_grad(shapes, name):
+    rng = np.random.default_rng(2)
+    a = rng.integers(-2, 3, shapes.input_shapes[0]).astype(np.float64)
+    b = rng.integers(-2, 3, shapes.input_shapes[1]).astype(np.float64)
+    ta = jg.tensor(a, requires_grad=True)
+    got = getattr(jg, name)(ta, jg.from_numpy(b))
+    assert got.dtype is jg.bool and not got.requires_grad
+    np.testing.assert_array_equal(got.numpy(), getattr(np, name)(a, b))
+
+
+@pytest.mark.parametrize("a_dtype, b_dtype", [("int8", "uint8"), ("int32", "float32"),
+                                              ("float16", "float32"), ("bool", "int16"),
+                                              ("int64", "float64")])  # fmt: skip
+def test_mixed_dtypes_promote_like_numpy(a_dtype, b_dtype):
+    a = np.array([1, 2, 3]).astype(a_dtype)
+    b = np.array([3, 1, 2]).astype(b_dtype)
+    for name in ("add", "multiply", "maximum", "divide"):
+        got = getattr(jg, name)(jg.from_numpy(a), jg.from_numpy(b))
+        expected = getattr(np, name)(a, b)
+        assert got.dtype.numpy == expected.dtype, name
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-3)
+
+
+def test_python_scalars_are_weak():
+    f32 = jg.ones(2, dtype=jg.float32)
+    assert (f32 + 2.0).dtype is jg.float32 and (2 * f32).dtype is jg.float32
+    assert (jg.ones(2, dtype=jg.int8) + 1).dtype is jg.int8
+    assert (jg.ones(2, dtype=jg.int8) + 1.5).dtype is jg.float64
+    assert (f32 / 2).dtype is jg.float32 and (jg.arange(3) / 2).dtype is jg.float64
+    with pytest.raises(OverflowError, match="300"):
+        jg.ones(2, dtype=jg.uint8) + 300
+
+
+def test_operators_on_both_sides_and_in_place():
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    t = jg.from_numpy(a.copy())
+    cases = [
+        (t + 1, a + 1), (1 - t, 1 - a), (t * a, a * a), (a / t, a / a), (t // 3, a // 3),
+        (7 % t, 7 % a), (t**2, a**2), (2**t, 2**a), (t @ a, a @ a), (a @ t, a @ a),
+        (-t, -a), (abs(-t), a), (t > 2, a > 2), (2 <= t, 2 <= a), (t == a, a == a),
+        ((t > 1) & (t < 4), (a > 1) & (a < 4)), (~(t > 2), ~(a > 2)),
+        (np.exp(t), np.exp(a)), (np.maximum(a, t), a),
+    ]  # fmt: skip
+    for got, expected in cases:
+        assert isinstance(got, jg.Tensor)
+        np.testing.assert_allclose(got.numpy(), expected)
+    t += 1
+    t *= 2
+    t -= a
+    t /= 2
+    np.testing.assert_allclose(t.numpy(), ((a + 1) * 2 - a) / 2)
+
+
+def test_where_broadcasts_and_routes_gradients():
+    c = jg.tensor([[True], [False]])
+    a = jg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = jg.tensor(10.0, requires_grad=True)
+    y = jg.where(c, a, b)
+    np.testing.assert_array_equal(y.numpy(), np.where([[True], [False]], [1.0, 2.0, 3.0], 10.0))
+    y.sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0, 1.0] and b.grad.item() == 3.0
+
+
+# -- backward ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, ref, domain", UNARY, ids=[u[0] for u in UNARY])
+def test_unary_gradcheck_on_noncontiguous_inputs(name, ref, domain):
+    rng = np.random.default_rng(3)
+    base, view = noncontiguous(name, rng, (3, 4), domain, avoid_kinks=name in KINKS)
+    op = getattr(jg, name)
+    assert gradcheck(lambda b: op(view(b)), base)
+
+
+@pytest.mark.parametrize("name, ref, da, db", BINARY, ids=[b[0] for b in BINARY])
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((4,), (2, 3, 4)), ((), (3,))])
+def test_binary_gradcheck_with_broadcasting(name, ref, da, db, shapes):
+    rng = np.random.default_rng(4)
+    op = getattr(jg, name)
+    if name in ("floor_divide", "remainder"):  # keep a / b a quarter away from integers
+        a = np.round(values(rng, shapes[0], da)) + 0.5
+        b = np.full(shapes[1], 2.0)
+    else:
+        kinks = name not in SMOOTH_BINARY
+        a = values(rng, shapes[0], da, kinks)
+        b = values(rng, shapes[1], db, kinks) + (0.05 if kinks else 0)
+    assert gradcheck(op, jg.tensor(a, requires_grad=True), jg.tensor(b, requires_grad=True))
+
+
+def test_gradcheck_through_expanded_and_stepped_views():
+    rng = np.random.default_rng(5)
+    a = jg.tensor(rng.standard_normal((3, 1)), requires_grad=True)
+    b = jg.tensor(rng.standard_normal((8, 10)), requires_grad=True)
+    assert gradcheck(lambda a, b: jg.tanh(a.expand(3, 4) * b[::2, ::-2].T[1:4]), a, b)
+
+
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "sin", "log", "sqrt", "gelu", "silu",
+                                  "softplus", "reciprocal", "erf", "arctan"])  # fmt: skip
+def test_second_derivatives_match_finite_differences(name):
+    op = getattr(jg, name)
+    x = jg.tensor([0.3, 0.7, 1.9], requires_grad=True)
+
+    def first(t):
+        (g,) = jg.autograd.grad(op(t).sum(), [t], create_graph=True)
+        return g
+
+    assert gradcheck(first, x)
+
+
+def test_gelu_tanh_approximation_and_leaky_slope():
+    x = np.linspace(-3, 3, 13)
+    expected = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+    np.testing.assert_allclose(jg.gelu(jg.from_numpy(x), approximate="tanh").numpy(), expected)
+    t = jg.tensor([-1.3, 0.4, 2.2], requires_grad=True)
+    assert gradcheck(lambda t: jg.gelu(t, approximate="tanh"), t)
+    assert gradcheck(lambda t: jg.leaky_relu(t, 0.2), t)
+    assert gradcheck(lambda t: jg.clip(t, -1, 1), t)
+
+
+def test_maximum_ties_share_the_gradient():
+    a = jg.tensor([1.0, 2.0], requires_grad=True)
+    b = jg.tensor([1.0, 0.0], requires_grad=True)
+    jg.maximum(a, b).sum().backward()
+    assert a.grad.tolist() == [0.5, 1.0] and b.grad.tolist() == [0.5, 0.0]
+
+
+def test_mismatched_shapes_name_both():
+    with pytest.raises(ValueError, match=r"\(2, 3\).*\(4,\)"):
+        jg.ones((2, 3)) + jg.ones(4)
+
+
+def test_float16_computes_in_float32():
+    x = np.array([0.1, 1000.0, 3.3], dtype=np.float16)
+    got = jg.exp(jg.from_numpy(x) / 1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = np.exp(x.astype(np.float32) / 1000).astype(np.float16)
+    np.testing.assert_array_equal(got.numpy(), expected)

@@ -1,0 +1,88 @@
+"""Shape ops with gradients: views stay views, gradients go back in place."""
+
+import numpy as np
+import pytest
+
+import jitgrad as jg
+from jitgrad.autograd import gradcheck
+
+
+def leaf(shape, seed=0):
+    return jg.tensor(np.random.default_rng(seed).standard_normal(shape), requires_grad=True)
+
+
+def test_differentiable_views_share_storage():
+    x = leaf((2, 3, 4))
+    for view in (x.reshape(6, 4), x.permute(2, 0, 1), x.T, x.mT, x[1:, ::-2], x.flip(1),
+                 x.diagonal(0, 1, 2), x.unsqueeze(0).squeeze(0), x.flatten(1), x.narrow(2, 1, 2),
+                 x.expand(5, 2, 3, 4), x.view(3, 8), x.swapaxes(0, 2)):  # fmt: skip
+        assert view.storage() is x.storage() and view.grad_fn is not None
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t: t.reshape(4, 6) * jg.arange(6.0),
+        lambda t: t.permute(2, 0, 1) * jg.arange(3.0),
+        lambda t: t.transpose(0, 2).sum(0),
+        lambda t: t[1, ::-1, 1:3] ** 2,
+        lambda t: t[..., None, 0].expand(2, 3, 5) * jg.arange(5.0),
+        lambda t: t.flip((0, 2)).cumsum(1),
+        lambda t: t.diagonal(1, 1, 2) * 3,
+        lambda t: jg.concatenate([t, t[:, :1] * 2], axis=1),
+        lambda t: jg.stack([t[0], t[1] ** 2], axis=-1),
+        lambda t: t.flatten().narrow(0, 3, 10).view(2, 5),
+        lambda t: jg.squeeze(t[:, :1], 1) + t.unsqueeze(1)[:, 0, 0],
+        lambda t: t.astype(jg.float64) * t.clone(),
+        lambda t: t.contiguous() * t.T.contiguous().T,
+    ],
+)
+def test_movement_gradcheck(fn):
+    assert gradcheck(fn, leaf((2, 3, 4)))
+
+
+def test_view_backward_under_create_graph():
+    x = leaf((3, 3))
+
+    def first(t):
+        (g,) = jg.autograd.grad((t[::2, 1:] ** 3).sum() + (t.T.reshape(9) ** 2).sum(), [t],
+                                create_graph=True)  # fmt: skip
+        return g
+
+    assert gradcheck(first, x)
+
+
+def test_numpy_spellings():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    t = jg.from_numpy(a)
+    np.testing.assert_array_equal(jg.reshape(t, (6, 4)).numpy(), a.reshape(6, 4))
+    np.testing.assert_array_equal(jg.transpose(t).numpy(), a.T)
+    np.testing.assert_array_equal(jg.transpose(t, (1, 0, 2)).numpy(), a.transpose(1, 0, 2))
+    np.testing.assert_array_equal(jg.expand_dims(t, 1).numpy(), np.expand_dims(a, 1))
+    np.testing.assert_array_equal(jg.squeeze(jg.expand_dims(t, 0)).numpy(), a)
+    np.testing.assert_array_equal(jg.broadcast_to(t[:, :1], (2, 3, 4)).numpy(),
+                                  np.broadcast_to(a[:, :1], (2, 3, 4)))  # fmt: skip
+    np.testing.assert_array_equal(jg.flip(t, 1).numpy(), np.flip(a, 1))
+    np.testing.assert_array_equal(jg.concatenate([t, t], axis=-1).numpy(), np.concatenate([a, a], -1))
+    np.testing.assert_array_equal(jg.stack([t, t], axis=1).numpy(), np.stack([a, a], 1))
+    np.testing.assert_array_equal(jg.diagonal(t, 0, 1, 2).numpy(), np.diagonal(a, 0, 1, 2))
+
+
+def test_shape_errors_are_clear():
+    t = jg.zeros((2, 3))
+    with pytest.raises(ValueError, match="differ in another axis"):
+        jg.concatenate([t, jg.zeros((3, 3))], axis=1)
+    with pytest.raises(ValueError, match="equal shapes"):
+        jg.stack([t, jg.zeros((3, 2))])
+    with pytest.raises(ValueError, match="cannot reshape 6 elements"):
+        t.reshape(4)
+    with pytest.raises(ValueError, match="use reshape"):
+        t.T.view(6)
+    with pytest.raises(ValueError, match="not a permutation"):
+        t.permute(1, 1)
+
+
+def test_cast_gradient_comes_back_in_the_input_dtype():
+    x = jg.tensor([1.0, 2.0], dtype=jg.float32, requires_grad=True)
+    (x.astype(jg.float64) * 3).sum().backward()
+    assert x.grad.dtype is jg.float32 and x.grad.tolist() == [3.0, 3.0]

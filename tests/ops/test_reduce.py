@@ -1,0 +1,123 @@
+"""Reductions against numpy and finite differences."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import jitgrad as jg
+from jitgrad.autograd import gradcheck
+
+REDUCTIONS = [
+    ("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("max", np.max), ("min", np.min),
+    ("var", np.var), ("std", np.std), ("all", np.all), ("any", np.any),
+    ("logsumexp", lambda a, axis=None, keepdims=False: np.log(np.sum(np.exp(a), axis=axis, keepdims=keepdims))),
+]  # fmt: skip
+DIFFERENTIABLE = ["sum", "mean", "prod", "max", "min", "var", "std", "logsumexp"]
+
+
+@st.composite
+def array_and_axis(draw):
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=4))
+    axis = draw(
+        st.none()
+        | st.integers(-len(shape), len(shape) - 1)
+        | st.lists(st.integers(0, len(shape) - 1), min_size=1, unique=True).map(tuple)
+    )
+    return shape, axis
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=array_and_axis(), op=st.sampled_from(REDUCTIONS), keepdims=st.booleans())
+def test_reductions_match_numpy(case, op, keepdims):
+    shape, axis = case
+    name, ref = op
+    a = np.random.default_rng(0).uniform(0.5, 1.5, shape)
+    got = getattr(jg, name)(jg.from_numpy(a), axis=axis, keepdims=keepdims)
+    expected = ref(a, axis=axis, keepdims=keepdims)
+    assert got.shape == np.shape(expected)
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 2), -1])
+def test_reduction_gradcheck(name, axis):
+    rng = np.random.default_rng(1)
+    base = jg.tensor(rng.permutation(24).reshape(4, 3, 2) / 7.0 + 0.5, requires_grad=True)
+    fn = getattr(jg, name)
+    # The input is a transposed view; distinct values keep max/min away from ties.
+    assert gradcheck(lambda b: fn(b.permute(2, 1, 0), axis=axis), base)
+    assert gradcheck(lambda b: fn(b.permute(2, 1, 0), axis=axis, keepdims=True), base)
+
+
+def test_prod_gradient_with_zeros():
+    x = jg.tensor([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0], [1.0, 4.0, 2.0]], requires_grad=True)
+    jg.prod(x, axis=1).sum().backward()
+    assert x.grad.tolist() == [[0.0, 6.0, 0.0], [0.0, 0.0, 0.0], [8.0, 2.0, 4.0]]
+    assert gradcheck(lambda t: jg.prod(t, axis=0), x)
+
+
+def test_max_ties_share_the_gradient():
+    x = jg.tensor([3.0, 1.0, 3.0], requires_grad=True)
+    jg.max(x).backward()
+    assert x.grad.tolist() == [0.5, 0.0, 0.5]
+
+
+def test_argmax_argmin_cumulative():
+    a = np.random.default_rng(2).standard_normal((3, 5))
+    t = jg.from_numpy(a)
+    for axis in (None, 0, 1, -1):
+        assert jg.argmax(t, axis=axis).tolist() == np.argmax(a, axis=axis).tolist()
+        assert jg.argmin(t, axis).tolist() == np.argmin(a, axis).tolist()
+    assert jg.argmax(t, axis=1, keepdims=True).shape == (3, 1)
+    for axis in (None, 0, 1):
+        np.testing.assert_allclose(jg.cumsum(t, axis).numpy(), np.cumsum(a, axis))
+        np.testing.assert_allclose(jg.cumprod(t, axis).numpy(), np.cumprod(a, axis))
+    x = jg.tensor(a + 3.0, requires_grad=True)
+    assert gradcheck(lambda t: jg.cumsum(t.T, axis=0), x)
+    assert gradcheck(lambda t: jg.cumprod(t, axis=1), x)
+
+
+def test_integer_sums_and_means():
+    t = jg.tensor([[1, 2], [3, 4]], dtype=jg.int32)
+    assert jg.sum(t).dtype.numpy == np.sum(np.array([1], np.int32)).dtype
+    assert jg.mean(t).item() == 2.5 and jg.mean(t).dtype is jg.float64
+    assert jg.sum(jg.tensor([True, True, False])).item() == 2
+
+
+def test_torch_aliases_and_methods():
+    a = np.arange(12.0).reshape(3, 4)
+    t = jg.from_numpy(a)
+    np.testing.assert_array_equal(t.sum(dim=1, keepdim=True).numpy(), a.sum(1, keepdims=True))
+    np.testing.assert_array_equal(t.max(0).numpy(), a.max(0))
+    np.testing.assert_allclose(t.var(ddof=1).item(), a.var(ddof=1))
+    np.testing.assert_allclose(jg.var(t, 1, correction=1).numpy(), a.var(1, ddof=1))
+    np.testing.assert_allclose(t.std(axis=0).numpy(), a.std(0))
+    with pytest.raises(TypeError, match="either axis= or dim="):
+        jg.sum(t, axis=0, dim=1)
+    with pytest.raises(IndexError, match="out of range"):
+        jg.sum(t, axis=2)
+    with pytest.raises(ValueError, match="repeated axis"):
+        jg.sum(t, axis=(0, 0))
+    with pytest.raises(ValueError, match="empty axis"):
+        jg.max(jg.zeros((0, 3)), axis=0)
+
+
+def test_logsumexp_is_stable():
+    x = jg.tensor([[1e4, 1e4 + 1.0], [-1e4, -np.inf]], requires_grad=True)
+    out = jg.logsumexp(x, axis=1)
+    np.testing.assert_allclose(out.numpy(), [1e4 + 1 + np.log1p(np.exp(-1.0)), -1e4])
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy()[0], [1 / (1 + np.e), np.e / (1 + np.e)])
+    assert x.grad.numpy()[1].tolist() == [1.0, 0.0]
+
+
+def test_second_order_through_reductions():
+    x = jg.tensor([0.5, 1.5, -0.3], requires_grad=True)
+
+    def first(t):
+        (g,) = jg.autograd.grad(jg.logsumexp(t) + jg.std(t) * jg.mean(t * t), [t], create_graph=True)
+        return g
+
+    assert gradcheck(first, x)
