@@ -23,6 +23,7 @@ class ThreadState(threading.local):
     """Settings each thread sees on its own (PyTorch's grad mode is thread-local too)."""
 
     grad_enabled: bool = True
+    tape: object = None  # the jg.jit trace being recorded by this thread, if any
 
 
 @dataclass
@@ -34,6 +35,19 @@ class Config:
     parallel_threshold: int = field(
         default_factory=lambda: _env_int("JITGRAD_PARALLEL_THRESHOLD", 1 << 16)
     )
+    # Bytes of freed large buffers kept for reuse (storage/buffers.py: BufferPool).
+    pool_bytes: int = field(default_factory=lambda: _env_int("JITGRAD_POOL_BYTES", 1 << 30))
+    # JITGRAD_DEBUG=1 logs every kernel generated (and why), =2 also prints its source.
+    debug: int = field(default_factory=lambda: _env_int("JITGRAD_DEBUG", 0))
+    # Where generated kernels and their compiled code live (JITGRAD_CACHE_DIR); empty
+    # means the user's cache directory.
+    cache_dir: str = field(default_factory=lambda: os.environ.get("JITGRAD_CACHE_DIR", ""))
+    # "jit": elementwise work runs in generated numba kernels. "reference": the numpy
+    # evaluator, the oracle the kernels are tested against.
+    backend: str = field(default_factory=lambda: os.environ.get("JITGRAD_BACKEND", "jit"))
+    # The kernel lowering of elementwise ops, installed by the jit layer when it is
+    # imported (ops sit below the jit and must not import it).
+    lowering: object = None
     thread: ThreadState = field(default_factory=ThreadState)
 
 

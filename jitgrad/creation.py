@@ -9,6 +9,7 @@ import numpy as np
 
 from . import dtypes
 from .autograd.tensor import Tensor
+from .recording import run
 from .storage import storage_class
 from .strided import layout
 from .tensor import TensorBase, wrap_numpy
@@ -160,5 +161,5 @@ def _filled(t: Tensor, value, requires_grad: bool) -> Tensor:
 
 def _filled_by_numpy(values: np.ndarray, d: dtypes.DType) -> Tensor:
     out = empty(values.shape, d)
-    out.numpy()[...] = values
+    run(np.copyto, out.numpy(), values)
     return out

@@ -6,11 +6,14 @@ Values are drawn by numpy's PCG64 bit generator, so a seed gives the same number
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from . import dtypes
 from .creation import asarray, from_numpy
 from .autograd.tensor import Tensor
+from .recording import compute
 
 
 class Generator:
@@ -28,8 +31,8 @@ class Generator:
         d = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(dtype)
         if not d.is_floating_point:
             raise TypeError(f"expected a floating dtype, got {d.name}")
-        values = draw(size)
-        return from_numpy(np.asarray(values, dtype=d.numpy))
+        # Drawn through compute(): a jitted function draws fresh numbers on every call.
+        return from_numpy(compute(lambda: np.asarray(draw(size), dtype=d.numpy)))
 
     def random(self, size=None, dtype=None) -> Tensor:
         """Uniform floats in [0, 1)."""
@@ -48,14 +51,14 @@ class Generator:
         d = dtypes.as_dtype(dtype)
         if not d.is_integer:
             raise TypeError(f"integers() needs an integer dtype, got {d.name}")
-        values = self._rng.integers(low, high, size, dtype=d.numpy, endpoint=endpoint)
-        return from_numpy(np.asarray(values))
+        draw = partial(self._rng.integers, low, high, size, dtype=d.numpy, endpoint=endpoint)
+        return from_numpy(compute(draw))
 
     def permutation(self, x) -> Tensor:
         """A shuffled ``arange(x)`` for an int, else a shuffled copy along the first axis."""
         if isinstance(x, (int, np.integer)):
-            return from_numpy(self._rng.permutation(x))
-        return from_numpy(self._rng.permutation(asarray(x).numpy()))
+            return from_numpy(compute(self._rng.permutation, x))
+        return from_numpy(compute(self._rng.permutation, asarray(x).numpy()))
 
 
 def default_rng(seed=None) -> Generator:

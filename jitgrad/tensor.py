@@ -17,6 +17,7 @@ import numpy as np
 
 from . import dtypes
 from .storage import Storage, UntypedStorage, storage_class
+from .recording import run
 from .storage import kernels as storage_kernels
 from .strided import layout
 from .strided.copy import copy_strided
@@ -334,7 +335,7 @@ class TensorBase:
             bits = self._storage._kernel_scalar(value)
             self._storage._version += 1
             start = self._offset
-            storage_kernels.fill(self._storage.kernel_array, start, start + self.numel(), bits)
+            run(storage_kernels.fill, self._storage.kernel_array, start, start + self.numel(), bits)
             return self
         return self.copy_(value)
 
@@ -370,7 +371,7 @@ class TensorBase:
         if _may_overlap(self, src) and not _same_layout(self, src):
             src = src.clone()
         self._storage._version += 1
-        copy_strided(src._storage.kernel_array, src._offset, src._strides,
+        run(copy_strided, src._storage.kernel_array, src._offset, src._strides,
                      self._storage.kernel_array, self._offset, self._strides, self._shape)  # fmt: skip
 
     # -- Python and numpy interop --------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import itertools
 
+from .._config import config
 from .function import AccumulateGrad
 from .grad_mode import set_grad_enabled
 from .tensor import zeros
@@ -78,7 +79,12 @@ def _accumulate(node: AccumulateGrad, g, create_graph: bool) -> None:
         return
     if not create_graph:
         g = g.detach()
-    tensor.grad = g if tensor.grad is None else tensor.grad + g
+    tape = config.thread.tape
+    if tape is not None:
+        tape.accumulate(tensor)
+    tensor._grad = g if tensor.grad is None else tensor.grad + g
+    if tape is not None:
+        tape.assigned(tensor)
 
 
 

@@ -8,6 +8,7 @@ import weakref
 import numpy as np
 
 from .. import dtypes
+from .._config import config
 from ..storage import storage_class
 from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
@@ -25,7 +26,7 @@ class Tensor(TensorBase):
     [4.0, 6.0]
     """
 
-    __slots__ = ("_requires_grad", "grad", "_grad_fn", "_output_nr", "_accumulator")
+    __slots__ = ("_requires_grad", "_grad", "_grad_fn", "_output_nr", "_accumulator")
 
     def __init__(self, storage, shape, strides=None, offset: int = 0, requires_grad=False):
         super().__init__(storage, shape, strides, offset)
@@ -40,7 +41,7 @@ class Tensor(TensorBase):
 
     def _init_autograd(self) -> None:
         self._requires_grad = False
-        self.grad = None
+        self._grad = None
         self._grad_fn = None
         self._output_nr = 0
         self._accumulator = None
@@ -68,6 +69,18 @@ class Tensor(TensorBase):
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         self.requires_grad = requires_grad
         return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient (leaves, and tensors that ``retain_grad()``)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        tape = config.thread.tape
+        if tape is not None:  # a jitted step that resets gradients itself
+            tape.grad_assigned(self)
+        self._grad = value
 
     @property
     def grad_fn(self) -> Function | None:

@@ -15,6 +15,7 @@ from ..ops import reduce
 from ..ops.elementwise import where
 from ..ops.unary import exp, gelu, isfinite, leaky_relu, log, relu, sigmoid, silu, softplus, tanh
 from ..random import Generator, default_rng
+from ..recording import compute
 from ..strided import layout
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -131,23 +132,22 @@ def cross_entropy(
             q = q * (1 - label_smoothing) + label_smoothing / n_classes
         loss = -reduce.sum(q * logp if w is None else q * w * logp, axis)
         return _reduce(loss, reduction)
-    hot = _one_hot_labels(name, logits, target, axis, ignore_index)
-    valid = hot.any(axis=axis)
-    q = hot * (1 - label_smoothing)
-    if label_smoothing:
-        q = q + np.expand_dims(valid, axis) * (label_smoothing / n_classes)
-    q = as_tensor(q.astype(logp.dtype.numpy))
+    labels = _checked_labels(name, logits, target, axis, ignore_index)
+    dtype = logp.dtype.numpy
+    # Label-dependent arrays go through compute(): a jitted step rebuilds them per batch.
+    q = as_tensor(compute(_target_distribution, labels, n_classes, axis, ignore_index,
+                          label_smoothing, dtype))  # fmt: skip
     loss = -reduce.sum(q * logp if w is None else q * w * logp, axis)
     if reduction != "mean":
         return _reduce(loss, reduction)
     if w is None:  # the mean over the labels that count
-        return reduce.sum(loss) / int(valid.sum())
-    return reduce.sum(loss) / reduce.sum(as_tensor(hot.astype(logp.dtype.numpy)) * w)
+        return reduce.sum(loss) / as_tensor(compute(_count_valid, labels, ignore_index, dtype))
+    hot = as_tensor(compute(_target_distribution, labels, n_classes, axis, ignore_index, 0.0, dtype))
+    return reduce.sum(loss) / reduce.sum(hot * w)
 
 
-def _one_hot_labels(name, logits, target, axis, ignore_index) -> np.ndarray:
-    """Integer labels as a one-hot bool array with the class axis at ``axis``; a label
-    equal to ``ignore_index`` is all False."""
+def _checked_labels(name, logits, target, axis, ignore_index) -> np.ndarray:
+    """The integer labels as a numpy array, after checking shape and range."""
     expected = logits.shape[:axis] + logits.shape[axis + 1 :]
     if target.shape != expected:
         raise ValueError(
@@ -169,8 +169,22 @@ def _one_hot_labels(name, logits, target, axis, ignore_index) -> np.ndarray:
             f"{n_classes} classes (labels lie in [0, {n_classes - 1}] or equal "
             f"ignore_index={ignore_index})"
         )
+    return labels
+
+
+def _target_distribution(labels, n_classes, axis, ignore_index, smoothing, dtype):
+    """One-hot labels (mixed with the uniform distribution by ``smoothing``) with the class
+    axis at ``axis``; a label equal to ``ignore_index`` gives all zeros."""
+    valid = labels != ignore_index
     hot = (labels[..., None] == np.arange(n_classes)) & valid[..., None]
-    return np.moveaxis(hot, -1, axis)
+    q = hot * (1 - smoothing)
+    if smoothing:
+        q = q + valid[..., None] * (smoothing / n_classes)
+    return np.moveaxis(q.astype(dtype), -1, axis)
+
+
+def _count_valid(labels, ignore_index, dtype):
+    return np.asarray((labels != ignore_index).sum(), dtype=dtype)
 
 
 def mse_loss(input, target, *, reduction: str = "mean") -> Tensor:  # noqa: A002  PyTorch's name
@@ -240,8 +254,8 @@ def dropout(x, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
     if p == 1:
         mask = np.zeros(x.shape, dtype)
     else:
-        keep = generator.random(x.shape).numpy() >= p
-        mask = (keep / (1 - p)).astype(dtype)
+        draws = generator.random(x.shape).numpy()
+        mask = compute(lambda r: ((r >= p) / (1 - p)).astype(dtype), draws)
     return x * as_tensor(mask)
 
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from .._config import config
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor
+from ..recording import compute
 from ..strided import layout
 from ..tensor import wrap_numpy
 from . import reference
@@ -31,8 +33,14 @@ class Elementwise(Function):
     result = "same"
     saves_output = False
     grad_rules: tuple[str | None, ...] = ()
+    params: tuple[str, ...] = ()  # attributes that change the formula (part of kernel keys)
 
     def __call__(self, *inputs):
+        for x in inputs:
+            # Symbolic values (the JIT's IR) build a kernel body from the same formula.
+            namespace = getattr(type(x), "formula_namespace", None)
+            if namespace is not None:
+                return self.f(namespace, *inputs)
         operands = [np.asarray(x) if isinstance(x, (list, tuple)) else x for x in inputs]
         common = dtypes.result_type(*self._dtype_operands(operands))
         if self.result == "float" and not (common.is_floating_point or common.is_complex):
@@ -57,62 +65,75 @@ class Elementwise(Function):
     def _keeps_bool(self, position: int) -> bool:
         return False
 
-    def _args(self, xs, as_arrays: bool):
-        """The formula's arguments: inputs (as compute-dtype arrays, or as tensors) with
-        the constants back in their places."""
+    def _args(self, values, as_arrays: bool):
+        """The formula's arguments: the inputs (tensors, or their numpy arrays cast to the
+        compute dtype) with the constants back in their places."""
         # float16 is computed in float32 and rounded once at the end, as the kernels do.
-        compute = np.float32 if self._dtype is dtypes.float16 else self._dtype.numpy
+        compute_dtype = np.float32 if self._dtype is dtypes.float16 else self._dtype.numpy
         args = []
         for position, (slot, constant) in enumerate(zip(self._slots, self._constants)):
             if slot is None:
                 args.append(constant)
             elif not as_arrays:
-                args.append(xs[slot])
+                args.append(values[slot])
             else:
-                a = xs[slot].numpy()
-                if a.dtype != compute and not (a.dtype == np.bool_ and self._keeps_bool(position)):
-                    a = a.astype(compute)
+                a = values[slot]
+                if a.dtype != compute_dtype and not (a.dtype == np.bool_ and self._keeps_bool(position)):
+                    a = a.astype(compute_dtype)
                 args.append(a)
         return args
 
     def forward(self, *xs):
         layout.broadcast_shapes(*(x.shape for x in xs))  # names the shapes on mismatch
-        with np.errstate(all="ignore"):
-            y = np.asarray(self.f(reference, *self._args(xs, as_arrays=True)))
-        out = dtypes.bool_ if self.result == "bool" else self._dtype
-        if y.dtype != out.numpy:
-            y = y.astype(out.numpy)
+        self._lowered = config.backend == "jit" and config.lowering is not None
+        if self._lowered:
+            out = config.lowering.forward(self, xs)
+            if out is not None:
+                return out
+            self._lowered = False
+        y = compute(self._reference_forward, *(x.numpy() for x in xs))
         out = wrap_numpy(y, Tensor)
         if self.saves_output:
             self._y, self._y_storage = y, out._storage
             self._y_version = out._storage._version
         return out
 
+    def _reference_forward(self, *arrays):
+        with np.errstate(all="ignore"):
+            y = np.asarray(self.f(reference, *self._args(arrays, as_arrays=True)))
+        out = dtypes.bool_ if self.result == "bool" else self._dtype
+        return y.astype(out.numpy, copy=False)
+
     def backward(self, gy):
         xs = self.inputs
-        if is_grad_enabled():  # create_graph: build the gradient from recorded ops
-            from . import tensor_math as m
-
-            args = self._args(xs, as_arrays=False)
-            y = self.f(m, *args) if self.saves_output else None
-        else:
-            m = reference
-            args = self._args(xs, as_arrays=True)
-            y = self._y if self.saves_output else None
-            gy = gy.numpy()
+        if not is_grad_enabled() and self._lowered:
+            return config.lowering.backward(self, xs, gy)
         grads = [None] * len(xs)
         for rule, slot in zip(self.grad_rules, self._slots):
             if rule is None or slot is None or not xs[slot].requires_grad:
                 continue
             x = xs[slot]
-            with np.errstate(all="ignore"):
-                g = m.sum_to(getattr(self, rule)(m, gy, y, *args), x.shape)
-            if m is reference:
-                g = wrap_numpy(np.asarray(g, dtype=x.dtype.numpy), Tensor)
-            elif g.dtype is not x.dtype:
-                g = g.astype(x.dtype)
+            if is_grad_enabled():  # create_graph: the gradient is built from recorded ops
+                g = self._recorded_gradient(rule, gy, x)
+            else:
+                y = self._y if self.saves_output else None
+                arrays = (x.numpy() for x in xs)
+                g = wrap_numpy(compute(self._reference_gradient, rule, x, gy.numpy(), y, *arrays), Tensor)
             grads[slot] = g if grads[slot] is None else grads[slot] + g
         return tuple(grads)
+
+    def _recorded_gradient(self, rule: str, gy, x):
+        from . import tensor_math as m
+
+        args = self._args(self.inputs, as_arrays=False)
+        y = self.f(m, *args) if self.saves_output else None
+        g = m.sum_to(getattr(self, rule)(m, gy, y, *args), x.shape)
+        return g if g.dtype is x.dtype else g.astype(x.dtype)
+
+    def _reference_gradient(self, rule: str, x, gy, y, *arrays):
+        with np.errstate(all="ignore"):
+            g = getattr(self, rule)(reference, gy, y, *self._args(arrays, as_arrays=True))
+            return np.asarray(reference.sum_to(g, x.shape), dtype=x.dtype.numpy)
 
     def _inputs_read_by_backward(self):
         reads = _rule_reads(type(self))
@@ -120,7 +141,7 @@ class Elementwise(Function):
         for rule, slot in zip(self.grad_rules, self._slots):
             if rule is not None and slot is not None and self.inputs[slot].requires_grad:
                 needed |= {self._slots[p] for p in reads[rule] if self._slots[p] is not None}
-        if self.saves_output and self._y_storage._version != self._y_version:
+        if self.saves_output and not self._lowered and self._y_storage._version != self._y_version:
             raise RuntimeError(
                 f"the output of {type(self).__name__} was modified by an in-place "
                 "operation after it was saved for backward; its gradient would be wrong"

@@ -11,11 +11,13 @@ of constant ``pad``.
 from __future__ import annotations
 
 import operator
+from functools import partial
 
 import numpy as np
 
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor
+from ..recording import compute, run
 from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
 from .movement import basic_index, clone
@@ -24,6 +26,20 @@ from .reduce import sum_to
 
 def _wrap(array) -> Tensor:
     return wrap_numpy(np.asarray(array), Tensor)
+
+
+def _put(target, key, source):
+    target[key] = source
+
+
+def _take(a, key):
+    return a[key]
+
+
+def _scatter_add(g, key, shape):
+    out = np.zeros(shape, dtype=g.dtype)
+    np.add.at(out, key, g)
+    return out
 
 
 class GetItem(Function):
@@ -35,10 +51,8 @@ class GetItem(Function):
         self.key = key
 
     def forward(self, x):
-        a = x.numpy()
-        out = np.asarray(a[self.key])
-        # A key that turned out basic (0-d index arrays) gives a view: results are copies.
-        return _wrap(out.copy() if np.may_share_memory(out, a) else out)
+        # compute() copies when a key that turned out basic (0-d index arrays) gives a view.
+        return _wrap(compute(_take, x.numpy(), self.key))
 
     def backward(self, gy):
         return ScatterAdd(self.key, self.inputs[0].shape)(gy)
@@ -53,9 +67,7 @@ class ScatterAdd(Function):
         self.key, self.shape = key, tuple(shape)
 
     def forward(self, g):
-        out = np.zeros(self.shape, dtype=g.dtype.numpy)
-        np.add.at(out, self.key, g.numpy())
-        return _wrap(out)
+        return _wrap(compute(_scatter_add, g.numpy(), self.key, self.shape))
 
     def backward(self, gg):
         return GetItem(self.key)(gg)
@@ -70,8 +82,8 @@ class Pad(Function):
         self.widths, self.values = widths, values
 
     def forward(self, x):
-        out = np.pad(x.numpy(), self.widths, mode="constant", constant_values=self.values)
-        return _wrap(out)
+        pad_constant = partial(np.pad, mode="constant", constant_values=self.values)
+        return _wrap(compute(pad_constant, x.numpy(), self.widths))
 
     def backward(self, gy):
         centre = tuple(
@@ -88,6 +100,14 @@ _VALID = (
 )
 
 
+def _snapshot(a: np.ndarray) -> np.ndarray:
+    """A private copy of an index array, made by a recorded write: a jitted step copies
+    the indices of each call, where a plain copy would keep the traced ones forever."""
+    copy = np.empty_like(a)
+    run(np.copyto, copy, a)
+    return copy
+
+
 def _index_part(part):
     """One component of a key as numpy takes it; index tensors and sequences become
     (copied) numpy arrays, so a later write to them cannot change a recorded key."""
@@ -95,10 +115,8 @@ def _index_part(part):
         return part
     if isinstance(part, (bool, np.bool_)):
         return np.asarray(part, dtype=bool)
-    if isinstance(part, TensorBase):
-        array = part.numpy().copy()
-    elif isinstance(part, np.ndarray):
-        array = part.copy()
+    if isinstance(part, (TensorBase, np.ndarray)):
+        array = _snapshot(part.numpy() if isinstance(part, TensorBase) else part)
     elif hasattr(part, "__index__"):
         return operator.index(part)
     elif isinstance(part, (float, complex, str, bytes, np.generic)):
@@ -121,7 +139,7 @@ def _index_part(part):
 def _index_array(indices, who: str) -> np.ndarray:
     """The integer index array of a gather, as a numpy copy."""
     if isinstance(indices, TensorBase):
-        array = indices.numpy().copy()
+        array = _snapshot(indices.numpy())
     else:
         try:
             array = np.array(indices)
@@ -230,7 +248,7 @@ def advanced_assign(x, key, value) -> None:
     if np.may_share_memory(source, target):
         source = source.copy()
     try:
-        target[key] = source
+        run(_put, target, key, source)
     except ValueError:
         picked = np.broadcast_to(np.zeros((), bool), x.shape)[key].shape
         raise ValueError(

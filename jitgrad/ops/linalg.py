@@ -5,11 +5,13 @@ it, and einsum is one Function whose gradient for each operand is another einsum
 from __future__ import annotations
 
 import string
+from functools import partial
 
 import numpy as np
 
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor
+from ..recording import compute
 from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
 from . import reduce
@@ -22,7 +24,7 @@ class MatMul(Function):
     """Matrix product of operands with at least 2 dims; batch dims broadcast."""
 
     def forward(self, a, b):
-        return wrap_numpy(np.matmul(a.numpy(), b.numpy()), Tensor)
+        return wrap_numpy(compute(np.matmul, a.numpy(), b.numpy(), out_param=True), Tensor)
 
     def backward(self, gy):
         a, b = self.inputs
@@ -188,9 +190,8 @@ class Einsum(Function):
         arrays = [x.numpy() for x in xs]
         # Path optimisation pays for itself (BLAS, pairwise order) beyond small operands.
         optimize = len(arrays) > 2 or any(a.size >= 4096 for a in arrays)
-        y = np.asarray(np.einsum(_spec(self.terms, self.out), *arrays, optimize=optimize))
-        if any(np.may_share_memory(y, a) for a in arrays):  # numpy returns views for ii->i
-            y = y.copy()
+        # compute() copies when numpy answers with a view of an input (ii->i).
+        y = compute(partial(np.einsum, _spec(self.terms, self.out), optimize=optimize), *arrays)
         return wrap_numpy(y, Tensor)
 
     def backward(self, gy):

@@ -4,10 +4,13 @@ output shares the input's storage; the backward puts the gradient back in place.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor, zeros
+from ..recording import compute
 from ..strided import layout
 from ..tensor import TensorBase
 from .reduce import broadcast_to, sum_to
@@ -79,7 +82,8 @@ class Concatenate(Function):
         self.axis = axis
 
     def forward(self, *xs):
-        return as_tensor(np.concatenate([x.numpy() for x in xs], axis=self.axis))
+        join = partial(np.concatenate, axis=self.axis)
+        return as_tensor(compute(lambda *arrays: join(arrays), *(x.numpy() for x in xs)))
 
     def backward(self, gy):
         grads, start = [], 0

@@ -8,12 +8,14 @@ compositions of these, so their higher-order gradients come for free. All take n
 from __future__ import annotations
 
 import builtins
+from functools import partial
 
 import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor
+from ..recording import compute
 from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
 from . import reference
@@ -56,7 +58,7 @@ class SumTo(Function):
         self.shape = tuple(shape)
 
     def forward(self, x):
-        return _wrap(reference.sum_to(x.numpy(), self.shape))
+        return _wrap(compute(reference.sum_to, x.numpy(), self.shape))
 
     def backward(self, gy):
         return broadcast_to(gy, self.inputs[0].shape)
@@ -92,7 +94,7 @@ class Sum(Function):
         self.axes, self.keepdims = axes, keepdims
 
     def forward(self, x):
-        return _wrap(x.numpy().sum(axis=self.axes, keepdims=self.keepdims))
+        return _wrap(compute(partial(np.sum, axis=self.axes, keepdims=self.keepdims), x.numpy()))
 
     def backward(self, gy):
         x = self.inputs[0]
@@ -104,7 +106,7 @@ class Prod(Function):
         self.axes, self.keepdims = axes, keepdims
 
     def forward(self, x):
-        return _wrap(x.numpy().prod(axis=self.axes, keepdims=self.keepdims))
+        return _wrap(compute(partial(np.prod, axis=self.axes, keepdims=self.keepdims), x.numpy()))
 
     def backward(self, gy):
         # d(prod)/dx_i is the product of the others: exclusive cumulative products from
@@ -135,7 +137,7 @@ class Extreme(Function):
         if a.size == 0 and builtins.any(x.shape[i] == 0 for i in self.axes):
             raise ValueError(f"{'max' if self.largest else 'min'} of an empty axis has no value")
         reduce = np.max if self.largest else np.min
-        return _wrap(reduce(a, axis=self.axes, keepdims=self.keepdims))
+        return _wrap(compute(partial(reduce, axis=self.axes, keepdims=self.keepdims), a))
 
     def backward(self, gy):
         x = self.inputs[0]
@@ -152,7 +154,7 @@ class Cumulative(Function):
 
     def forward(self, x):
         accumulate = np.cumprod if self.product else np.cumsum
-        return _wrap(accumulate(x.numpy(), axis=self.axis))
+        return _wrap(compute(partial(accumulate, axis=self.axis), x.numpy()))
 
     def backward(self, gy):
         x = self.inputs[0]
@@ -169,7 +171,8 @@ class ArgExtreme(Function):
 
     def forward(self, x):
         find = np.argmax if self.largest else np.argmin
-        return _wrap(find(x.numpy(), axis=self.axis, keepdims=self.keepdims).astype(np.int64))
+        find = partial(find, axis=self.axis, keepdims=self.keepdims)
+        return _wrap(compute(lambda a: find(a).astype(np.int64), x.numpy()))
 
 
 class Truth(Function):
@@ -178,7 +181,7 @@ class Truth(Function):
 
     def forward(self, x):
         reduce = np.all if self.every else np.any
-        return _wrap(reduce(x.numpy(), axis=self.axes, keepdims=self.keepdims))
+        return _wrap(compute(partial(reduce, axis=self.axes, keepdims=self.keepdims), x.numpy()))
 
 
 # -- what users call -------------------------------------------------------------------------

@@ -252,7 +252,7 @@ class Relu(Unary):
 
 
 class LeakyRelu(Unary):
-    result = "float"
+    result, params = "float", ("negative_slope",)
 
     def __init__(self, negative_slope: float = 0.01):
         self.negative_slope = negative_slope
@@ -267,7 +267,7 @@ class LeakyRelu(Unary):
 class Gelu(Unary):
     """x·Φ(x), or with ``approximate="tanh"`` the tanh approximation PyTorch offers."""
 
-    result = "float"
+    result, params = "float", ("approximate",)
 
     def __init__(self, approximate: str = "none"):
         if approximate not in ("none", "tanh"):
@@ -319,6 +319,8 @@ class Erf(Unary):
 
 
 class Clip(Unary):
+    params = ("a_min", "a_max")
+
     def __init__(self, a_min=None, a_max=None):
         if a_min is None and a_max is None:
             raise ValueError("clip needs at least one of a_min and a_max")
@@ -366,6 +368,8 @@ class Trunc(Piecewise):
 
 class Round(Piecewise):
     """Round half to even, as numpy's ``round`` (``decimals`` places)."""
+
+    params = ("decimals",)
 
     def __init__(self, decimals: int = 0):
         self.decimals = int(decimals)

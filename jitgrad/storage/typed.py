@@ -44,8 +44,7 @@ class Storage(ElementOps):
         if isinstance(arg, UntypedStorage):
             raise TypeError(f"use {type(self).__name__}.from_untyped() to view untyped bytes")
         if isinstance(arg, (int, np.integer)) and not isinstance(arg, (bool, np.bool_)):
-            nbytes = _check_size(int(arg)) * np_dtype.itemsize
-            self._untyped = UntypedStorage._wrap(buffers.allocate(nbytes), resizable=True)
+            self._untyped = UntypedStorage._pooled(_check_size(int(arg)) * np_dtype.itemsize)
         else:
             data = _sequence_to_array(arg, np_dtype)
             self._untyped = UntypedStorage._wrap(data, resizable=True)

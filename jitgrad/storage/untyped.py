@@ -31,7 +31,10 @@ class UntypedStorage(ElementOps):
         if isinstance(arg, UntypedStorage):
             raise TypeError("use UntypedStorage.clone() to copy a storage")
         if isinstance(arg, (int, np.integer)) and not isinstance(arg, (bool, np.bool_)):
-            self._init(buffers.allocate(_check_size(int(arg), "nbytes")), resizable=True)
+            data, raw = buffers.pool.allocate(_check_size(int(arg), "nbytes"))
+            self._init(data, resizable=True)
+            if raw is not None:
+                weakref.finalize(self, buffers.pool.recycle, raw)
         else:
             self._init(_sequence_to_array(arg, np.dtype(np.uint8)), resizable=True)
 
@@ -49,6 +52,15 @@ class UntypedStorage(ElementOps):
         self.filename: str | None = filename
         self._shared = shared
         self._finalizer = None if owner is None else weakref.finalize(self, buffers.close_owner, owner)
+
+    @classmethod
+    def _pooled(cls, nbytes: int) -> UntypedStorage:
+        """Owned, uninitialised bytes; large ones come from and return to the pool."""
+        data, raw = buffers.pool.allocate(nbytes)
+        self = cls._wrap(data, resizable=True)
+        if raw is not None:
+            weakref.finalize(self, buffers.pool.recycle, raw)
+        return self
 
     @classmethod
     def _wrap(cls, data: np.ndarray, **how) -> UntypedStorage:

@@ -342,3 +342,23 @@ def test_byte_views_are_bounds_checked_and_pin_their_base():
     with pytest.raises(RuntimeError, match="views of it exist"):
         u.share_memory_()
     assert view.nbytes() == 4
+
+
+def test_large_freed_buffers_are_reused_unless_a_view_lives():
+    from jitgrad.storage.buffers import pool
+
+    n = (pool.MIN_BYTES // 4) * 2
+    a = jg.empty(n, dtype=jg.float32)
+    address = a.data_ptr()
+    del a
+    b = jg.empty(n, dtype=jg.float32)
+    assert b.data_ptr() == address  # the pages are already faulted in
+    view = b.numpy()
+    del b
+    c = jg.empty(n, dtype=jg.float32)
+    assert c.data_ptr() != address  # a numpy view still uses that memory
+    view[:] = 1.0
+    c.fill_(2.0)
+    assert (view == 1.0).all()  # writing c did not touch the view's memory
+    jg.empty_cache()
+    assert pool.held == 0

@@ -1,0 +1,185 @@
+"""The one kernel cache: in memory by structural key, on disk by a hash of the source.
+
+numba cannot cache a function created with ``exec`` (it has no file to key on), so every
+generated kernel is written to a real module ``k_<hash>.py`` in the cache directory,
+imported, and compiled with ``cache=True``: a fresh process finds numba's compiled code
+next to the module and compiles nothing. The hash covers the source and the versions of
+jitgrad, numba and llvmlite and the CPU, so a change in any of them is a new entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import pickle
+import platform
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import llvmlite
+import numba
+
+from .._config import config
+
+log = logging.getLogger("jitgrad.jit")
+
+
+@dataclass
+class Kernel:
+    """A generated module of compiled variants (``serial``, ``parallel``); ``.source``
+    shows the generated code."""
+
+    key: str
+    source: str
+    module: object
+    path: Path
+    compile_seconds: float = 0.0
+    calls: int = 0
+    _warm: set = field(default_factory=set)
+
+    def run(self, variant: str, *args) -> None:
+        if variant in self._warm:
+            getattr(self.module, variant)(*args)
+        else:
+            start = time.perf_counter()
+            try:
+                getattr(self.module, variant)(*args)
+            except (pickle.UnpicklingError, EOFError, ValueError, TypeError):
+                # numba fails, rather than recompiles, on a damaged cache file: drop this
+                # kernel's compiled code and import its module afresh, once.
+                for stale in (self.path.parent / "__pycache__").glob(self.path.stem + ".*"):
+                    stale.unlink(missing_ok=True)
+                self.module = _import(self.path, self.module.__name__)
+                getattr(self.module, variant)(*args)
+            seconds = time.perf_counter() - start
+            self._warm.add(variant)
+            self.compile_seconds += seconds
+            stats.record_first_call(self, getattr(self.module, variant), seconds)
+        self.calls += 1
+
+
+@dataclass
+class Stats:
+    """Counters behind ``jg.jit.stats()``: what was compiled, what came from disk."""
+
+    memory_hits: int = 0
+    generated: int = 0
+    compiled: int = 0
+    disk_hits: int = 0
+    compile_seconds: float = 0.0
+    kernels: dict = field(default_factory=dict)
+
+    def record_first_call(self, kernel: Kernel, function, seconds: float) -> None:
+        if function.stats.cache_hits:
+            self.disk_hits += 1
+            log.debug("kernel %s loaded from the disk cache", kernel.key[:12])
+        else:
+            self.compiled += 1
+            self.compile_seconds += seconds
+            log.debug("kernel %s compiled in %.3f s", kernel.key[:12], seconds)
+
+    def snapshot(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "kernels"}
+
+
+stats = Stats()
+_lock = threading.Lock()
+
+
+def cache_dir() -> Path:
+    """``JITGRAD_CACHE_DIR``, else ``$XDG_CACHE_HOME/jitgrad`` (``~/.cache/jitgrad``)."""
+    if config.cache_dir:
+        return Path(config.cache_dir)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "jitgrad"
+
+
+def _environment() -> str:
+    from .. import __version__
+
+    cpu = numba.config.CPU_NAME or llvmlite.binding.get_host_cpu_name()
+    return f"jitgrad {__version__}; numba {numba.__version__}; llvmlite {llvmlite.__version__}; {cpu}; {platform.machine()}"
+
+
+def get(structural_key, build) -> Kernel:
+    """The kernel for ``structural_key``, calling ``build() -> source`` on the first miss
+    in this process."""
+    kernel = stats.kernels.get(structural_key)
+    if kernel is not None:
+        stats.memory_hits += 1
+        return kernel
+    with _lock:
+        kernel = stats.kernels.get(structural_key)
+        if kernel is None:
+            kernel = _load(build(), reason=structural_key)
+            stats.kernels[structural_key] = kernel
+    return kernel
+
+
+def _load(source: str, reason) -> Kernel:
+    digest = hashlib.sha256((_environment() + "\n" + source).encode()).hexdigest()
+    directory = cache_dir() / "kernels"
+    path = directory / f"k_{digest[:32]}.py"
+    stats.generated += 1
+    if config.debug:
+        log.info("kernel %s for %s", digest[:12], reason)
+        if config.debug >= 2:
+            log.info("source of %s:\n%s", digest[:12], source)
+    for attempt in range(2):
+        if attempt or not _is_entry(path, source):
+            _write_atomically(path, source)
+        try:
+            module = _import(path, f"jitgrad_kernels.k_{digest[:32]}")
+            return Kernel(digest, source, module, path)
+        except Exception:
+            if attempt:
+                raise
+            # A corrupt entry (truncated by a crash, edited by hand): rebuild it once.
+            log.warning("kernel cache entry %s is unusable; rebuilding it", path)
+            shutil.rmtree(directory / "__pycache__", ignore_errors=True)
+    raise AssertionError("unreachable")
+
+
+def _is_entry(path: Path, source: str) -> bool:
+    try:
+        return path.read_text() == source
+    except OSError:
+        return False
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    # Concurrent processes may write the same entry: each writes a private temporary file
+    # and renames it, so readers see a whole file or none.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _import(path: Path, module_name: str):
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[module_name] = module
+    return module
+
+
+def clear_cache() -> None:
+    """Forget every kernel in memory and delete the disk cache."""
+    with _lock:
+        stats.kernels.clear()
+        shutil.rmtree(cache_dir() / "kernels", ignore_errors=True)

@@ -1,0 +1,201 @@
+"""Turn a kernel body (IR) into the Python source of one numba function.
+
+Two loop shapes:
+
+- ``flat``: every input is either laid out exactly like the (contiguous) output or is a
+  single broadcast element, so one loop over ``n`` elements covers all of them;
+- ``strided``: ``ndim`` nested loops (dimensions already merged as far as every operand
+  allows) with runtime strides, which covers broadcasting (stride 0), transposes, steps
+  and negative strides.
+
+Each comes serial or with ``prange`` on the outer loop. Sizes and strides are arguments,
+never literals, so one kernel serves every shape with the same layout pattern.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ir
+
+_PY_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floor_divide": "//",
+           "remainder": "%", "equal": "==", "not_equal": "!=", "less": "<",
+           "less_equal": "<=", "greater": ">", "greater_equal": ">="}  # fmt: skip
+_VMATH_NAMES = {"power": "pow"}
+_NUMPY_UNARY = {"sqrt", "floor", "ceil", "trunc", "rint", "sign", "isfinite", "log2", "log10",
+                "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arctanh",
+                "exp", "expm1", "log", "log1p", "tanh"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Signature:
+    """Everything the source depends on besides the body: the cache key's skeleton."""
+
+    input_dtypes: tuple[str, ...]  # kernel-array dtypes (float16 arrives as uint16)
+    bool_inputs: tuple[bool, ...]  # loaded as bool (conditions), not cast
+    compute: str  # dtype the body computes in
+    output_dtypes: tuple[str, ...]
+    n_scalars: int
+    loop: str  # "flat" or "strided"
+    ndim: int  # strided loops only
+    broadcast: tuple[bool, ...]  # flat loops: inputs that are one element
+
+
+def generate(outputs: list[ir.Expr], sig: Signature) -> str:
+    """Source of a module defining ``serial`` and ``parallel``: the same kernel computing
+    ``outputs``, with a plain or a ``prange`` outer loop."""
+    functions = [_function(outputs, sig, name) for name in ("serial", "parallel")]
+    header = ["import math", "import numpy as np", "from numba import njit, prange"]
+    if "vm." in functions[0]:
+        header.append("from jitgrad.jit import vmath as vm")
+    header.append("from jitgrad.storage.convert import half_to_float, store")
+    return "\n".join(header) + "\n\n\n" + "\n\n".join(functions)
+
+
+def _function(outputs: list[ir.Expr], sig: Signature, name: str) -> str:
+    parallel = name == "parallel"
+    body = _Body(sig)
+    results = [body.value(e) for e in outputs]
+    n_in = len(sig.input_dtypes)
+    scalars = [f"s{j}" for j in range(sig.n_scalars)]
+    outs = [f"out{k}" for k in range(len(outputs))]
+    flags = "cache=True, error_model='numpy', nogil=True" + (", parallel=True" if parallel else "")
+    lines = [f"@njit({flags})"]
+    loop = "prange" if parallel else "range"
+    if sig.loop == "flat":
+        params = ["n"] + [f"a{i}, o{i}" for i in range(n_in)] + scalars + outs
+        lines.append(f"def {name}({', '.join(params)}):")
+        hoisted = [i for i in range(n_in) if sig.broadcast[i]]
+        for i in hoisted:
+            lines.append(f"    x{i} = {body.load(i, f'a{i}[o{i}]')}")
+        lines.append(f"    for i in {loop}(n):")
+        for i in range(n_in):
+            if i not in hoisted:
+                lines.append(f"        x{i} = {body.load(i, f'a{i}[o{i} + i]')}")
+        index = "i"
+        indent = "        "
+    else:
+        d = sig.ndim
+        params = ["shape"] + [f"a{i}, o{i}, st{i}" for i in range(n_in)] + scalars + outs
+        lines.append(f"def {name}({', '.join(params)}):")
+        for k in range(d):
+            lines.append(f"    n{k} = shape[{k}]")
+            for i in range(n_in):
+                lines.append(f"    st{i}_{k} = st{i}[{k}]")
+        indent = "    "
+        for k in range(d):
+            lines.append(f"{indent}for i{k} in {loop if k == 0 else 'range'}(n{k}):")
+            indent += "    "
+            for i in range(n_in):
+                base = f"o{i}" if k == 0 else f"b{i}_{k - 1}"
+                lines.append(f"{indent}b{i}_{k} = {base} + i{k} * st{i}_{k}")
+        for i in range(n_in):
+            lines.append(f"{indent}x{i} = {body.load(i, f'a{i}[b{i}_{d - 1}]')}")
+        index = "i0"
+        for k in range(1, d):
+            index = f"({index}) * n{k} + i{k}"
+    lines.extend(f"{indent}{line}" for line in body.lines)
+    for out, value in zip(outs, results):
+        lines.append(f"{indent}store({out}, {index}, {value})")
+    return "\n".join(lines) + "\n"
+
+
+class _Body:
+    """Straight-line code for the DAG, one local per shared node."""
+
+    def __init__(self, sig: Signature):
+        self.sig = sig
+        self.lines: list[str] = []
+        self.names: dict[int, str] = {}
+        self.ct = f"np.{sig.compute}"
+        self.suffix = {"float32": "f32", "float64": "f64"}.get(sig.compute)
+
+    def load(self, i: int, element: str) -> str:
+        dtype = self.sig.input_dtypes[i]
+        if self.sig.bool_inputs[i] and dtype == "bool":
+            return element
+        if dtype == "uint16":  # float16 bits: jitgrad has no uint16 dtype
+            element = f"half_to_float({element})"
+            dtype = "float32"
+        return element if dtype == self.sig.compute else f"{self.ct}({element})"
+
+    def value(self, e: ir.Expr) -> str:
+        for node in ir.topological([e]):
+            if node.id not in self.names:
+                self.names[node.id] = self._emit(node)
+        return self.names[e.id]
+
+    def _emit(self, e: ir.Expr) -> str:
+        if e.op == "load":
+            return f"x{e.value}"
+        if e.op == "scalar":
+            return f"s{e.value}"
+        if e.op == "literal":
+            return self._literal(e.value)
+        a = [self.names[arg.id] for arg in e.args]
+        code = self._expression(e.op, a)
+        name = f"t{len(self.lines)}"
+        self.lines.append(f"{name} = {code}")
+        return name
+
+    def _literal(self, value) -> str:
+        if self.sig.compute == "bool" or (isinstance(value, float) and self.sig.compute.startswith(("int", "uint"))):
+            return repr(value)
+        return f"{self.ct}({value!r})"
+
+    def _vm(self, name: str) -> str | None:
+        """The vectorizable implementation in ``vmath`` (``exp_f32``, ``pow_f64``...), if
+        it has one for this precision."""
+        from . import vmath
+
+        if self.suffix is None:
+            return None
+        fn = f"{_VMATH_NAMES.get(name, name)}_{self.suffix}"
+        return f"vm.{fn}" if hasattr(vmath, fn) else None
+
+    def _expression(self, op: str, a: list[str]) -> str:
+        if op in _PY_OPS:
+            return f"({a[0]} {_PY_OPS[op]} {a[1]})"
+        one = self._literal(1)
+        if op in ("neg", "negative"):
+            return f"(-{a[0]})"
+        if op == "positive":
+            return a[0]
+        if op == "where":
+            return f"({a[1]} if {a[0]} else {a[2]})"
+        if op == "maximum":  # NaN in either operand propagates, as in numpy
+            return f"({a[0]} if ({a[0]} >= {a[1]} or {a[0]} != {a[0]}) else {a[1]})"
+        if op == "minimum":
+            return f"({a[0]} if ({a[0]} <= {a[1]} or {a[0]} != {a[0]}) else {a[1]})"
+        if op == "logical_and":
+            return f"(({a[0]} != 0) & ({a[1]} != 0))"
+        if op == "logical_or":
+            return f"(({a[0]} != 0) | ({a[1]} != 0))"
+        if op == "logical_xor":
+            return f"(({a[0]} != 0) != ({a[1]} != 0))"
+        if op == "logical_not":
+            return f"({a[0]} == 0)"
+        if op == "isnan":
+            return f"({a[0]} != {a[0]})"
+        if op == "abs":
+            return f"abs({a[0]})"
+        if op == "square":
+            return f"({a[0]} * {a[0]})"
+        if op == "reciprocal":
+            return f"({one} / {a[0]})"
+        vm = self._vm(op)
+        if vm is not None:
+            return f"{vm}({', '.join(a)})"
+        if op == "sigmoid":
+            return f"({one} / ({one} + np.exp(-{a[0]})))"
+        if op == "softplus":
+            return f"np.logaddexp({self._literal(0)}, {a[0]})"
+        if op == "erf":
+            return f"{self.ct}(math.erf({a[0]}))"
+        if op == "power":
+            return f"({a[0]} ** {a[1]})"
+        if op == "arctan2":
+            return f"np.arctan2({a[0]}, {a[1]})"
+        if op in _NUMPY_UNARY:
+            return f"np.{op}({a[0]})"
+        raise NotImplementedError(f"no kernel code for the operation {op!r}")

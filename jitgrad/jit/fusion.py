@@ -1,0 +1,141 @@
+"""Fusion of a traced tape: consecutive elementwise launches become one kernel.
+
+Launches that follow each other on the tape and compute over the same shape in the same
+compute dtype are merged: a later launch's load of an earlier launch's output becomes
+the expression that produced it, so the intermediate is never written to memory or read
+back. An intermediate is still stored when anything outside the group reads its memory
+(another step, a result, a gradient). One pass over memory per fused group is what
+brings elementwise chains close to the bandwidth floor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..strided import layout
+from . import cache, ir, lowering
+
+
+def fuse(steps: list, keep: list[np.ndarray]) -> list:
+    """``steps`` with runs of fusable launches merged. ``keep``: arrays whose contents
+    must survive (results, gradients, inputs)."""
+    groups: list[list] = []
+    for fn, args in steps:
+        if isinstance(fn, lowering.Launch) and fn.exprs is not None:
+            last = groups[-1] if groups and isinstance(groups[-1], list) else None
+            if last and last[-1].shape == fn.shape and last[-1].ct == fn.ct:
+                last.append(fn)
+                continue
+            groups.append([fn])
+        else:
+            groups.append((fn, args))
+    readers = _readers(steps, keep)
+    fused = []
+    for group in groups:
+        if isinstance(group, tuple):
+            fused.append(group)
+        elif len(group) == 1:
+            fused.append((group[0], ()))
+        else:
+            fused.append((_merge(group, readers), ()))
+    return fused
+
+
+def _owner(a):
+    """The object that owns ``a``'s memory: arrays with different owners never overlap."""
+    while isinstance(getattr(a, "base", None), np.ndarray):
+        a = a.base
+    return id(a.base if a.base is not None else a)
+
+
+def _readers(steps, keep) -> dict[int, set[int]]:
+    """For each memory owner, the indices of the steps that use it (-1: must be kept)."""
+    users: dict[int, set[int]] = {}
+    for index, (fn, args) in enumerate(steps):
+        arrays = list(fn.arrays) + list(fn.outs) if isinstance(fn, lowering.Launch) else _arrays_in(args)
+        for a in arrays:
+            users.setdefault(_owner(a), set()).add(id(fn))
+    for a in keep:
+        users.setdefault(_owner(a), set()).add(-1)
+    return users
+
+
+def _arrays_in(value) -> list:
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [a for v in value for a in _arrays_in(v)]
+    return []
+
+
+def _merge(group, readers) -> lowering.Launch:
+    members = {id(launch) for launch in group}
+    shape = group[0].shape
+    contiguous = layout.contiguous_strides(shape)
+    inputs: dict[tuple, int] = {}
+    arrays, offsets, strides, loads = [], [], [], []
+    scalars: list = []
+    produced: dict[int, tuple] = {}  # id(out array) -> (expr, dtype)
+    outputs: list = []
+    for launch in group:
+        load_map = {}
+        for k, (a, o, s, load) in enumerate(zip(launch.arrays, launch.offsets, launch.strides, launch.loads)):
+            made = produced.get(id(a))
+            if made is not None and o == 0 and s == contiguous and _same_value(made, load, launch.ct):
+                load_map[k] = made[0]
+                continue
+            key = (id(a), o, s, load)
+            if key not in inputs:
+                inputs[key] = len(arrays)
+                arrays.append(a)
+                offsets.append(o)
+                strides.append(s)
+                loads.append(load)
+            load_map[k] = ir.load(inputs[key])
+        scalar_map = {j: ir.scalar(len(scalars) + j) for j in range(len(launch.scalars))}
+        scalars.extend(launch.scalars)
+        exprs = _rewrite(launch.exprs, load_map, scalar_map)
+        for out, e in zip(launch.outs, exprs):
+            produced[id(out)] = (e, out.dtype.name)
+            outputs.append((out, e))
+    stored = [(out, e) for out, e in outputs if readers.get(_owner(out), set()) - members]
+    outs = [out for out, _ in stored]
+    exprs = [e for _, e in stored]
+    pattern = lowering._pattern(shape, strides)
+    source = lowering._source(exprs, tuple(loads), group[0].ct, tuple(o.dtype for o in outs),
+                              len(scalars), pattern)  # fmt: skip
+    kernel = cache.get(("fused", source), lambda: source)
+    return lowering.Launch(kernel, shape, arrays, offsets, strides, tuple(loads), scalars,
+                           group[0].ct, outs, pattern, exprs)  # fmt: skip
+
+
+def _same_value(made, load, ct: str) -> bool:
+    """Reading the stored output back gives exactly the expression's value: no rounding
+    to a narrower dtype in between, and bools stay bools."""
+    _, out_dtype = made
+    dtype, as_bool = load
+    if out_dtype == "bool":
+        return dtype == "bool" and as_bool
+    return out_dtype == dtype == ct and not as_bool
+
+
+def _rewrite(exprs, load_map, scalar_map):
+    memo: dict[int, ir.Expr] = {}
+
+    def visit(e: ir.Expr) -> ir.Expr:
+        if e.id in memo:
+            return memo[e.id]
+        if e.op == "load":
+            new = load_map[e.value]
+        elif e.op == "scalar":
+            new = scalar_map[e.value]
+        elif not e.args:
+            new = e
+        else:
+            new = ir.Expr(e.op, tuple(visit(a) for a in e.args), e.value)
+        memo[e.id] = new
+        return new
+
+    for node in ir.topological(exprs):
+        visit(node)
+    return [memo[e.id] for e in exprs]

@@ -1,0 +1,279 @@
+"""Lower elementwise Functions to kernels: one for the forward, one for the backward.
+
+The forward kernel evaluates the op's formula ``f`` on symbolic inputs; the backward
+kernel evaluates every needed gradient rule in one pass and recomputes the output inside
+the kernel instead of keeping it alive. Kernels are found by a structural key (op, its
+parameters, dtypes, which operands are constants, the layout pattern) that never contains
+sizes or strides, so new shapes with the same pattern reuse them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from .._config import config
+from ..autograd.tensor import Tensor
+from ..recording import compute, run
+from ..storage import storage_class
+from ..strided import layout
+from ..tensor import wrap_numpy
+from . import cache, codegen, ir
+
+# Nested loops are generated up to this many (merged) dimensions; beyond, the numpy
+# reference evaluator runs (five unmergeable dimensions are rare in practice).
+MAX_NDIM = 4
+
+
+def forward(op, xs) -> Tensor | None:
+    """The op's output computed by a kernel, or None when kernels do not apply."""
+    ct = _compute_dtype(op)
+    if ct is None:
+        return None
+    out_dtype = dtypes.bool_ if op.result == "bool" else op._dtype
+    shape = layout.broadcast_shapes(*(x.shape for x in xs))
+    strides = _broadcast_strides(xs, shape)
+    pattern = _pattern(shape, strides)
+    if pattern is None:
+        return None
+    out = _empty(shape, out_dtype)
+    loads = _loads(op, xs)
+
+    def exprs():
+        return [op.f(ir.symbolic, *_symbolic_args(op))]
+
+    key = ("forward", type(op), _params(op), tuple(op._slots), ct, out_dtype.name, loads,
+           pattern)  # fmt: skip
+    _run(key, exprs, xs, strides, loads, _scalars(op, ct), ct, [out], shape, pattern)
+    return out
+
+
+def backward(op, xs, gy: Tensor):
+    """Every needed input gradient in one kernel (then summed over broadcast axes)."""
+    ct = _compute_dtype(op)
+    needed = [p for p, (rule, slot) in enumerate(zip(op.grad_rules, op._slots))
+              if rule is not None and slot is not None and xs[slot].requires_grad]  # fmt: skip
+    shape = gy.shape
+    operands = [*xs, gy]
+    strides = _broadcast_strides(operands, shape)
+    pattern = _pattern(shape, strides)
+    if ct is None or pattern is None or not needed:
+        return None
+    targets = [xs[op._slots[p]] for p in needed]
+    out_dtypes = tuple(x.dtype if x.shape == shape else dtypes.as_dtype(ct) for x in targets)
+    outs = [_empty(shape, d) for d in out_dtypes]
+    loads = _loads(op, xs) + ((gy._storage.kernel_array.dtype.name, False),)
+
+    def exprs():
+        args = _symbolic_args(op)
+        g = ir.load(len(xs))
+        y = op.f(ir.symbolic, *args) if op.saves_output else None
+        return [getattr(op, op.grad_rules[p])(ir.symbolic, g, y, *args) for p in needed]
+
+    key = ("backward", type(op), _params(op), tuple(op._slots), tuple(needed), ct,
+           tuple(d.name for d in out_dtypes), loads, pattern)  # fmt: skip
+    _run(key, exprs, operands, strides, loads, _scalars(op, ct), ct, outs, shape, pattern)
+    grads = [None] * len(xs)
+    for p, x, g in zip(needed, targets, outs):
+        if g.shape != x.shape:
+            summed = compute(_sum_to_as, g.numpy(), x.shape, x.dtype.numpy)
+            g = wrap_numpy(summed, Tensor)
+        slot = op._slots[p]
+        grads[slot] = g if grads[slot] is None else grads[slot] + g
+    return tuple(grads)
+
+
+class Launch:
+    """One kernel call over fixed arrays. While tracing, it also keeps what fusion needs:
+    the body (``exprs``), per-input loads and strides, and the output arrays."""
+
+    def __init__(self, kernel, shape, arrays, offsets, strides, loads, scalars, ct, outs,
+                 pattern, exprs=None):  # fmt: skip
+        self.kernel, self.shape = kernel, shape
+        self.arrays, self.offsets, self.strides, self.loads = arrays, offsets, strides, loads
+        self.scalars, self.ct, self.outs, self.exprs = scalars, ct, outs, exprs
+        n = layout.numel(shape)
+        self.variant = "parallel" if n >= config.parallel_threshold else "serial"
+        prefix = _kernel_args(pattern, shape, arrays, offsets, strides)
+        self._scalar_slots = slice(len(prefix), len(prefix) + len(scalars))
+        self.args = prefix + list(scalars) + outs
+
+    def set_scalars(self, values) -> None:
+        self.args[self._scalar_slots] = values
+
+    def __call__(self) -> None:
+        self.kernel.run(self.variant, *self.args)
+
+
+def _run(key, exprs, xs, strides, loads, scalars, ct, outs, shape, pattern) -> Launch:
+    out_dtypes = tuple(o.dtype.numpy for o in outs)
+    kernel = cache.get(key, lambda: _source(exprs(), loads, ct, out_dtypes, len(scalars), pattern))
+    tracing = config.thread.tape is not None
+    launch = Launch(kernel, shape, [x._storage.kernel_array for x in xs], [x._offset for x in xs],
+                    strides, loads, scalars, ct, [o._storage.kernel_array for o in outs],
+                    pattern, exprs() if tracing else None)  # fmt: skip
+    if layout.numel(shape):
+        run(launch)
+    return launch
+
+
+# -- the pieces ------------------------------------------------------------------------------
+
+
+def _compute_dtype(op) -> str | None:
+    d = op._dtype
+    if d.is_complex:
+        return None  # complex math stays with the reference evaluator
+    return "float32" if d is dtypes.float16 else d.name
+
+
+def _params(op) -> tuple:
+    return tuple(getattr(op, name) for name in op.params)
+
+
+def _loads(op, xs) -> tuple:
+    """Per tensor input: the kernel array's dtype, and whether it is loaded as bool."""
+    positions = {slot: p for p, slot in enumerate(op._slots) if slot is not None}
+    return tuple(
+        (x._storage.kernel_array.dtype.name, x.dtype is dtypes.bool_ and op._keeps_bool(positions[k]))
+        for k, x in enumerate(xs)
+    )  # fmt: skip
+
+
+def _symbolic_args(op) -> list:
+    args, n_scalars = [], 0
+    for slot in op._slots:
+        if slot is None:
+            args.append(ir.scalar(n_scalars))
+            n_scalars += 1
+        else:
+            args.append(ir.load(slot))
+    return args
+
+
+def _scalars(op, ct: str) -> list:
+    kind = np.dtype(ct).type
+    return [kind(c) for c, slot in zip(op._constants, op._slots) if slot is None]
+
+
+def _broadcast_strides(xs, shape) -> list[tuple]:
+    return [layout.broadcast_strides(x.shape, x.stride(), shape) for x in xs]
+
+
+def _pattern(shape, strides):
+    """("flat", which inputs are one broadcast element) or ("strided", merged ndim); None
+    when neither applies."""
+    contiguous = layout.contiguous_strides(shape)
+    used = [k for k, n in enumerate(shape) if n > 1]
+    broadcast = []
+    for s in strides:
+        if all(s[k] == 0 for k in used):
+            broadcast.append(True)
+        elif all(s[k] == contiguous[k] for k in used):
+            broadcast.append(False)
+        else:
+            merged = layout.coalesce(shape, contiguous, *strides)[0]
+            if len(merged) > MAX_NDIM:
+                return None
+            return "strided", max(len(merged), 1)
+    return "flat", tuple(broadcast)
+
+
+def _source(exprs, loads, ct, out_dtypes, n_scalars, pattern) -> str:
+    kind, detail = pattern
+    sig = codegen.Signature(
+        input_dtypes=tuple(d for d, _ in loads),
+        bool_inputs=tuple(b for _, b in loads),
+        compute=ct,
+        output_dtypes=tuple(np.dtype(d).name for d in out_dtypes),
+        n_scalars=n_scalars,
+        loop=kind,
+        ndim=detail if kind == "strided" else 0,
+        broadcast=detail if kind == "flat" else (),
+    )
+    return codegen.generate(exprs, sig)
+
+
+def _kernel_args(pattern, shape, arrays, offsets, strides) -> list:
+    if pattern[0] == "flat":
+        args = [layout.numel(shape)]
+        for a, o in zip(arrays, offsets):
+            args += [a, o]
+        return args
+    contiguous = layout.contiguous_strides(shape)
+    merged, _, *merged_strides = layout.coalesce(shape, contiguous, *strides)
+    args = [np.array(merged or (1,), dtype=np.int64)]
+    for a, o, s in zip(arrays, offsets, merged_strides):
+        args += [a, o, np.array(s or (0,), dtype=np.int64)]
+    return args
+
+
+def _sum_to_as(g, shape, dtype):
+    from ..ops import reference
+
+    return reference.sum_to(g, shape).astype(dtype, copy=False)
+
+
+def _empty(shape, d) -> Tensor:
+    return Tensor._make(storage_class(d)(layout.numel(shape)), shape,
+                        layout.contiguous_strides(shape), 0)  # fmt: skip
+
+
+def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None) -> bool:
+    """Run an optimizer's update formula as one kernel writing its results in place
+    (``optim.optimizer.apply_update``). Numbers are runtime scalars, so a changing learning
+    rate or step count never recompiles; bools are structural. False when it cannot run
+    as a kernel (the caller then uses the reference evaluator).
+
+    ``launches`` (the optimizer's) keeps the prepared launch of each parameter: the next
+    step over the same arrays only swaps the scalars in, which is what makes a training
+    step's update cost one kernel call per parameter."""
+    present = [t for t in tensors if t is not None]
+    numbers = sorted(k for k, v in hyper.items() if not isinstance(v, bool))
+    flags = tuple(sorted((k, v) for k, v in hyper.items() if isinstance(v, bool)))
+    arrays = [t._storage.kernel_array for t in present]
+    reuse = (formula, flags, id(present[0]))
+    if launches is not None:
+        launch = launches.get(reuse)
+        if launch is not None and all(a is b for a, b in zip(launch.arrays, arrays)) and len(
+            launch.arrays
+        ) == len(arrays):
+            launch.set_scalars([launch.scalar_type(hyper[k]) for k in numbers])
+            run(launch)
+            for o in outputs:
+                if o is not None:
+                    o._storage._version += 1
+            return True
+    shape = present[0].shape
+    d = present[0].dtype
+    if not d.is_floating_point or any(t.shape != shape or t.dtype is not d for t in present):
+        return False
+    targets = [o for o in outputs if o is not None]
+    contiguous = layout.contiguous_strides(shape)
+    if any(o._offset != 0 or (o.stride() != contiguous and o.numel() > 1) for o in targets):
+        return False
+    strides = [layout.broadcast_strides(t.shape, t.stride(), shape) for t in present]
+    pattern = _pattern(shape, strides)
+    if pattern is None:
+        return False
+    ct = "float32" if d is dtypes.float16 else d.name
+    loads = tuple((a.dtype.name, False) for a in arrays)
+    kind = np.dtype(ct).type
+    scalars = [kind(hyper[k]) for k in numbers]
+    which = tuple(t is not None for t in tensors) + tuple(o is not None for o in outputs)
+
+    def exprs():
+        loads_ = iter(ir.load(k) for k in range(len(present)))
+        args = [None if t is None else next(loads_) for t in tensors]
+        symbols = {k: ir.scalar(j) for j, k in enumerate(numbers)}
+        results = formula(ir.symbolic, *args, **symbols, **dict(flags))
+        return [r for r, o in zip(results, outputs) if o is not None]
+
+    key = ("update", formula, flags, tuple(numbers), which, ct, loads, pattern)
+    launch = _run(key, exprs, present, strides, loads, scalars, ct, targets, shape, pattern)
+    launch.scalar_type = kind
+    if launches is not None:
+        launches[reuse] = launch
+    for o in targets:
+        o._storage._version += 1
+    return True

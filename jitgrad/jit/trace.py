@@ -1,0 +1,264 @@
+"""``jg.jit``: trace a whole step once per input signature, then replay it as a plan.
+
+Tracing runs the function eagerly (forward, ``backward()``, optimizer updates) with a tape
+attached to the thread: every write into array memory passes through
+``recording.run``/``recording.compute`` and is appended as a call over concrete arrays.
+Those arrays become the plan's buffers: allocated once, written again by every replay.
+The function's tensor arguments are copied into input buffers first, so every view,
+kernel argument and BLAS call in the tape stays valid, and a replay is a loop of kernel
+launches with no graph building, no dispatch and no allocation.
+
+What is specialised at trace time, as with any tracing JIT: Python control flow, Python
+numbers computed from tensors (``.item()``) and attributes read inside the function
+(an optimizer's learning rate): change them and call ``retrace()``. Signatures cover
+shapes, dtypes, strides and ``requires_grad`` of tensor arguments and the values of
+number arguments; kernels themselves never depend on sizes, so a new batch size retraces
+in one eager step and compiles nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+import warnings
+
+import numpy as np
+
+from .._config import config
+from ..autograd.tensor import Tensor
+from ..tensor import TensorBase, wrap_numpy
+from .fusion import fuse
+
+log = logging.getLogger("jitgrad.jit")
+
+
+class Tape:
+    """What a trace records: array writes in order, and the leaves' gradients."""
+
+    def __init__(self):
+        self.steps: list[tuple] = []
+        self.grad_outputs: dict[int, tuple[Tensor, Tensor]] = {}
+        self.grad_inputs: dict[int, tuple[Tensor, Tensor]] = {}
+        self.fresh: set[int] = set()  # leaves whose .grad was None before the call
+        self.reset: set[int] = set()  # leaves whose .grad the function itself assigned
+
+    def record(self, fn, args) -> None:
+        self.steps.append((fn, args))
+
+    def accumulate(self, tensor: Tensor) -> None:
+        """Called before a leaf's gradient is updated during the trace."""
+        key = id(tensor)
+        previous = tensor.grad
+        assigned = self.grad_outputs.get(key)
+        if previous is None and assigned is None and key not in self.reset:
+            self.fresh.add(key)
+        if previous is not None and (assigned is None or assigned[1] is not previous):
+            # The step adds to a gradient from before the call: each replay reloads the
+            # current one into this buffer first, as eager accumulation would read it.
+            self.grad_inputs.setdefault(key, (tensor, previous))
+
+    def assigned(self, tensor: Tensor) -> None:
+        self.grad_outputs[id(tensor)] = (tensor, tensor.grad)
+
+    def grad_assigned(self, tensor: Tensor) -> None:
+        """``tensor.grad = ...`` inside the function (zero_grad): replays do it too."""
+        self.reset.add(id(tensor))
+
+
+class Plan:
+    """One traced signature: input buffers, the tape, and where results live."""
+
+    def __init__(self, tape: Tape, inputs: list[tuple[Tensor, Tensor]], result, seconds: float):
+        self.steps = tape.steps
+        self.inputs = inputs  # (buffer, position path) pairs
+        buffers = {id(buffer): path for buffer, path in inputs}
+        self.grad_inputs = list(tape.grad_inputs.values())
+        self.grad_outputs = [(t, g) for t, g in tape.grad_outputs.values() if id(t) not in buffers]
+        # Gradients of the arguments themselves go back to the caller's tensors.
+        self.input_grads = [(buffers[id(t)], g) for t, g in tape.grad_outputs.values()
+                            if id(t) in buffers]  # fmt: skip
+        self.fresh = tape.fresh
+        self.result = result
+        self.trace_seconds = seconds
+
+    def replay(self, args):
+        # A leaf that accumulates across calls and still holds this plan's buffer from the
+        # last call keeps its value: the steps below rewrite that buffer.
+        kept = {id(t): _copy_out(t.grad) for t, g in self.grad_outputs
+                if id(t) in self.fresh and t.grad is g}  # fmt: skip
+        for tensor, _ in self.grad_outputs:
+            if id(tensor) in kept:
+                tensor._grad = kept[id(tensor)]
+        for buffer, path in self.inputs:
+            TensorBase.copy_(buffer, _get(args, path))
+        for tensor, buffer in self.grad_inputs:
+            if tensor.grad is None:
+                TensorBase.fill_(buffer, 0)
+            elif tensor.grad is not buffer:
+                TensorBase.copy_(buffer, tensor.grad)
+        for fn, call_args in self.steps:
+            fn(*call_args)
+        self.hand_back_grads(args, accumulate=True)
+        return _copy_out(self.result)
+
+    def hand_back_grads(self, args, accumulate: bool) -> None:
+        """Point the leaves at their gradients: the plan's own buffers, rewritten in place
+        by the next call (as PyTorch updates ``.grad`` in place). A leaf whose gradient was
+        None when the plan was traced but is set now accumulates, as eager backward would."""
+        for tensor, grad in self.grad_outputs:
+            if accumulate and id(tensor) in self.fresh and tensor.grad is not None:
+                tensor._grad = wrap_numpy(tensor.grad.numpy() + grad.numpy(), Tensor)
+            else:
+                tensor._grad = grad
+        for path, grad in self.input_grads:  # arguments accumulate like any leaf
+            original = _get(args, path)
+            if original.grad is None:
+                original.grad = _copy_out(grad)
+            else:
+                original.grad = wrap_numpy(original.grad.numpy() + grad.numpy(), Tensor)
+
+
+class Jitted:
+    """A function traced per input signature and replayed (see the module docstring)."""
+
+    def __init__(self, fn, max_traces: int = 8):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.max_traces = max_traces
+        self.plans: dict = {}
+        self.traces = 0
+
+    def __call__(self, *args):
+        key = (config.backend, config.thread.grad_enabled, _signature(args))
+        plan = self.plans.get(key)
+        if plan is None:
+            return self._trace(key, args)
+        return plan.replay(args)
+
+    def retrace(self) -> None:
+        """Forget every plan (after changing what the function reads, e.g. a learning rate)."""
+        self.plans.clear()
+
+    def _trace(self, key, args):
+        self.traces += 1
+        if self.traces > self.max_traces:
+            warnings.warn(
+                f"jg.jit: {self.__name__} was traced {self.traces} times (limit "
+                f"{self.max_traces}); its arguments' shapes, dtypes or layouts keep changing",
+                stacklevel=3,
+            )
+        if config.debug:
+            log.info("tracing %s for a new signature: %s", self.__name__, key[2])
+        inputs: list = []
+        bound = _bind(args, (), inputs)
+        tape = Tape()
+        previous, config.thread.tape = config.thread.tape, tape
+        start = time.perf_counter()
+        try:
+            result = self.fn(*bound)
+        finally:
+            config.thread.tape = previous
+        tape.steps = fuse(tape.steps, _kept_arrays(tape, inputs, result))
+        plan = Plan(tape, inputs, result, time.perf_counter() - start)
+        self.plans[key] = plan
+        plan.hand_back_grads(args, accumulate=False)
+        return _copy_out(result)
+
+    def explain(self) -> str:
+        """The plans of this function: steps, kernels and their generated source."""
+        from .report import explain_jitted
+
+        return explain_jitted(self)
+
+
+def jit(fn=None, *, max_traces: int = 8):
+    """Trace ``fn`` once per input signature and replay it as a plan of kernels.
+
+    >>> import jitgrad as jg
+    >>> w = jg.tensor([1.0, 2.0], requires_grad=True)
+    >>> @jg.jit
+    ... def step(x):
+    ...     w.grad = None
+    ...     loss = ((x * w).sum() - 1) ** 2
+    ...     loss.backward()
+    ...     with jg.no_grad():
+    ...         w.sub_(0.1 * w.grad)
+    ...     return loss
+    >>> [round(step(jg.tensor([1.0, 1.0])).item(), 6) for _ in range(3)]
+    [4.0, 1.44, 0.5184]
+    """
+    if fn is None:
+        return lambda f: Jitted(f, max_traces)
+    return Jitted(fn, max_traces)
+
+
+# -- arguments ---------------------------------------------------------------------------------
+
+
+def _signature(value):
+    if isinstance(value, TensorBase):
+        return ("tensor", value.shape, value.dtype.name, value.stride(),
+                isinstance(value, Tensor) and value.requires_grad)  # fmt: skip
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_signature(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _signature(v)) for k, v in value.items()))
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return ("value", type(value).__name__, value)
+    return ("object", id(value))
+
+
+def _bind(value, path, inputs):
+    """``value`` with every tensor replaced by an input buffer of the same layout."""
+    if isinstance(value, TensorBase):
+        buffer = Tensor._make(*_cloned(value))
+        if isinstance(value, Tensor) and value.requires_grad:
+            buffer.requires_grad_()
+        inputs.append((buffer, path))
+        return buffer
+    if isinstance(value, (list, tuple)):
+        return type(value)(_bind(v, path + (i,), inputs) for i, v in enumerate(value))
+    if isinstance(value, dict):
+        return {k: _bind(v, path + (k,), inputs) for k, v in value.items()}
+    return value
+
+
+def _kept_arrays(tape: Tape, inputs, result) -> list:
+    """Memory the caller can see after a call: it must hold its value (never fused away)."""
+    tensors = [buffer for buffer, _ in inputs] + _tensors_in(result)
+    for tensor, grad in list(tape.grad_outputs.values()) + list(tape.grad_inputs.values()):
+        tensors += [tensor, grad]
+    return [t._storage.kernel_array for t in tensors if t is not None]
+
+
+def _tensors_in(value) -> list:
+    if isinstance(value, TensorBase):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors_in(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors_in(v)]
+    return []
+
+
+def _get(value, path):
+    for key in path:
+        value = value[key]
+    return value
+
+
+def _copy_out(value):
+    """Results leave as fresh tensors: the plan overwrites its buffers on the next call."""
+    if isinstance(value, TensorBase):
+        return Tensor._make(*_cloned(value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_copy_out(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _copy_out(v) for k, v in value.items()}
+    return value
+
+
+def _cloned(value: TensorBase):
+    copy = TensorBase.clone(value)
+    return copy._storage, copy.shape, copy.stride(), copy.storage_offset()

@@ -1,0 +1,59 @@
+"""The one door through which array memory is written.
+
+Every kernel launch, BLAS call and numpy computation that writes an array goes through
+``run(fn, *args)``: ``fn`` writes its results into arrays among ``args``. Eagerly this is
+just the call. While ``jg.jit`` traces a function, each call is also appended to the
+tape, and replaying the tape later repeats the same writes into the same (preallocated)
+arrays without any of the Python that decided them.
+"""
+
+from __future__ import annotations
+
+from ._config import config
+
+
+def run(fn, *args) -> None:
+    tape = config.thread.tape
+    if tape is None:
+        fn(*args)
+        return
+    # The call is recorded as one unit: writes inside it are not recorded again.
+    config.thread.tape = None
+    try:
+        fn(*args)
+    finally:
+        config.thread.tape = tape
+    tape.record(fn, args)
+
+
+def tracing() -> bool:
+    return config.thread.tape is not None
+
+
+def compute(fn, *args, out_param: bool = False):
+    """``fn(*args)`` as a new array, recorded so that a replay recomputes it into that same
+    array. ``out_param``: ``fn`` accepts ``out=`` and the replay writes there directly."""
+    import numpy as np
+
+    tape = config.thread.tape
+    config.thread.tape = None
+    try:
+        result = np.asarray(fn(*args))
+    finally:
+        config.thread.tape = tape
+    if any(isinstance(a, np.ndarray) and np.may_share_memory(result, a) for a in args):
+        result = result.copy()  # a view of an input (einsum, 0-d indexing) is no buffer
+    if tape is not None:
+        if out_param:
+            tape.record(_into_out, (fn, args, result))
+        else:
+            tape.record(_into, (fn, args, result))
+    return result
+
+
+def _into(fn, args, out) -> None:
+    out[...] = fn(*args)
+
+
+def _into_out(fn, args, out) -> None:
+    fn(*args, out=out)

@@ -1,0 +1,196 @@
+"""Kernels against the numpy reference evaluator: single ops, random fused DAGs, the cache."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import jitgrad as jg
+from jitgrad._config import config
+
+UNARY = ["negative", "abs", "exp", "expm1", "log", "log1p", "sqrt", "square", "reciprocal",
+         "sin", "cos", "tanh", "sigmoid", "relu", "gelu", "silu", "softplus", "erf",
+         "floor", "sign", "arctan", "log2"]  # fmt: skip
+BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "arctan2",
+          "remainder", "floor_divide"]  # fmt: skip
+POSITIVE = {"log", "log1p", "sqrt", "reciprocal", "log2", "power"}
+TOL = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-12}
+
+
+def evaluate(backend, fn, *arrays, grad=True):
+    """fn's value and input gradients with the given backend, as numpy arrays."""
+    previous = config.backend
+    config.backend = backend
+    try:
+        xs = [jg.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
+        y = fn(*xs)
+        if not grad:
+            return y.numpy(), []
+        weights = jg.tensor(np.linspace(-1, 1, y.numel()).reshape(y.shape).astype(y.dtype.numpy))
+        (y * weights).sum().backward()
+        grads = [x.grad.numpy() if x.grad is not None else np.zeros(x.shape) for x in xs]
+        return y.numpy(), [g for g, x in zip(grads, xs) if x.requires_grad]
+    finally:
+        config.backend = previous
+
+
+def assert_same(fn, *arrays, dtype="float64"):
+    y_ref, g_ref = evaluate("reference", fn, *arrays)
+    y_jit, g_jit = evaluate("jit", fn, *arrays)
+    tol = TOL[dtype]
+    np.testing.assert_allclose(y_jit.astype(np.float64), y_ref.astype(np.float64), rtol=tol, atol=tol)
+    for a, b in zip(g_jit, g_ref):
+        np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=tol * 10, atol=tol * 10)
+
+
+@pytest.mark.parametrize("name", UNARY)
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_every_unary_kernel_matches_the_reference(name, dtype):
+    x = np.linspace(0.1 if name in POSITIVE else -3, 3, 37).astype(dtype)
+    assert_same(getattr(jg, name), x, dtype=dtype)
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_every_binary_kernel_matches_the_reference_with_broadcasting(name, dtype):
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0.5 if name in POSITIVE else -3, 3, (4, 1, 5)).astype(dtype)
+    b = rng.uniform(0.7, 2.5, (3, 1)).astype(dtype)
+    assert_same(getattr(jg, name), a, b, dtype=dtype)
+
+
+def test_comparisons_where_and_integer_inputs():
+    rng = np.random.default_rng(1)
+    a = rng.integers(-3, 4, (3, 4))
+    b = rng.integers(-3, 4, (4,))
+    for name in ("equal", "less", "greater_equal", "logical_and", "logical_xor"):
+        got = getattr(jg, name)(jg.from_numpy(a), jg.from_numpy(b))
+        np.testing.assert_array_equal(got.numpy(), getattr(np, name)(a, b))
+    np.testing.assert_array_equal((jg.from_numpy(a) + 1).numpy(), a + 1)
+    np.testing.assert_array_equal(jg.maximum(jg.from_numpy(a), 0).numpy(), np.maximum(a, 0))
+    c = jg.from_numpy(a > 0)
+    x = rng.standard_normal((3, 4))
+    assert_same(lambda x: jg.where(c, x, -x * 2), x)
+    np.testing.assert_array_equal(jg.isnan(jg.tensor([np.nan, 1.0])).numpy(), [True, False])
+
+
+def test_special_values_in_kernels():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e300, -1e300])
+    for name in ("exp", "tanh", "sigmoid", "abs", "relu", "square", "negative"):
+        y_ref, _ = evaluate("reference", getattr(jg, name), x, grad=False)
+        y_jit, _ = evaluate("jit", getattr(jg, name), x, grad=False)
+        np.testing.assert_array_equal(y_jit, y_ref, err_msg=name)
+    m = evaluate("jit", lambda a: jg.maximum(a, 0.0), x, grad=False)[0]
+    np.testing.assert_array_equal(m, np.maximum(x, 0.0))
+
+
+def test_noncontiguous_and_broadcast_layouts():
+    rng = np.random.default_rng(2)
+    base = rng.standard_normal((6, 8, 5))
+    assert_same(lambda t: jg.tanh(t.permute(2, 0, 1)[:, ::2, ::-3]) * t[0, 0, :, None, None], base)
+    assert_same(lambda t: jg.exp(t[:, :1].expand(6, 8, 5)) + t.mT.mT, base)
+
+
+def test_parallel_kernels_match_serial(monkeypatch):
+    x = np.random.default_rng(3).standard_normal(5000)
+    serial = evaluate("jit", lambda t: jg.gelu(t) * jg.sigmoid(t), x)
+    monkeypatch.setattr(config, "parallel_threshold", 1)
+    parallel = evaluate("jit", lambda t: jg.gelu(t) * jg.sigmoid(t), x)
+    np.testing.assert_array_equal(serial[0], parallel[0])
+    np.testing.assert_array_equal(serial[1][0], parallel[1][0])
+
+
+OPS = st.sampled_from(["add", "multiply", "subtract", "maximum", "tanh", "sigmoid", "exp_small",
+                       "square", "relu", "divide_safe"])  # fmt: skip
+
+
+def apply(op, a, b):
+    if op == "exp_small":
+        return jg.exp(jg.tanh(a))
+    if op == "divide_safe":
+        return a / (1 + b * b)
+    if op in ("tanh", "sigmoid", "square", "relu"):
+        return getattr(jg, op)(a)
+    return getattr(jg, op)(a, b)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=1, max_dims=3, max_side=4),
+    program=st.lists(st.tuples(OPS, st.integers(0, 10), st.integers(0, 10)), min_size=1, max_size=6),
+    dtype=st.sampled_from(["float32", "float64"]),
+    transpose=st.booleans(),
+)
+def test_random_elementwise_dags_match_the_reference(shapes, program, dtype, transpose):
+    rng = np.random.default_rng(4)
+    arrays = [rng.uniform(-2, 2, s).astype(dtype) for s in shapes.input_shapes]
+
+    def fn(*xs):
+        values = [x.T.T if not transpose else x for x in xs]
+        for op, i, j in program:
+            values.append(apply(op, values[i % len(values)], values[j % len(values)]))
+        return values[-1] + 0 * values[0]
+
+    assert_same(fn, *arrays, dtype=dtype)
+
+
+def test_kernels_are_reused_across_shapes():
+    jg.exp(jg.ones((3, 4)))  # make sure the kernel exists
+    before = jg.jit.stats()["generated"]
+    for n in (5, 17, 1000):
+        jg.exp(jg.ones((n, 4)))
+    assert jg.jit.stats()["generated"] == before
+
+
+def test_kernel_source_is_inspectable():
+    jg.tanh(jg.ones(3)) * 2.0
+    kernel = jg.jit.kernels()[-1]
+    assert "def serial(" in kernel.source and "def parallel(" in kernel.source
+    assert kernel.path.exists() and kernel.path.read_text() == kernel.source
+
+
+_CHILD = """
+import time
+start = time.perf_counter()
+import numpy as np, jitgrad as jg
+x = jg.tensor(np.linspace(-1, 1, 64), requires_grad=True)
+y = (jg.tanh(x * 0.7 + 0.1) * jg.sigmoid(x)).sum()
+y.backward()
+s = jg.jit.stats()
+print(s["compiled"], s["disk_hits"], round(time.perf_counter() - start, 3))
+"""
+
+
+def run_child(cache):
+    env = dict(os.environ, JITGRAD_CACHE_DIR=str(cache))
+    out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    compiled, disk_hits, seconds = out.stdout.split()
+    return int(compiled), int(disk_hits), float(seconds)
+
+
+def test_a_fresh_process_loads_kernels_from_disk(tmp_path):
+    compiled, _, _ = run_child(tmp_path)
+    assert compiled > 0
+    compiled, disk_hits, _ = run_child(tmp_path)
+    assert compiled == 0 and disk_hits > 0
+
+
+def test_a_corrupt_cache_entry_is_rebuilt(tmp_path):
+    run_child(tmp_path)
+    kernels = tmp_path / "kernels"
+    sources = {p: p.read_text() for p in kernels.glob("k_*.py")}
+    for entry in sources:
+        entry.write_text("this is not python(")
+    for compiled_code in (kernels / "__pycache__").iterdir():
+        compiled_code.write_bytes(b"garbage")
+    compiled, _, _ = run_child(tmp_path)  # runs, and compiles again
+    assert compiled > 0
+    assert {p: p.read_text() for p in sources} == sources
+    compiled, disk_hits, _ = run_child(tmp_path)
+    assert compiled == 0 and disk_hits > 0

@@ -1,0 +1,145 @@
+"""jg.jit: a traced and replayed step gives what eager execution gives."""
+
+import numpy as np
+import pytest
+
+import jitgrad as jg
+
+F = jg.nn.functional
+
+
+def mlp_params(seed=1, dtype=jg.float32):
+    r = jg.random.default_rng(seed)
+    return [
+        (r.standard_normal((8, 16), dtype=dtype) * 0.3).requires_grad_(),
+        jg.zeros(16, dtype=dtype, requires_grad=True),
+        (r.standard_normal((16, 4), dtype=dtype) * 0.3).requires_grad_(),
+        jg.zeros(4, dtype=dtype, requires_grad=True),
+    ]
+
+
+def make_step(params, lr=0.2):
+    def step(x, y):
+        for p in params:
+            p.grad = None
+        w1, b1, w2, b2 = params
+        hidden = jg.relu(x @ w1 + b1)
+        loss = F.cross_entropy(hidden @ w2 + b2, y)
+        loss.backward()
+        with jg.no_grad():
+            for p in params:
+                p.sub_(lr * p.grad)
+        return loss
+
+    return step
+
+
+@pytest.mark.parametrize("dtype", [jg.float32, jg.float64])
+def test_jitted_training_equals_eager_for_20_steps(dtype):
+    rng = np.random.default_rng(0)
+    xs = [jg.tensor(rng.standard_normal((32, 8)), dtype=dtype) for _ in range(4)]
+    ys = [jg.tensor(rng.integers(0, 4, 32)) for _ in range(4)]
+    eager_params, jit_params = mlp_params(dtype=dtype), mlp_params(dtype=dtype)
+    eager, jitted = make_step(eager_params), jg.jit(make_step(jit_params))
+    for i in range(20):
+        le = eager(xs[i % 4], ys[i % 4]).item()
+        lj = jitted(xs[i % 4], ys[i % 4]).item()
+        assert lj == pytest.approx(le, rel=1e-6 if dtype is jg.float32 else 1e-12)
+    for a, b in zip(eager_params, jit_params):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5 if dtype is jg.float32 else 1e-12)
+        np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-4, atol=1e-7)
+    assert jitted.traces == 1
+
+
+def test_new_batch_size_retraces_without_compiling():
+    params = mlp_params()
+    step = jg.jit(make_step(params))
+    rng = np.random.default_rng(1)
+    step(jg.tensor(rng.standard_normal((16, 8)), dtype=jg.float32), jg.tensor(rng.integers(0, 4, 16)))
+    before = jg.jit.stats()["generated"]
+    step(jg.tensor(rng.standard_normal((5, 8)), dtype=jg.float32), jg.tensor(rng.integers(0, 4, 5)))
+    assert step.traces == 2 and jg.jit.stats()["generated"] == before
+
+
+def test_returned_tensors_are_not_overwritten_by_later_calls():
+    @jg.jit
+    def double(x):
+        return x * 2
+
+    a = double(jg.tensor([1.0, 2.0]))
+    b = double(jg.tensor([5.0, 6.0]))
+    assert a.tolist() == [2.0, 4.0] and b.tolist() == [10.0, 12.0]
+
+
+def test_gradients_accumulate_like_eager_when_not_zeroed():
+    w_eager = jg.tensor([1.0, -2.0], requires_grad=True)
+    w_jit = jg.tensor([1.0, -2.0], requires_grad=True)
+
+    def accumulate(w):
+        def f(x):
+            (jg.tanh(x * w)).sum().backward()
+
+        return f
+
+    jitted = jg.jit(accumulate(w_jit))
+    eager = accumulate(w_eager)
+    for k in range(3):
+        x = jg.tensor([0.5 * k, 1.0])
+        eager(x)
+        jitted(x)
+        np.testing.assert_allclose(w_jit.grad.numpy(), w_eager.grad.numpy(), rtol=1e-12)
+
+
+def test_input_gradients_and_random_numbers_are_fresh_each_call():
+    gen = jg.random.default_rng(3)
+
+    @jg.jit
+    def f(x):
+        y = F.dropout(x, 0.5, generator=gen).sum()
+        y.backward()
+        return y
+
+    x = jg.ones(1000, requires_grad=True)
+    first = f(x).item()
+    assert set(np.unique(x.grad.numpy())) <= {0.0, 2.0}
+    second = f(x).item()
+    assert first != second  # a new mask every call
+    assert set(np.unique(x.grad.numpy())) <= {0.0, 2.0, 4.0}  # accumulated, as eager
+    assert x.grad.numpy().sum() == pytest.approx(first + second)
+
+
+def test_fusion_keeps_results_identical_and_reduces_steps():
+    def chain(x):
+        return jg.tanh(x * 0.7 + 0.1) * jg.sigmoid(x) + 0.5 * x * x
+
+    jitted = jg.jit(chain)
+    x = jg.tensor(np.linspace(-3, 3, 101))
+    np.testing.assert_allclose(jitted(x).numpy(), chain(x).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(jitted(x * 2).numpy(), chain(x * 2).numpy(), rtol=1e-12)
+    (plan,) = jitted.plans.values()
+    launches = [fn for fn, _ in plan.steps if type(fn).__name__ == "Launch"]
+    assert len(launches) == 1  # seven elementwise ops, one kernel
+    assert "fused kernel" in jg.jit.explain(jitted) or "Launch" in jg.jit.explain(jitted)
+
+
+def test_retrace_limit_warns():
+    f = jg.jit(lambda x: x + 1, max_traces=2)
+    f(jg.ones(1))
+    f(jg.ones(2))
+    with pytest.warns(UserWarning, match="traced 3 times"):
+        f(jg.ones(3))
+
+
+def test_indices_are_read_on_every_call():
+    w = jg.arange(10.0, requires_grad=True)
+
+    @jg.jit
+    def pick(i):
+        w.grad = None
+        out = w[i] * 2
+        out.sum().backward()
+        return out
+
+    assert pick(jg.tensor([0, 0])).tolist() == [0.0, 0.0]
+    assert pick(jg.tensor([3, 4])).tolist() == [6.0, 8.0]
+    assert w.grad.tolist() == [0, 0, 0, 2, 2, 0, 0, 0, 0, 0]
