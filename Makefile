@@ -7,11 +7,11 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
-	$(PYTHON) -m pip install --quiet -e '.[test]'
+	$(PYTHON) -m pip install --quiet -e '.[test,examples]'
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PYTHON) -m jitgrad
+	$(PYTHON) -m jitgrad.examples.digits
 
 test: $(STAMP)
 	$(PYTHON) -m pytest -q

@@ -6,7 +6,7 @@
 ((1, 3), False)
 """
 
-from . import autograd, nn, ops, random
+from . import autograd, data, jit, nn, ops, optim, random
 from .autograd import enable_grad, no_grad, set_grad_enabled
 from .creation import (
     arange,
@@ -60,6 +60,7 @@ from .storage import (
     UntypedStorage,
 )
 from .autograd import Tensor
+from .jit import function
 from .ops import *  # noqa: F403  numpy's spellings: jg.exp, jg.sum, jg.matmul, ...
 
 bool = bool_  # noqa: A001  numpy 2 and PyTorch both spell it jg.bool
@@ -67,3 +68,10 @@ half, double, long, short = float16, float64, int64, int16
 cfloat, cdouble = complex64, complex128
 
 __version__ = "0.1.0"
+
+
+def empty_cache() -> None:
+    """Release the large freed buffers jitgrad keeps for reuse (see ``BufferPool``)."""
+    from .storage.buffers import pool
+
+    pool.clear()

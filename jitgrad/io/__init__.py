@@ -9,6 +9,8 @@ sharing. The format is specified in ``jitgrad/io/format.py``.
 """
 
 from .format import FORMAT_VERSION, FormatError
+from .model_dir import ModelDirectoryError, load_model, read_manifest, save_model
 from .serialize import load, save
 
-__all__ = ["FORMAT_VERSION", "FormatError", "load", "save"]
+__all__ = ["FORMAT_VERSION", "FormatError", "load", "save", "save_model", "load_model",
+           "read_manifest", "ModelDirectoryError"]  # fmt: skip

@@ -1,6 +1,25 @@
-"""Neural-network building blocks. For now the functional forms (PyTorch's
-``torch.nn.functional``): ``import jitgrad.nn.functional as F``."""
+"""Neural-network building blocks, in PyTorch's spelling: ``Module`` and ``Parameter``,
+layers, losses, ``init`` and the functional forms (``import jitgrad.nn.functional as F``).
 
-from . import functional
+>>> import jitgrad as jg
+>>> from jitgrad import nn
+>>> net = nn.Sequential(nn.Linear(64, 128, generator=0), nn.ReLU(), nn.Linear(128, 10))
+>>> net(jg.zeros((2, 64))).shape
+(2, 10)
+"""
 
-__all__ = ["functional"]
+from . import functional, init
+from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .container import ModuleList, Sequential
+from .layers import Dropout, Embedding, Flatten, Identity, Linear
+from .losses import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
+from .module import IncompatibleKeys, Module, Parameter
+from .normalization import BatchNorm1d, LayerNorm
+from .registry import from_config
+
+__all__ = [
+    "functional", "init", "Module", "Parameter", "IncompatibleKeys", "from_config",
+    "Linear", "Sequential", "ModuleList", "ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh",
+    "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "LayerNorm", "BatchNorm1d", "Embedding",
+    "Flatten", "Identity", "MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss",
+]  # fmt: skip

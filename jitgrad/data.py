@@ -1,0 +1,112 @@
+"""Feeding training loops: ``TensorDataset`` and ``DataLoader`` (PyTorch's spelling).
+
+A ``DataLoader`` yields batches as stacked tensors. Shuffling draws one permutation per
+epoch from its ``generator`` (a ``jg.random.Generator`` or an int seed), so a seeded loader
+gives the same sequence of epochs in every run, and each epoch a different order.
+
+>>> import jitgrad as jg
+>>> from jitgrad.data import DataLoader, TensorDataset
+>>> ds = TensorDataset(jg.arange(10.0).reshape(5, 2), jg.arange(5))
+>>> loader = DataLoader(ds, batch_size=2, shuffle=True, generator=0)
+>>> len(loader), [y.tolist() for _, y in loader]
+(3, [[2, 4], [3, 0], [1]])
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .autograd.tensor import Tensor, as_tensor
+from .creation import from_numpy
+from .random import Generator, default_rng
+from .tensor import TensorBase
+
+
+class TensorDataset:
+    """Samples are the rows of equally long tensors: ``ds[i] == (t0[i], t1[i], ...)``."""
+
+    def __init__(self, *tensors):
+        if not tensors:
+            raise ValueError("TensorDataset needs at least one tensor")
+        self.tensors = tuple(as_tensor(t) for t in tensors)
+        for k, t in enumerate(self.tensors):
+            if t.ndim == 0:
+                raise ValueError(f"tensor {k} of TensorDataset is 0-d: it has no samples")
+        n = {t.shape[0] for t in self.tensors}
+        if len(n) != 1:
+            shapes = ", ".join(str(t.shape) for t in self.tensors)
+            raise ValueError(f"TensorDataset tensors differ in their first dimension: {shapes}")
+
+    def __len__(self) -> int:
+        return self.tensors[0].shape[0]
+
+    def __getitem__(self, index):
+        return tuple(t[index] for t in self.tensors)
+
+    def take(self, indices: np.ndarray) -> tuple[Tensor, ...]:
+        """The samples at ``indices``, each tensor gathered at once (one copy, no graph)."""
+        return tuple(from_numpy(np.ascontiguousarray(t.numpy()[indices])) for t in self.tensors)
+
+
+def collate(samples: list):
+    """Stack a list of samples into a batch: tensors and numbers are stacked along a new
+    first axis; tuples, lists and dicts are collated field by field."""
+    first = samples[0]
+    if isinstance(first, (tuple, list)):
+        return type(first)(collate([s[k] for s in samples]) for k in range(len(first)))
+    if isinstance(first, dict):
+        return {key: collate([s[key] for s in samples]) for key in first}
+    if isinstance(first, TensorBase):
+        return from_numpy(np.stack([np.asarray(s.numpy()) for s in samples]))
+    return from_numpy(np.asarray(samples))
+
+
+class DataLoader:
+    """Iterate over ``dataset`` in batches of ``batch_size``.
+
+    ``shuffle`` draws a new order every epoch from ``generator`` (an int seed, a
+    ``jg.random.Generator``, or None for fresh entropy); ``drop_last`` skips a final
+    batch shorter than ``batch_size``. Batches are new tensors (never views of the data)
+    and carry no gradient history.
+    """
+
+    def __init__(self, dataset, batch_size: int = 1, shuffle: bool = False,
+                 drop_last: bool = False, generator=None, collate_fn=None):  # fmt: skip
+        batch_size = operator.index(batch_size)
+        if batch_size <= 0:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size}")
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle, self.drop_last = bool(shuffle), bool(drop_last)
+        if generator is None or hasattr(generator, "__index__"):
+            generator = default_rng(None if generator is None else operator.index(generator))
+        elif not isinstance(generator, Generator):
+            raise TypeError(f"generator must be a jg.random.Generator, an int seed or None, "
+                            f"got {type(generator).__name__}")  # fmt: skip
+        self.generator = generator
+        self.collate_fn = collate if collate_fn is None else collate_fn
+
+    def __len__(self) -> int:
+        n = len(self.dataset)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def _order(self) -> np.ndarray:
+        n = len(self.dataset)
+        if self.shuffle:
+            return self.generator.permutation(n).numpy()
+        return np.arange(n)
+
+    def __iter__(self):
+        order = self._order()
+        fast = isinstance(self.dataset, TensorDataset) and self.collate_fn is collate
+        for k in range(len(self)):
+            indices = order[k * self.batch_size : (k + 1) * self.batch_size]
+            if fast:
+                yield self.dataset.take(indices)
+            else:
+                yield self.collate_fn([self.dataset[int(i)] for i in indices])
+
+
+__all__ = ["TensorDataset", "DataLoader", "collate"]

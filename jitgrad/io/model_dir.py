@@ -1,0 +1,258 @@
+"""A model directory: what training writes and the serving layer loads.
+
+One directory holds one version of a model::
+
+    <base>/<name>/<version>/
+        weights.jg          the state dict, written by ``jg.save`` (mmap-able, no pickle)
+        architecture.json   {"format_version": 1, "module": module.config()}
+        manifest.json       written LAST, atomically: its presence means "complete"
+
+``manifest.json``::
+
+    {
+      "format": "jitgrad-model",
+      "format_version": 1,
+      "jitgrad_version": "0.1.0",
+      "created": "2024-01-01T00:00:00+00:00",
+      "files": {"weights.jg": {"bytes": 37160, "sha256": "..."},
+                "architecture.json": {"bytes": 412, "sha256": "..."}},
+      "signature": {
+        "inputs":  {"x": {"dtype": "float32", "shape": [-1, 64]}},
+        "outputs": {"output": {"dtype": "float32", "shape": [-1, 10]}}
+      },
+      "warmup_batch_sizes": [1, 64],
+      "extra": {...}            # whatever the caller passed (JSON-able), or {}
+    }
+
+``-1`` in a shape is the batch dimension. The output signature is measured, not declared:
+``save_model`` runs the module once on a zero batch in eval mode.
+
+Every file is written under a temporary name, fsynced and renamed into place, and the
+manifest only after the others are durable, so a reader that finds a manifest finds the
+files it lists, at the sizes it lists. ``load_model`` refuses a directory without a
+manifest and checks every listed size before reading anything (checksums on request).
+"""
+
+from __future__ import annotations
+
+import datetime
+import errno
+import hashlib
+import json
+import os
+
+from ..autograd.grad_mode import no_grad
+from ..creation import zeros
+from ..dtypes import as_dtype
+from ..nn import from_config
+from ..tensor import TensorBase
+from .format import write_atomically
+from .serialize import load, save
+
+MODEL_FORMAT = "jitgrad-model"
+MODEL_FORMAT_VERSION = 1
+MANIFEST, WEIGHTS, ARCHITECTURE = "manifest.json", "weights.jg", "architecture.json"
+
+
+class ModelDirectoryError(ValueError):
+    """A model directory whose files disagree with its manifest, or a malformed one; the
+    message names the directory (or file) and the problem."""
+
+
+def save_model(module, directory, *, input_name: str = "x", input_shape=(64,),
+               input_dtype="float32", warmup_batch_sizes=(1, 64), extra=None,
+               output_name: str = "output", overwrite: bool = False) -> dict:  # fmt: skip
+    """Write ``module`` to ``directory`` (created if needed) as weights, architecture and,
+    last, the manifest; returns the manifest.
+
+    ``input_shape`` is one sample's shape (the batch dimension is added as -1).
+    An existing model directory is refused unless ``overwrite``; overwriting removes its
+    manifest first, so no reader ever sees a manifest over half-written files.
+
+    >>> import os, tempfile, jitgrad as jg
+    >>> from jitgrad import nn
+    >>> net = nn.Sequential(nn.Linear(4, 3, generator=0), nn.ReLU())
+    >>> path = os.path.join(tempfile.mkdtemp(), "net", "1")
+    >>> manifest = jg.io.save_model(net, path, input_shape=(4,), input_dtype="float64")
+    >>> manifest["signature"]["outputs"]
+    {'output': {'dtype': 'float64', 'shape': [-1, 3]}}
+    >>> model, _ = jg.io.load_model(path)
+    >>> bool((model(jg.ones((2, 4))) == net(jg.ones((2, 4)))).all())
+    True
+    """
+    directory = os.fspath(directory)
+    architecture = {"format_version": MODEL_FORMAT_VERSION, "module": module.config()}
+    arch_bytes = (json.dumps(architecture, indent=1, allow_nan=False) + "\n").encode()
+    input_shape = tuple(int(n) for n in input_shape)
+    dtype = as_dtype(input_dtype)
+    signature = {
+        "inputs": {input_name: {"dtype": dtype.name, "shape": [-1, *input_shape]}},
+        "outputs": _output_signature(module, input_shape, dtype, output_name),
+    }
+    warmup = [int(n) for n in warmup_batch_sizes]
+    if any(n <= 0 for n in warmup):
+        raise ValueError(f"warm-up batch sizes must be positive, got {warmup}")
+    extra = {} if extra is None else extra
+    json.dumps(extra, allow_nan=False)  # fail before writing anything
+
+    os.makedirs(directory, exist_ok=True)
+    manifest_path = os.path.join(directory, MANIFEST)
+    if os.path.exists(manifest_path):
+        if not overwrite:
+            raise FileExistsError(
+                errno.EEXIST,
+                "already holds a saved model (a manifest.json); save a new version to a new "
+                "directory, or pass overwrite=True",
+                directory,
+            )
+        os.unlink(manifest_path)  # the directory reads "incomplete" while it is rewritten
+    save(module.state_dict(), os.path.join(directory, WEIGHTS))
+    write_atomically(os.path.join(directory, ARCHITECTURE), arch_bytes, [], [])
+    manifest = {
+        "format": MODEL_FORMAT,
+        "format_version": MODEL_FORMAT_VERSION,
+        "jitgrad_version": _version(),
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "files": {name: _describe(os.path.join(directory, name))
+                  for name in (WEIGHTS, ARCHITECTURE)},  # fmt: skip
+        "signature": signature,
+        "warmup_batch_sizes": warmup,
+        "extra": extra,
+    }
+    text = json.dumps(manifest, indent=1, allow_nan=False) + "\n"
+    write_atomically(manifest_path, text.encode(), [], [])
+    return manifest
+
+
+def _output_signature(module, input_shape, dtype, output_name: str) -> dict:
+    was_training = module.training
+    module.eval()
+    try:
+        with no_grad():
+            out = module(zeros((1, *input_shape), dtype))
+    finally:
+        module.train(was_training)
+    if isinstance(out, dict):
+        items = list(out.items())
+    elif isinstance(out, (tuple, list)):
+        items = [(f"{output_name}_{k}", o) for k, o in enumerate(out)]
+    else:
+        items = [(output_name, out)]
+    signature = {}
+    for name, t in items:
+        if not isinstance(t, TensorBase) or t.ndim == 0:
+            raise TypeError(f"the module's output {name!r} must be a batched tensor, got "
+                            f"{type(t).__name__} of shape {getattr(t, 'shape', None)}")  # fmt: skip
+        signature[str(name)] = {"dtype": t.dtype.name, "shape": [-1, *t.shape[1:]]}
+    return signature
+
+
+def _describe(path: str) -> dict:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return {"bytes": os.path.getsize(path), "sha256": digest.hexdigest()}
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def read_manifest(directory) -> dict:
+    """The checked manifest of a model directory: the format is known and every listed
+    file exists with the listed size. Raises FileNotFoundError for a directory without a
+    manifest, ModelDirectoryError for anything else wrong."""
+    directory = os.fspath(directory)
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(errno.ENOENT, "no such model directory", directory)
+    path = os.path.join(directory, MANIFEST)
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            errno.ENOENT,
+            "has no manifest.json, so it is not a complete jitgrad model directory "
+            "(save_model writes the manifest last: the save is in progress or was "
+            "interrupted)",
+            directory,
+        )
+    try:
+        with open(path, encoding="utf-8") as f:
+            manifest = json.load(f)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ModelDirectoryError(f"{path!r}: not valid JSON ({e})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != MODEL_FORMAT:
+        raise ModelDirectoryError(f"{path!r}: not a jitgrad model manifest (no "
+                                  f"'format': {MODEL_FORMAT!r})")  # fmt: skip
+    version = manifest.get("format_version")
+    if version != MODEL_FORMAT_VERSION:
+        raise ModelDirectoryError(
+            f"{path!r}: model format version {version!r} is not supported (this jitgrad "
+            f"reads {MODEL_FORMAT_VERSION})"
+        )
+    files = manifest.get("files")
+    if not isinstance(files, dict) or WEIGHTS not in files or ARCHITECTURE not in files:
+        raise ModelDirectoryError(f"{path!r}: the manifest must list {WEIGHTS} and "
+                                  f"{ARCHITECTURE} under 'files'")  # fmt: skip
+    for name, entry in files.items():
+        if not isinstance(name, str) or os.path.basename(name) != name or name in ("", ".", ".."):
+            raise ModelDirectoryError(f"{path!r}: file name {name!r} is not a plain file name")
+        expected = entry.get("bytes") if isinstance(entry, dict) else None
+        if type(expected) is not int:
+            raise ModelDirectoryError(f"{path!r}: file {name!r} has no integer 'bytes'")
+        file_path = os.path.join(directory, name)
+        if not os.path.isfile(file_path):
+            raise ModelDirectoryError(f"{directory!r}: {name} is listed in the manifest but "
+                                      "missing")  # fmt: skip
+        actual = os.path.getsize(file_path)
+        if actual != expected:
+            raise ModelDirectoryError(
+                f"{directory!r}: {name} has {actual} bytes but the manifest says {expected}: "
+                "the file was modified or replaced after the model was saved"
+            )
+    return manifest
+
+
+def load_model(directory, mmap: bool = True, *, verify_checksums: bool = False):
+    """Load a model directory written by ``save_model``: ``(module, manifest)``.
+
+    The module is rebuilt from ``architecture.json`` (its layer types must be known to
+    jitgrad, or imported by the caller), takes the weights without copying them
+    (``mmap=True`` maps ``weights.jg`` copy-on-write) and is put in eval mode.
+    ``verify_checksums`` also hashes every file against the manifest.
+    """
+    directory = os.fspath(directory)
+    manifest = read_manifest(directory)
+    if verify_checksums:
+        for name, entry in manifest["files"].items():
+            actual = _describe(os.path.join(directory, name))["sha256"]
+            if actual != entry.get("sha256"):
+                raise ModelDirectoryError(f"{directory!r}: {name} does not match the "
+                                          "manifest's sha256 checksum")  # fmt: skip
+    arch_path = os.path.join(directory, ARCHITECTURE)
+    try:
+        with open(arch_path, encoding="utf-8") as f:
+            architecture = json.load(f)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ModelDirectoryError(f"{arch_path!r}: not valid JSON ({e})") from None
+    if not isinstance(architecture, dict) or "module" not in architecture:
+        raise ModelDirectoryError(f"{arch_path!r}: no 'module' description")
+    try:
+        module = from_config(architecture["module"])
+    except ValueError as e:
+        raise ModelDirectoryError(f"{arch_path!r}: {e}") from e
+    state = load(os.path.join(directory, WEIGHTS), mmap=mmap)
+    if not isinstance(state, dict):
+        raise ModelDirectoryError(f"{directory!r}: {WEIGHTS} does not hold a state dict")
+    try:
+        module.load_state_dict(state, strict=True, assign=True)
+    except RuntimeError as e:
+        raise ModelDirectoryError(f"{directory!r}: the weights do not fit the architecture: "
+                                  f"{e}") from e  # fmt: skip
+    module.eval()
+    return module, manifest
+
+
+__all__ = ["save_model", "load_model", "read_manifest", "ModelDirectoryError",
+           "MODEL_FORMAT_VERSION"]  # fmt: skip

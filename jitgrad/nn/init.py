@@ -1,0 +1,133 @@
+"""Initialising tensors in place: PyTorch's ``torch.nn.init`` with a seeded generator.
+
+Every function fills ``tensor`` under ``no_grad`` and returns it. ``generator`` is a
+``jg.random.Generator``, an int seed, or None (fresh entropy); pass one generator to every
+layer of a model to make its whole initialisation reproducible.
+
+>>> import jitgrad as jg
+>>> w = jg.empty((3, 4))
+>>> bound = 1 / 4 ** 0.5
+>>> bool(jg.nn.init.kaiming_uniform_(w, a=5 ** 0.5, generator=0).abs().max() <= bound)
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..autograd.grad_mode import no_grad
+from ..random import Generator, default_rng
+
+
+def as_generator(generator) -> Generator:
+    """A ``jg.random.Generator`` from a generator, an int seed or None."""
+    if isinstance(generator, Generator):
+        return generator
+    if generator is None or (hasattr(generator, "__index__") and not isinstance(generator, bool)):
+        return default_rng(None if generator is None else int(generator))
+    raise TypeError(
+        f"generator must be a jg.random.Generator, an int seed or None, "
+        f"got {type(generator).__name__}"
+    )
+
+
+def _fill(tensor, values):
+    if not tensor.dtype.is_floating_point:
+        raise TypeError(f"initialisers fill floating tensors, got {tensor.dtype.name}")
+    with no_grad():
+        tensor.copy_(values)
+    return tensor
+
+
+def uniform_(tensor, a: float = 0.0, b: float = 1.0, generator=None):
+    """Fill with draws from U(a, b)."""
+    values = as_generator(generator).uniform(a, b, tensor.shape, dtype="float64")
+    return _fill(tensor, values)
+
+
+def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
+    """Fill with draws from N(mean, std²)."""
+    values = as_generator(generator).normal(mean, std, tensor.shape, dtype="float64")
+    return _fill(tensor, values)
+
+
+def constant_(tensor, value: float):
+    return _fill(tensor, value)
+
+
+def zeros_(tensor):
+    return _fill(tensor, 0.0)
+
+
+def ones_(tensor):
+    return _fill(tensor, 1.0)
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The gain that keeps activations' variance stable through ``nonlinearity``
+    (PyTorch's table)."""
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "sigmoid", "identity")
+    if nonlinearity in linear:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else float(param)
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"unsupported nonlinearity {nonlinearity!r} for calculate_gain")
+
+
+def fan_in_and_fan_out(tensor) -> tuple[int, int]:
+    """(fan_in, fan_out) of a weight of shape (out, in, *receptive field)."""
+    if tensor.ndim < 2:
+        raise ValueError(
+            f"fan in and fan out need a tensor of at least 2 dimensions, got shape {tensor.shape}"
+        )
+    receptive = math.prod(tensor.shape[2:])
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def _fan(tensor, mode: str) -> int:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    fan_in, fan_out = fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def xavier_uniform_(tensor, gain: float = 1.0, generator=None):
+    """U(-b, b) with b = gain·√(6 / (fan_in + fan_out)) (Glorot & Bengio)."""
+    fan_in, fan_out = fan_in_and_fan_out(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor, gain: float = 1.0, generator=None):
+    """N(0, σ²) with σ = gain·√(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+
+
+def kaiming_uniform_(tensor, a: float = 0.0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu", generator=None):  # fmt: skip
+    """U(-b, b) with b = gain·√(3 / fan) (He et al.). ``a=√5`` over fan_in gives
+    b = 1/√fan_in: PyTorch's default for Linear weights."""
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor, a: float = 0.0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu", generator=None):  # fmt: skip
+    """N(0, σ²) with σ = gain / √fan."""
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    return normal_(tensor, 0.0, std, generator)
+
+
+__all__ = [
+    "uniform_", "normal_", "constant_", "zeros_", "ones_", "xavier_uniform_", "xavier_normal_",
+    "kaiming_uniform_", "kaiming_normal_", "calculate_gain", "fan_in_and_fan_out", "as_generator",
+]  # fmt: skip

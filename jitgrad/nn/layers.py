@@ -1,0 +1,171 @@
+"""Layers with parameters or randomness: Linear, Embedding, Dropout, and the shape
+layers Flatten and Identity.
+
+Parameters are created in the default dtype unless ``dtype=`` says otherwise, and
+initialised as PyTorch does from ``generator`` (a ``jg.random.Generator``, an int seed, or
+None), so one seeded generator passed to every layer makes a model reproducible.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import creation
+from ..autograd.tensor import Tensor, as_tensor
+from ..ops import linalg
+from . import functional as F
+from . import init
+from ._common import param_dtype
+from .module import Module, Parameter
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias`` with weight of shape (out_features, in_features).
+
+    Weights start as kaiming_uniform(a=√5), i.e. U(±1/√in_features), and the bias as
+    U(±1/√in_features): PyTorch's defaults.
+
+    >>> import jitgrad as jg
+    >>> fc = jg.nn.Linear(3, 2, generator=0)
+    >>> fc(jg.ones((4, 3))).shape, fc.weight.shape
+    ((4, 2), (2, 3))
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, *,
+                 dtype=None, generator=None):  # fmt: skip
+        super().__init__()
+        d = param_dtype(dtype)
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.weight = Parameter(creation.empty((self.out_features, self.in_features), d))
+        if bias:
+            self.bias = Parameter(creation.empty((self.out_features,), d))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters(generator)
+
+    def reset_parameters(self, generator=None) -> None:
+        rng = init.as_generator(generator)
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5), generator=rng)
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound, generator=rng)
+
+    def forward(self, x) -> Tensor:
+        x = as_tensor(x)
+        if x.ndim == 0 or x.shape[-1] != self.in_features:
+            raise ValueError(
+                f"Linear({self.in_features}, {self.out_features}) got input of shape "
+                f"{x.shape}: its last dimension must be {self.in_features}"
+            )
+        y = linalg.matmul(x, self.weight.T)
+        return y if self.bias is None else y + self.bias
+
+    def get_config(self) -> dict:
+        return {"in_features": self.in_features, "out_features": self.out_features,
+                "bias": self.bias is not None, "dtype": self.weight.dtype.name}  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")  # fmt: skip
+
+
+class Embedding(Module):
+    """A lookup table: row ``i`` of ``weight`` for each index ``i`` (weights start as
+    N(0, 1)). Gradients of repeated indices add up.
+
+    >>> import jitgrad as jg
+    >>> emb = jg.nn.Embedding(10, 3, generator=0)
+    >>> emb(jg.tensor([[1, 2], [1, 9]])).shape
+    (2, 2, 3)
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, *, dtype=None, generator=None):
+        super().__init__()
+        d = param_dtype(dtype)
+        self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        self.weight = Parameter(creation.empty((self.num_embeddings, self.embedding_dim), d))
+        self.reset_parameters(generator)
+
+    def reset_parameters(self, generator=None) -> None:
+        init.normal_(self.weight, generator=generator)
+
+    def forward(self, indices) -> Tensor:
+        indices = as_tensor(indices)
+        if not indices.dtype.is_integer:
+            raise TypeError(
+                f"Embedding takes integer indices, got a {indices.dtype.name} tensor"
+            )
+        return self.weight[indices]
+
+    def get_config(self) -> dict:
+        return {"num_embeddings": self.num_embeddings, "embedding_dim": self.embedding_dim,
+                "dtype": self.weight.dtype.name}  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class Dropout(Module):
+    """Zero each element with probability ``p`` while training (scaling the rest by
+    1/(1-p)); the identity in eval mode. The layer keeps its generator, so successive
+    masks differ but a seeded run repeats.
+
+    >>> import jitgrad as jg
+    >>> drop = jg.nn.Dropout(0.5, generator=0)
+    >>> drop(jg.ones(4)).tolist(), drop.eval()(jg.ones(4)).tolist()
+    ([2.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0])
+    """
+
+    def __init__(self, p: float = 0.5, *, generator=None):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+        self.p = float(p)
+        self.generator = init.as_generator(generator)
+
+    def forward(self, x) -> Tensor:
+        return F.dropout(x, self.p, self.training, generator=self.generator)
+
+    def get_config(self) -> dict:
+        return {"p": self.p}
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class Flatten(Module):
+    """Merge dimensions ``start_dim..end_dim`` into one (by default all but the batch).
+
+    >>> import jitgrad as jg
+    >>> jg.nn.Flatten()(jg.zeros((2, 3, 4))).shape
+    (2, 12)
+    """
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+        super().__init__()
+        self.start_dim, self.end_dim = int(start_dim), int(end_dim)
+
+    def forward(self, x) -> Tensor:
+        return as_tensor(x).flatten(self.start_dim, self.end_dim)
+
+    def get_config(self) -> dict:
+        return {"start_dim": self.start_dim, "end_dim": self.end_dim}
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Identity(Module):
+    """Returns its input (a placeholder that keeps a Sequential's indices stable)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, x):
+        return x
+
+    def get_config(self) -> dict:
+        return {}
+
+
+__all__ = ["Linear", "Embedding", "Dropout", "Flatten", "Identity"]

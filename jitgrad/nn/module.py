@@ -1,0 +1,443 @@
+"""Module and Parameter: PyTorch's way of holding a model's state.
+
+A ``Module`` registers what is assigned to it by kind: a ``Parameter`` (a tensor the
+optimizer trains), another ``Module`` (a child), or a buffer (a tensor that is state but
+not trained, e.g. BatchNorm's running mean; registered explicitly with
+``register_buffer``). Everything else is a plain attribute. ``state_dict`` names every
+parameter and persistent buffer by its dotted path (``0.weight``, ``fc1.bias``), as PyTorch
+does, so a checkpoint's keys read the same in both.
+
+A module also describes how to rebuild itself: ``config()`` gives a JSON-able
+``{"type": ..., "args": ...}`` and ``jg.nn.from_config`` turns it back into a module, so a
+model directory needs no pickled code (see ``jitgrad/io/model_dir.py``).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Iterator
+
+from .. import dtypes
+from ..autograd.grad_mode import no_grad
+from ..autograd.tensor import Tensor, as_tensor
+from ..tensor import TensorBase
+
+
+class Parameter(Tensor):
+    """A tensor that a ``Module`` registers as trainable: a leaf that requires grad.
+
+    It shares ``data``'s storage (no copy). Views and results of ops on a parameter are
+    plain tensors, as in PyTorch.
+
+    >>> import jitgrad as jg
+    >>> p = jg.nn.Parameter(jg.zeros(3))
+    >>> p.requires_grad, p.is_leaf, type(p * 2).__name__
+    (True, True, 'Tensor')
+    """
+
+    __slots__ = ()
+
+    def __init__(self, data=None, requires_grad: bool = True):
+        data = as_tensor([] if data is None else data)
+        super().__init__(data.storage(), data.shape, data.stride(), data.storage_offset(),
+                         requires_grad=requires_grad)  # fmt: skip
+
+    @classmethod
+    def _make(cls, storage, shape, strides, offset):
+        # Every tensor derived from a parameter (views, clones) is a plain Tensor: only
+        # what the user wraps is registered as a parameter.
+        return Tensor._make(storage, shape, strides, offset)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + Tensor.__repr__(self.detach())
+
+
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+class Module:
+    """Base class of layers and models: subclass it, assign parameters and submodules in
+    ``__init__`` (after ``super().__init__()``) and define ``forward``.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import nn
+    >>> class MLP(nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc1 = nn.Linear(4, 8, generator=0)
+    ...         self.fc2 = nn.Linear(8, 2, generator=1)
+    ...     def forward(self, x):
+    ...         return self.fc2(jg.nn.functional.relu(self.fc1(x)))
+    >>> model = MLP()
+    >>> list(model.state_dict())
+    ['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias']
+    >>> model(jg.ones((3, 4))).shape
+    (3, 2)
+    """
+
+    training: bool
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_non_persistent", set())
+        object.__setattr__(self, "_modules", {})
+
+    # -- registration --------------------------------------------------------------------
+
+    def _registries(self) -> tuple[dict, dict, dict]:
+        try:
+            d = self.__dict__
+            return d["_parameters"], d["_buffers"], d["_modules"]
+        except KeyError:
+            raise AttributeError(
+                f"{type(self).__name__}.__init__ must call super().__init__() before "
+                "assigning parameters, buffers or submodules"
+            ) from None
+
+    def __setattr__(self, name: str, value) -> None:
+        if isinstance(value, (Parameter, Module)) or name in self.__dict__.get("_buffers", ()):
+            params, buffers, modules = self._registries()
+            for registry in (params, buffers, modules):
+                registry.pop(name, None)
+            self.__dict__.pop(name, None)
+            if isinstance(value, Parameter):
+                params[name] = value
+            elif isinstance(value, Module):
+                modules[name] = value
+            else:
+                self.register_buffer(name, value, name not in self._non_persistent)
+            return
+        params, modules = self.__dict__.get("_parameters", {}), self.__dict__.get("_modules", {})
+        if name in params or name in modules:
+            if value is not None:
+                kind = "parameter" if name in params else "submodule"
+                raise TypeError(
+                    f"cannot assign {type(value).__name__} to {type(self).__name__}.{name}: "
+                    f"it is a {kind} (assign a {'Parameter' if kind == 'parameter' else 'Module'} "
+                    "or None)"
+                )
+            (params if name in params else modules)[name] = None
+            return
+        object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str):
+        # Only called when normal lookup fails: parameters, buffers and children live in
+        # their registries, not in __dict__.
+        d = self.__dict__
+        for registry in ("_parameters", "_buffers", "_modules"):
+            if name in d.get(registry, ()):
+                return d[registry][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for registry in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__.get(registry, ()):
+                del self.__dict__[registry][name]
+                self._non_persistent.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add ``param`` (or None: a declared but absent parameter, e.g. ``bias=False``)."""
+        _check_name(self, name)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot register {type(param).__name__} as parameter '{name}': wrap it in "
+                "nn.Parameter (or use register_buffer for state that is not trained)"
+            )
+        self._registries()[0][name] = param
+
+    def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
+        """Add a tensor that is state but not trained; ``persistent=False`` keeps it out of
+        ``state_dict``."""
+        _check_name(self, name)
+        if tensor is not None and not isinstance(tensor, TensorBase):
+            raise TypeError(
+                f"buffer '{name}' must be a tensor or None, got {type(tensor).__name__}"
+            )
+        self._registries()[1][name] = None if tensor is None else as_tensor(tensor)
+        (self._non_persistent.discard if persistent else self._non_persistent.add)(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        _check_name(self, name)
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"submodule '{name}' must be a Module, got {type(module).__name__}")
+        self._registries()[2][name] = module
+
+    register_module = add_module
+
+    # -- traversal -----------------------------------------------------------------------
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        for name, m in self._modules.items():
+            if m is not None:
+                yield name, m
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def named_modules(self, prefix: str = "", memo: set | None = None,
+                      remove_duplicate: bool = True):  # fmt: skip
+        """This module and every descendant, with dotted names (this one is ''); a module
+        reachable by two paths comes once unless ``remove_duplicate=False``."""
+        if remove_duplicate:
+            memo = set() if memo is None else memo
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, child in self.named_children():
+            path = f"{prefix}.{name}" if prefix else name
+            yield from child.named_modules(path, memo, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def _named_members(self, registry: str, prefix: str, recurse: bool, persistent_only=False):
+        seen: set[int] = set()
+        modules = self.named_modules(prefix) if recurse else [(prefix, self)]
+        for path, module in modules:
+            skip = module._non_persistent if persistent_only else ()
+            for name, t in getattr(module, registry).items():
+                if t is None or id(t) in seen or name in skip:
+                    continue
+                seen.add(id(t))
+                yield (f"{path}.{name}" if path else name), t
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True):
+        """(dotted name, parameter) pairs; a parameter shared by two modules comes once."""
+        return self._named_members("_parameters", prefix, recurse)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True):
+        return self._named_members("_buffers", prefix, recurse)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def apply(self, fn) -> Module:
+        """Call ``fn(module)`` on every child (recursively), then on this module."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    # -- modes and gradients -------------------------------------------------------------
+
+    def train(self, mode: bool = True) -> Module:
+        """Training mode (Dropout drops, BatchNorm uses and updates batch statistics)."""
+        for m in self.modules():
+            object.__setattr__(m, "training", bool(mode))
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear every parameter's gradient (None, or zeros in place)."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                TensorBase.fill_(p.grad, 0)
+
+    def to(self, dtype) -> Module:
+        """Cast floating parameters and buffers to ``dtype`` (integer ones, such as
+        ``num_batches_tracked``, stay). Parameters are replaced by new ones, so build
+        optimizers after calling ``to``.
+
+        >>> import jitgrad as jg
+        >>> jg.nn.Linear(2, 3).to(jg.float32).weight.dtype
+        jitgrad.float32
+        """
+        d = dtypes.as_dtype(dtype)
+        if not d.is_floating_point:
+            raise TypeError(f"Module.to casts floating parameters; {d.name} is not floating")
+        for m in self.modules():
+            for name, p in m._parameters.items():
+                if p is not None and p.dtype.is_floating_point and p.dtype is not d:
+                    m._parameters[name] = Parameter(p.detach().astype(d), p.requires_grad)
+            for name, b in m._buffers.items():
+                if b is not None and b.dtype.is_floating_point and b.dtype is not d:
+                    m._buffers[name] = b.detach().astype(d)
+        return self
+
+    def float(self) -> Module:
+        return self.to(dtypes.float32)
+
+    def double(self) -> Module:
+        return self.to(dtypes.float64)
+
+    # -- state ---------------------------------------------------------------------------
+
+    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> dict:
+        """Every parameter and persistent buffer by dotted name, in registration order (a
+        layer shared by two paths appears under both names, as in PyTorch).
+
+        Values share storage with the module (detached unless ``keep_vars``): save them
+        with ``jg.save`` to checkpoint.
+
+        >>> import jitgrad as jg
+        >>> bn = jg.nn.BatchNorm1d(2)
+        >>> list(bn.state_dict())
+        ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
+        """
+        out = {}
+        for path, module in self.named_modules(prefix, remove_duplicate=False):
+            for name, t in module._parameters.items():
+                if t is not None:
+                    out[f"{path}.{name}" if path else name] = t if keep_vars else t.detach()
+            for name, t in module._buffers.items():
+                if t is not None and name not in module._non_persistent:
+                    out[f"{path}.{name}" if path else name] = t if keep_vars else t.detach()
+        return out
+
+    def _state_slots(self) -> dict[str, tuple[Module, str, str]]:
+        """Each state_dict key -> (owning module, attribute name, 'param' or 'buffer')."""
+        slots = {}
+        for path, module in self.named_modules(remove_duplicate=False):
+            for name, t in module._parameters.items():
+                if t is not None:
+                    slots[f"{path}.{name}" if path else name] = (module, name, "param")
+            for name, t in module._buffers.items():
+                if t is not None and name not in module._non_persistent:
+                    slots[f"{path}.{name}" if path else name] = (module, name, "buffer")
+        return slots
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """Copy ``state_dict``'s tensors into this module's parameters and buffers.
+
+        Everything is checked before anything is written: a wrong shape, or (with
+        ``strict``) a missing or unexpected key, raises a RuntimeError listing every
+        problem by key and leaves the module untouched. Values are cast to each
+        parameter's dtype. ``assign=True`` adopts the given tensors instead of copying
+        (zero-copy: a memory-mapped checkpoint stays mapped) with their own dtype.
+        Returns ``(missing_keys, unexpected_keys)``.
+
+        >>> import jitgrad as jg
+        >>> lin = jg.nn.Linear(2, 2)
+        >>> lin.load_state_dict({"weight": jg.zeros((2, 2))})
+        Traceback (most recent call last):
+        ...
+        RuntimeError: Error(s) in loading state_dict for Linear:
+            Missing key(s) in state_dict: 'bias'.
+        """
+        if not hasattr(state_dict, "items"):
+            raise TypeError(f"load_state_dict expects a dict, got {type(state_dict).__name__}")
+        slots = self._state_slots()
+        missing = [k for k in slots if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in slots]
+        problems = []
+        for key, (module, name, _) in slots.items():
+            if key not in state_dict:
+                continue
+            value = state_dict[key]
+            current = getattr(module, name)
+            if not isinstance(value, TensorBase):
+                problems.append(
+                    f"value for '{key}' is a {type(value).__name__}, not a tensor."
+                )
+            elif value.shape != current.shape:
+                problems.append(
+                    f"size mismatch for '{key}': copying a tensor of shape {value.shape} "
+                    f"from the checkpoint, the shape in the current model is {current.shape}."
+                )
+        if strict:
+            if missing:
+                problems.insert(0, "Missing key(s) in state_dict: "
+                                + ", ".join(repr(k) for k in missing) + ".")  # fmt: skip
+            if unexpected:
+                problems.insert(0, "Unexpected key(s) in state_dict: "
+                                + ", ".join(repr(k) for k in unexpected) + ".")  # fmt: skip
+        if problems:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n    "
+                + "\n    ".join(problems)
+            )
+        with no_grad():
+            for key, (module, name, kind) in slots.items():
+                if key not in state_dict:
+                    continue
+                value = as_tensor(state_dict[key])
+                current = getattr(module, name)
+                if not assign:
+                    TensorBase.copy_(current, value)
+                elif kind == "param":
+                    module._parameters[name] = Parameter(value.detach(), current.requires_grad)
+                else:
+                    module._buffers[name] = value.detach()
+        return IncompatibleKeys(missing, unexpected)
+
+    # -- calling and describing ----------------------------------------------------------
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def get_config(self) -> dict:
+        """The constructor arguments that rebuild this module (JSON-able). Subclasses that
+        can be saved as an architecture override this."""
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define get_config(), so it cannot be described "
+            "in an architecture file; define get_config() returning its constructor "
+            "arguments (and from_config if they are not plain keywords)"
+        )
+
+    @classmethod
+    def from_config(cls, args: dict) -> Module:
+        """Rebuild from ``get_config()``'s output (default: ``cls(**args)``)."""
+        return cls(**args)
+
+    def config(self) -> dict:
+        """``{"type": ..., "args": ...}``: what ``jg.nn.from_config`` rebuilds this from.
+
+        >>> import jitgrad as jg
+        >>> jg.nn.ReLU().config()
+        {'type': 'ReLU', 'args': {}}
+        """
+        from .registry import type_name
+
+        return {"type": type_name(type(self)), "args": self.get_config()}
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        lines = []
+        for name, child in self._modules.items():
+            text = repr(child).replace("\n", "\n  ")
+            lines.append(f"  ({name}): {text}")
+        head = f"{type(self).__name__}({self.extra_repr()}"
+        if not lines:
+            return head + ")"
+        return head + "\n" + "\n".join(lines) + "\n)"
+
+    def __dir__(self):
+        extra = [*self._parameters, *self._buffers, *self._modules]
+        return sorted(set(super().__dir__()) | set(extra))
+
+
+def _check_name(module: Module, name: str) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"attribute names are strings, got {type(name).__name__}")
+    if not name or "." in name:
+        raise KeyError(f"invalid name {name!r} in {type(module).__name__}: non-empty, no '.'")
+    if name in module.__dict__ and name not in ("training",):
+        raise KeyError(f"attribute '{name}' of {type(module).__name__} already exists")

@@ -1,0 +1,23 @@
+"""Optimizers (SGD, Adam, AdamW) and learning-rate schedules, in PyTorch's spelling.
+
+Each optimizer's per-parameter update is one pure elementwise formula (``sgd_update``,
+``adam_update``) that the numpy reference evaluates now and the JIT fuses into a kernel;
+see ``optimizer.py``.
+
+>>> import jitgrad as jg
+>>> from jitgrad import optim
+>>> p = jg.nn.Parameter(jg.tensor([3.0]))
+>>> opt = optim.SGD([p], lr=0.25)
+>>> for _ in range(2):
+...     opt.zero_grad(); (p * p).sum().backward(); opt.step()
+>>> p.item()  # 3 -> 1.5 -> 0.75
+0.75
+"""
+
+from . import lr_scheduler
+from .adam import Adam, AdamW, adam_update
+from .optimizer import Optimizer, apply_update
+from .sgd import SGD, sgd_update
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler", "apply_update",
+           "sgd_update", "adam_update"]  # fmt: skip

@@ -1,0 +1,281 @@
+"""The optimizer base class, and the one place where an update formula meets storage.
+
+Each optimizer writes its per-parameter update once, as a pure elementwise formula over
+the parameter, its gradient, its state tensors and scalar hyper-parameters, against a math
+namespace ``m`` (like the op formulas of ``ops/elementwise.py``)::
+
+    def sgd_update(m, param, grad, momentum_buffer, *, lr, ..., nesterov, first_step):
+        ...
+        return new_param, new_momentum_buffer
+
+Tensors come positionally, hyper-parameters by keyword. Keyword values that are Python
+``bool`` are *flags*: they choose the formula's structure (a compiled kernel is specialised
+on them); every other keyword is a number that may change from step to step (``lr`` under
+a scheduler, the step count). The formula returns one value per tensor it updates, in a
+fixed order, and never writes anything itself.
+
+``apply_update`` evaluates a formula with the numpy reference namespace
+(``jitgrad.ops.reference``) on the tensors' numpy views and copies each result into its
+tensor's storage (``TensorBase.copy_``, which bumps the storage version, so autograd still
+detects a graph that saw the old values). The JIT lowers the same formula to one fused
+kernel per parameter; this function is the seam where it plugs in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+
+from .. import dtypes
+from .._config import config
+from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.tensor import Tensor, as_tensor
+from ..creation import zeros_like
+from ..ops import reference
+from ..recording import run
+from ..tensor import TensorBase, wrap_numpy
+
+
+def apply_update(formula: Callable, tensors: Sequence[Tensor | None],
+                 outputs: Sequence[Tensor | None], launches: dict | None = None,
+                 **hyper) -> None:  # fmt: skip
+    """Evaluate ``formula(reference, *tensors, **hyper)`` on numpy views and write its
+    i-th result into ``outputs[i]`` (None: nothing to write).
+
+    float16 tensors are computed in float32 and rounded once, as the kernels do.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import optim
+    >>> p, g = jg.ones(3), jg.full((3,), 2.0)
+    >>> apply_update(lambda m, p, g, *, lr: (p - lr * g,), [p, g], [p], lr=0.25)
+    >>> p.tolist()
+    [0.5, 0.5, 0.5]
+    """
+    if config.backend == "jit" and config.lowering is not None:
+        if config.lowering.update(formula, tensors, outputs, hyper, launches):
+            return  # one fused kernel, writing parameter and state in place
+    arrays = [None if t is None else _compute_array(t) for t in tensors]
+    with np.errstate(all="ignore"):  # inf/nan propagate as in the kernels, silently
+        results = formula(reference, *arrays, **hyper)
+    if len(results) != len(outputs):
+        raise RuntimeError(
+            f"{getattr(formula, '__name__', formula)} returned {len(results)} values for "
+            f"{len(outputs)} outputs"
+        )
+    for out, value in zip(outputs, results, strict=True):
+        if out is None:
+            continue
+        value = np.asarray(value)
+        if value.dtype != out.dtype.numpy:
+            value = value.astype(out.dtype.numpy)
+        TensorBase.copy_(out, wrap_numpy(value, TensorBase))
+
+
+def _compute_array(t: Tensor) -> np.ndarray:
+    a = t.numpy()
+    return a.astype(np.float32) if t.dtype is dtypes.float16 else a
+
+
+def scalars(group: dict, names: Iterable[str]) -> dict:
+    """The group's numeric hyper-parameters as Python floats: a numpy scalar would be a
+    strongly typed operand (NEP 50) and silently promote float32 parameters."""
+    return {name: float(group[name]) for name in names}
+
+
+_REQUIRED = object()
+
+
+class Optimizer:
+    """Base class: parameter groups (each with its own options), per-parameter state,
+    ``zero_grad``, ``state_dict`` / ``load_state_dict``. Subclasses define ``step``.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import optim
+    >>> w, b = jg.nn.Parameter(jg.ones(2)), jg.nn.Parameter(jg.zeros(1))
+    >>> opt = optim.SGD([{"params": [w]}, {"params": [b], "lr": 0.5}], lr=0.1)
+    >>> [g["lr"] for g in opt.param_groups]
+    [0.1, 0.5]
+    """
+
+    required = _REQUIRED  # a default that every group must set itself
+
+    def __init__(self, params, defaults: dict):
+        self.defaults = dict(defaults)
+        self.state: dict = {}  # parameter -> dict of its state (keyed by identity)
+        self._launches: dict = {}  # prepared update kernels, reused while arrays stay
+        self.param_groups: list[dict] = []
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params must be an iterable of tensors or of dicts, got a single tensor; "
+                "pass [tensor] or model.parameters()"
+            )
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, group: dict) -> None:
+        """Add a group of parameters with options overriding the defaults."""
+        if not isinstance(group, dict):
+            raise TypeError(f"a parameter group is a dict, got {type(group).__name__}")
+        params = group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        for i, p in enumerate(params):
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize tensors, got {type(p).__name__} "
+                                f"at position {i} of group {len(self.param_groups)}")  # fmt: skip
+            if not p.is_leaf:
+                raise ValueError(f"can't optimize a non-leaf tensor (position {i} of group "
+                                 f"{len(self.param_groups)}): optimize the leaf it came from")
+            if not p.dtype.is_floating_point:
+                raise TypeError(f"can't optimize a {p.dtype.name} tensor (position {i})")
+        if len({id(p) for p in params}) != len(params):
+            raise ValueError("a parameter group contains the same parameter twice")
+        existing = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in existing for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        full = {**self.defaults, **group, "params": params}
+        for name, value in full.items():
+            if value is _REQUIRED:
+                raise ValueError(
+                    f"parameter group {len(self.param_groups)} didn't specify '{name}', a "
+                    "required option of this optimizer"
+                )
+        self._check_group(full)
+        self.param_groups.append(full)
+
+    def _check_group(self, group: dict) -> None:
+        """Validate a group's options (subclasses name their bad values)."""
+        if group["lr"] < 0:
+            raise ValueError(f"invalid learning rate: {group['lr']}")
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the gradients of every parameter (None, or zeros in place)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    TensorBase.fill_(p.grad, 0)
+
+    def step(self, closure=None):
+        """Update every parameter that has a gradient; ``closure`` (optional) recomputes
+        and returns the loss first."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        work = [
+            (group, p, p.grad, self.state.setdefault(p, {}))
+            for group in self.param_groups
+            for p in group["params"]
+            if p.grad is not None
+        ]
+        # One recorded step: a replay of a jitted training step reruns the whole update,
+        # reading the learning rate and step counts as they are then, with the gradients
+        # the replay computed.
+        run(self._apply, work)
+        return loss
+
+    def _apply(self, work) -> None:
+        with no_grad():
+            for group, p, grad, state in work:
+                self._update(group, p, grad, state)
+
+    def _update(self, group: dict, param: Tensor, grad: Tensor, state: dict) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not define _update()")
+
+    @staticmethod
+    def _zeros_state(state: dict, name: str, param: Tensor) -> Tensor:
+        """``state[name]``, created as zeros shaped and typed like ``param``."""
+        if name not in state:
+            state[name] = zeros_like(param.detach())
+        return state[name]
+
+    # -- state_dict ----------------------------------------------------------------------
+
+    def state_dict(self) -> dict:
+        """``{"state": {index: {...}}, "param_groups": [{..., "params": [index, ...]}]}``:
+        parameters are numbered across groups in order, as in PyTorch. Tensors are shared,
+        not copied; ``jg.save`` it to checkpoint.
+
+        >>> import jitgrad as jg
+        >>> from jitgrad import optim
+        >>> p = jg.nn.Parameter(jg.ones(2))
+        >>> opt = optim.SGD([p], lr=0.1, momentum=0.9)
+        >>> p.grad = jg.ones(2); opt.step()
+        >>> sd = opt.state_dict()
+        >>> sorted(sd["state"][0]), sd["param_groups"][0]["params"]
+        (['momentum_buffer'], [0])
+        """
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            ids = []
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+                ids.append(index[id(p)])
+            groups.append({**{k: v for k, v in group.items() if k != "params"}, "params": ids})
+        state = {}
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p in self.state and self.state[p]:
+                    state[index[id(p)]] = dict(self.state[p])
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore state and hyper-parameters saved by ``state_dict`` into an optimizer
+        over the same parameters (same group sizes). State tensors are copied and cast
+        to each parameter's dtype."""
+        if set(state_dict) != {"state", "param_groups"}:
+            raise ValueError(
+                "an optimizer state_dict has exactly the keys 'state' and 'param_groups', "
+                f"got {sorted(state_dict)}"
+            )
+        saved = state_dict["param_groups"]
+        if len(saved) != len(self.param_groups):
+            raise ValueError(f"loaded state dict has {len(saved)} parameter groups, this "
+                             f"optimizer has {len(self.param_groups)}")  # fmt: skip
+        by_index: dict[int, Tensor] = {}
+        for k, (old, new) in enumerate(zip(saved, self.param_groups, strict=True)):
+            if len(old["params"]) != len(new["params"]):
+                raise ValueError(
+                    f"parameter group {k} of the loaded state dict has {len(old['params'])} "
+                    f"parameters, this optimizer's has {len(new['params'])}"
+                )
+            for i, p in zip(old["params"], new["params"], strict=True):
+                by_index[i] = p
+        for i, values in state_dict["state"].items():
+            if i not in by_index:
+                raise ValueError(f"loaded optimizer state refers to parameter {i}, which no "
+                                 "group lists")  # fmt: skip
+            p = by_index[i]
+            restored = {}
+            for name, value in values.items():
+                if isinstance(value, TensorBase):
+                    if value.dtype.is_floating_point and value.shape != p.shape:
+                        raise ValueError(f"state '{name}' of parameter {i} has shape "
+                                         f"{value.shape}, the parameter {p.shape}")  # fmt: skip
+                    cast = p.dtype if value.dtype.is_floating_point else value.dtype
+                    value = as_tensor(TensorBase.astype(value, cast))  # a copy
+                restored[name] = value
+            self.state[p] = restored
+        for old, new in zip(saved, self.param_groups, strict=True):
+            for key, value in old.items():
+                if key != "params":
+                    new[key] = tuple(value) if isinstance(value, list) else value
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for k, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {k}")
+            for key in sorted(group):
+                if key != "params":
+                    lines.append(f"    {key}: {group[key]}")
+        return "\n".join(lines) + "\n)"

@@ -1,0 +1,150 @@
+"""Model directories: save_model / load_model round trips, the manifest, and refusals."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import jitgrad as jg
+from jitgrad import nn
+from jitgrad.io import ModelDirectoryError, load_model, read_manifest, save_model
+
+
+def mlp():
+    rng = jg.random.default_rng(0)
+    return nn.Sequential(
+        nn.Linear(64, 16, dtype=jg.float32, generator=rng), nn.ReLU(),
+        nn.BatchNorm1d(16, dtype=jg.float32), nn.Dropout(0.1),
+        nn.Linear(16, 10, dtype=jg.float32, generator=rng),
+    )  # fmt: skip
+
+
+@pytest.fixture
+def saved(tmp_path):
+    model = mlp()
+    model(jg.asarray(np.random.default_rng(0).random((8, 64), dtype=np.float32)))  # stats
+    directory = tmp_path / "digits" / "1"
+    manifest = save_model(model, directory, extra={"note": "test"})
+    return model, directory, manifest
+
+
+def test_round_trip_gives_the_same_model(saved):
+    model, directory, _ = saved
+    loaded, manifest = load_model(directory)
+    assert repr(loaded) == repr(model)
+    assert not loaded.training  # ready to serve
+    for (k, a), b in zip(model.state_dict().items(), loaded.state_dict().values(), strict=True):
+        assert a.dtype is b.dtype, k
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=k)
+    x = jg.asarray(np.random.default_rng(1).random((5, 64), dtype=np.float32))
+    model.eval()
+    np.testing.assert_array_equal(loaded(x).numpy(), model(x).numpy())
+    assert manifest["extra"] == {"note": "test"}
+
+
+def test_files_and_manifest_contents(saved):
+    _, directory, manifest = saved
+    assert sorted(os.listdir(directory)) == ["architecture.json", "manifest.json", "weights.jg"]
+    on_disk = json.loads((directory / "manifest.json").read_text())
+    assert on_disk == manifest
+    assert manifest["format"] == "jitgrad-model" and manifest["format_version"] == 1
+    for name in ("weights.jg", "architecture.json"):
+        assert manifest["files"][name]["bytes"] == os.path.getsize(directory / name)
+        assert len(manifest["files"][name]["sha256"]) == 64
+    assert manifest["signature"] == {
+        "inputs": {"x": {"dtype": "float32", "shape": [-1, 64]}},
+        "outputs": {"output": {"dtype": "float32", "shape": [-1, 10]}},
+    }
+    assert manifest["warmup_batch_sizes"] == [1, 64]
+    arch = json.loads((directory / "architecture.json").read_text())
+    assert arch["module"]["type"] == "Sequential"
+    assert jg.load(directory / "weights.jg").keys() == mlp().state_dict().keys()
+
+
+def test_mmap_loads_weights_without_copying(saved):
+    _, directory, _ = saved
+    mapped, _ = load_model(directory, mmap=True)
+    assert mapped[0].weight.untyped_storage().filename.endswith("weights.jg")  # adopted, mapped
+    with jg.no_grad():
+        mapped[0].weight.fill_(0.0)  # writable, and never reaches the file
+    again, _ = load_model(directory, mmap=False)
+    assert again[0].weight.numpy().any()
+
+
+def test_missing_manifest_is_refused_by_name(saved, tmp_path):
+    _, directory, _ = saved
+    os.unlink(directory / "manifest.json")
+    with pytest.raises(FileNotFoundError, match="has no manifest.json") as info:
+        load_model(directory)
+    assert str(directory) in str(info.value)
+    with pytest.raises(FileNotFoundError, match="no such model directory"):
+        load_model(tmp_path / "absent")
+
+
+def test_size_mismatch_is_refused(saved):
+    _, directory, _ = saved
+    with open(directory / "weights.jg", "ab") as f:
+        f.write(b"\0" * 8)
+    with pytest.raises(ModelDirectoryError, match=r"weights.jg has \d+ bytes but the manifest"):
+        load_model(directory)
+
+
+def test_missing_file_and_checksums(saved):
+    _, directory, _ = saved
+    path = directory / "architecture.json"
+    text = path.read_text()
+    path.write_text(text.replace('"Sequential"', '"Sequentia1"'))  # same size, other bytes
+    with pytest.raises(ModelDirectoryError, match="sha256"):
+        load_model(directory, verify_checksums=True)
+    with pytest.raises(ModelDirectoryError, match="unknown module type 'Sequentia1'"):
+        load_model(directory)
+    os.unlink(path)
+    with pytest.raises(ModelDirectoryError, match="architecture.json is listed .* but missing"):
+        read_manifest(directory)
+
+
+def test_bad_manifests(saved):
+    _, directory, manifest = saved
+    path = directory / "manifest.json"
+    path.write_text("{not json")
+    with pytest.raises(ModelDirectoryError, match="not valid JSON"):
+        load_model(directory)
+    path.write_text(json.dumps({**manifest, "format_version": 99}))
+    with pytest.raises(ModelDirectoryError, match="version 99 is not supported"):
+        load_model(directory)
+    files = {**manifest["files"], "../escape": {"bytes": 1}}
+    path.write_text(json.dumps({**manifest, "files": files}))
+    with pytest.raises(ModelDirectoryError, match="not a plain file name"):
+        load_model(directory)
+
+
+def test_existing_directory_needs_overwrite(saved):
+    model, directory, first = saved
+    with pytest.raises(FileExistsError, match="already holds a saved model"):
+        save_model(model, directory)
+    with jg.no_grad():
+        model[0].bias.fill_(1.0)
+    save_model(model, directory, overwrite=True, warmup_batch_sizes=(1, 8, 32))
+    loaded, manifest = load_model(directory)
+    assert loaded[0].bias.tolist() == [1.0] * 16 and manifest["warmup_batch_sizes"] == [1, 8, 32]
+
+
+def test_save_failures_leave_no_manifest(tmp_path):
+    class Opaque(nn.Module):
+        def forward(self, x):
+            return x
+
+    with pytest.raises(NotImplementedError, match="get_config"):
+        save_model(Opaque(), tmp_path / "m")
+    assert not (tmp_path / "m").exists()  # refused before anything was written
+    with pytest.raises(TypeError):
+        save_model(mlp(), tmp_path / "m2", extra={"bad": object()})
+    assert not (tmp_path / "m2").exists()
+
+
+def test_training_mode_is_restored_after_measuring_outputs(tmp_path):
+    model = mlp()
+    save_model(model, tmp_path / "m")
+    assert model.training
+    assert model[2].num_batches_tracked.item() == 0  # the probe ran in eval mode

@@ -1,0 +1,291 @@
+"""Every layer's forward against a float64 numpy reference, and its gradients against
+finite differences (gradcheck perturbs the layer's own parameters in place)."""
+
+import math
+
+import numpy as np
+import pytest
+
+import jitgrad as jg
+from jitgrad import nn
+from jitgrad.autograd import gradcheck
+
+
+def data(shape, seed=0, scale=1.0):
+    return np.random.default_rng(seed).standard_normal(shape) * scale
+
+
+def leaf(shape, seed=0, scale=1.0):
+    return jg.tensor(data(shape, seed, scale), requires_grad=True)
+
+
+def np_erf(x):
+    return np.vectorize(math.erf)(x)
+
+
+def np_sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def np_log_softmax(x, axis):
+    z = x - x.max(axis=axis, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
+
+
+# -- activations: (layer, numpy reference) ---------------------------------------------------
+
+ACTIVATIONS = [
+    (nn.ReLU(), lambda x: np.maximum(x, 0)),
+    (nn.LeakyReLU(0.2), lambda x: np.where(x > 0, x, 0.2 * x)),
+    (nn.GELU(), lambda x: 0.5 * x * (1 + np_erf(x / math.sqrt(2)))),
+    (nn.GELU("tanh"),
+     lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))),
+    (nn.SiLU(), lambda x: x * np_sigmoid(x)),
+    (nn.Tanh(), np.tanh),
+    (nn.Sigmoid(), np_sigmoid),
+    (nn.Softmax(dim=1), lambda x: np.exp(np_log_softmax(x, 1))),
+    (nn.Softmax(dim=0), lambda x: np.exp(np_log_softmax(x, 0))),
+    (nn.LogSoftmax(dim=1), lambda x: np_log_softmax(x, 1)),
+    (nn.Identity(), lambda x: x),
+    (nn.Flatten(), lambda x: x.reshape(x.shape[0], -1)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("layer, reference", ACTIVATIONS, ids=[repr(a) for a, _ in ACTIVATIONS])
+def test_activation_forward_and_gradient(layer, reference):
+    x = leaf((4, 5), seed=1)
+    np.testing.assert_allclose(layer(x).numpy(), reference(x.numpy()), rtol=1e-12, atol=1e-12)
+    # away from relu's kink at 0, where finite differences are meaningless
+    assert gradcheck(layer, jg.tensor(data((3, 4), 2) + 0.05 * np.sign(data((3, 4), 2)),
+                                      requires_grad=True))  # fmt: skip
+
+
+def test_activations_keep_float32():
+    x = jg.asarray(data((2, 3)).astype(np.float32))
+    for layer, _ in ACTIVATIONS:
+        assert layer(x).dtype is jg.float32, layer
+
+
+# -- Linear ----------------------------------------------------------------------------------
+
+
+def test_linear_forward_against_numpy():
+    fc = nn.Linear(5, 3, generator=0)
+    x = data((4, 5))
+    expected = x @ fc.weight.numpy().T + fc.bias.numpy()
+    np.testing.assert_allclose(fc(jg.asarray(x)).numpy(), expected, rtol=1e-12)
+    batched = data((2, 4, 5))
+    expected = batched @ fc.weight.numpy().T + fc.bias.numpy()
+    np.testing.assert_allclose(fc(jg.asarray(batched)).numpy(), expected, rtol=1e-12)
+    no_bias = nn.Linear(5, 3, bias=False)
+    assert no_bias.bias is None and list(no_bias.state_dict()) == ["weight"]
+    np.testing.assert_allclose(no_bias(jg.asarray(x)).numpy(), x @ no_bias.weight.numpy().T)
+
+
+def test_linear_gradcheck():
+    fc = nn.Linear(4, 3, generator=0)
+    assert gradcheck(lambda x, w, b: fc(x), leaf((2, 4)), fc.weight, fc.bias)
+
+
+def test_linear_init_matches_pytorch_bounds_and_is_seeded():
+    fc = nn.Linear(64, 128, generator=0)
+    bound = 1 / math.sqrt(64)
+    w, b = fc.weight.numpy(), fc.bias.numpy()
+    assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
+    assert np.abs(w).max() > 0.95 * bound  # uniform over the whole interval
+    assert abs(w.std() - bound / math.sqrt(3)) < 0.01 * bound  # U(-b, b) has std b/√3
+    again = nn.Linear(64, 128, generator=0)
+    np.testing.assert_array_equal(again.weight.numpy(), w)
+    assert not np.array_equal(nn.Linear(64, 128, generator=1).weight.numpy(), w)
+    f32 = nn.Linear(64, 128, dtype="float32", generator=0)
+    assert f32.weight.dtype is jg.float32
+    np.testing.assert_array_equal(f32.weight.numpy(), w.astype(np.float32))
+
+
+def test_linear_shape_error_names_shapes():
+    with pytest.raises(ValueError, match=r"Linear\(4, 3\) got input of shape \(2, 5\)"):
+        nn.Linear(4, 3)(jg.ones((2, 5)))
+
+
+# -- Embedding ---------------------------------------------------------------------------------
+
+
+def test_embedding_forward_and_repeated_index_gradient():
+    emb = nn.Embedding(6, 3, generator=0)
+    idx = jg.tensor([[1, 4, 1], [5, 1, 0]])
+    out = emb(idx)
+    np.testing.assert_array_equal(out.numpy(), emb.weight.numpy()[idx.numpy()])
+    out.sum().backward()
+    counts = np.bincount(idx.numpy().ravel(), minlength=6)[:, None] * np.ones((1, 3))
+    np.testing.assert_array_equal(emb.weight.grad.numpy(), counts)
+    assert gradcheck(lambda w: emb(idx), emb.weight)
+    with pytest.raises(TypeError, match="integer indices"):
+        emb(jg.ones(2))
+    with pytest.raises(IndexError, match="out of bounds"):
+        emb(jg.tensor([6]))
+
+
+def test_embedding_init_is_standard_normal():
+    w = nn.Embedding(1000, 10, generator=0).weight.numpy()
+    assert abs(w.mean()) < 0.05 and abs(w.std() - 1) < 0.05
+
+
+# -- Dropout -----------------------------------------------------------------------------------
+
+
+def test_dropout_train_eval_and_reproducibility():
+    x = jg.ones((100, 10))
+    a = nn.Dropout(0.3, generator=7)
+    b = nn.Dropout(0.3, generator=7)
+    first, second = a(x).numpy(), a(x).numpy()
+    np.testing.assert_array_equal(first, b(x).numpy())  # same seed, same masks
+    assert not np.array_equal(first, second)  # the generator advances
+    assert set(np.unique(first)) <= {0.0, 1 / 0.7}
+    assert abs((first == 0).mean() - 0.3) < 0.03
+    a.eval()
+    assert a(x) is x or np.array_equal(a(x).numpy(), x.numpy())
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        nn.Dropout(1.5)
+
+
+def test_dropout_gradient_uses_the_mask():
+    drop = nn.Dropout(0.5, generator=0)
+    x = jg.ones(8, requires_grad=True)
+    y = drop(x)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), y.detach().numpy())
+
+
+# -- LayerNorm ---------------------------------------------------------------------------------
+
+
+def np_layer_norm(x, w, b, k, eps):
+    axes = tuple(range(x.ndim - k, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = x.var(axis=axes, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * w + b
+
+
+@pytest.mark.parametrize("shape, normalized", [((3, 5), 5), ((2, 3, 4), (3, 4))])
+def test_layer_norm_forward_and_gradcheck(shape, normalized):
+    ln = nn.LayerNorm(normalized, eps=1e-5)
+    with jg.no_grad():
+        ln.weight.copy_(jg.asarray(data(ln.weight.shape, 3)))
+        ln.bias.copy_(jg.asarray(data(ln.bias.shape, 4)))
+    x = leaf(shape, 5)
+    k = len(ln.normalized_shape)
+    expected = np_layer_norm(x.numpy(), ln.weight.numpy(), ln.bias.numpy(), k, 1e-5)
+    np.testing.assert_allclose(ln(x).numpy(), expected, rtol=1e-10, atol=1e-12)
+    assert gradcheck(lambda x, w, b: ln(x), x, ln.weight, ln.bias)
+
+
+def test_layer_norm_without_affine_and_shape_error():
+    ln = nn.LayerNorm(4, elementwise_affine=False)
+    assert list(ln.state_dict()) == []
+    x = data((2, 4))
+    np.testing.assert_allclose(ln(jg.asarray(x)).numpy(), np_layer_norm(x, 1, 0, 1, 1e-5),
+                               rtol=1e-10)  # fmt: skip
+    with pytest.raises(ValueError, match=r"last 1 dimension\(s\) must be \(4,\)"):
+        ln(jg.ones((2, 3)))
+
+
+# -- BatchNorm1d -------------------------------------------------------------------------------
+
+
+def np_batch_norm_train(x, w, b, eps):
+    axes = (0,) if x.ndim == 2 else (0, 2)
+    shape = (1, -1) + (() if x.ndim == 2 else (1,))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = x.var(axis=axes, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * w.reshape(shape) + b.reshape(shape)
+
+
+@pytest.mark.parametrize("shape", [(6, 3), (4, 3, 5)])
+def test_batch_norm_train_forward_running_stats_and_gradcheck(shape):
+    bn = nn.BatchNorm1d(3, momentum=0.1)
+    with jg.no_grad():
+        bn.weight.copy_(jg.asarray(data(3, 1)))
+        bn.bias.copy_(jg.asarray(data(3, 2)))
+    x = leaf(shape, 3, scale=2.0)
+    expected = np_batch_norm_train(x.numpy(), bn.weight.numpy(), bn.bias.numpy(), 1e-5)
+    np.testing.assert_allclose(bn(x).numpy(), expected, rtol=1e-10, atol=1e-12)
+    axes = (0,) if len(shape) == 2 else (0, 2)
+    n = x.numel() // 3
+    mean, var = x.numpy().mean(axis=axes), x.numpy().var(axis=axes) * n / (n - 1)
+    np.testing.assert_allclose(bn.running_mean.numpy(), 0.1 * mean, rtol=1e-12)
+    np.testing.assert_allclose(bn.running_var.numpy(), 0.9 + 0.1 * var, rtol=1e-12)
+    assert bn.num_batches_tracked.item() == 1
+    assert gradcheck(lambda x, w, b: bn(x), x, bn.weight, bn.bias)
+
+
+def test_batch_norm_eval_uses_running_stats_and_gradcheck():
+    bn = nn.BatchNorm1d(3)
+    for seed in range(3):
+        bn(jg.asarray(data((8, 3), seed, scale=3.0)))
+    assert bn.num_batches_tracked.item() == 3
+    bn.eval()
+    rm, rv = bn.running_mean.numpy().copy(), bn.running_var.numpy().copy()
+    x = leaf((4, 3), 9)
+    expected = (x.numpy() - rm) / np.sqrt(rv + 1e-5)
+    np.testing.assert_allclose(bn(x).numpy(), expected, rtol=1e-12)
+    np.testing.assert_array_equal(bn.running_mean.numpy(), rm)  # eval does not update
+    assert bn.num_batches_tracked.item() == 3
+    assert gradcheck(lambda x, w, b: bn(x), x, bn.weight, bn.bias)
+    bn(jg.ones((1, 3)))  # one sample is fine in eval mode
+
+
+def test_batch_norm_cumulative_average_and_no_tracking():
+    bn = nn.BatchNorm1d(2, momentum=None)
+    batches = [data((5, 2), s) for s in range(3)]
+    for b in batches:
+        bn(jg.asarray(b))
+    mean_of_means = np.mean([b.mean(axis=0) for b in batches], axis=0)
+    np.testing.assert_allclose(bn.running_mean.numpy(), mean_of_means, rtol=1e-12)
+    free = nn.BatchNorm1d(2, track_running_stats=False, affine=False)
+    assert list(free.state_dict()) == []
+    free.eval()  # still batch statistics
+    x = data((5, 2))
+    np.testing.assert_allclose(free(jg.asarray(x)).numpy(),
+                               (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-10)  # fmt: skip
+
+
+def test_batch_norm_errors():
+    bn = nn.BatchNorm1d(3)
+    with pytest.raises(ValueError, match=r"more than 1 value per channel"):
+        bn(jg.ones((1, 3)))
+    with pytest.raises(ValueError, match=r"expects input of shape \(N, 3\)"):
+        bn(jg.ones((4, 2)))
+
+
+def test_batch_norm_float32():
+    bn = nn.BatchNorm1d(3, dtype=jg.float32)
+    y = bn(jg.asarray(data((4, 3)).astype(np.float32)))
+    assert y.dtype is jg.float32 and bn.running_var.dtype is jg.float32
+
+
+# -- containers --------------------------------------------------------------------------------
+
+
+def test_sequential_chains_and_indexes():
+    net = nn.Sequential(nn.Linear(3, 4, generator=0), nn.Tanh(), nn.Linear(4, 2, generator=1))
+    x = data((5, 3))
+    h = np.tanh(x @ net[0].weight.numpy().T + net[0].bias.numpy())
+    expected = h @ net[2].weight.numpy().T + net[2].bias.numpy()
+    np.testing.assert_allclose(net(jg.asarray(x)).numpy(), expected, rtol=1e-12)
+    assert len(net) == 3 and isinstance(net[-1], nn.Linear)
+    assert list(net[1:].state_dict()) == ["2.weight", "2.bias"]  # names are kept
+    net.append(nn.ReLU())
+    assert len(net) == 4
+    with pytest.raises(IndexError, match="out of range"):
+        net[7]
+    assert gradcheck(lambda x, *ps: net(x), leaf((2, 3)), *net.parameters())
+
+
+def test_module_list_registers_parameters():
+    blocks = nn.ModuleList([nn.Linear(2, 2) for _ in range(2)])
+    blocks.extend([nn.Linear(2, 1)])
+    assert [n for n, _ in blocks.named_parameters()][-1] == "2.bias"
+    blocks[0] = nn.Identity()
+    assert len(list(blocks.parameters())) == 4
+    with pytest.raises(NotImplementedError, match="iterate"):
+        blocks(jg.ones(2))

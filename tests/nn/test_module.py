@@ -1,0 +1,267 @@
+"""jg.nn.Module and Parameter: registration, traversal, state_dict, modes, dtype, config."""
+
+import numpy as np
+import pytest
+
+import jitgrad as jg
+from jitgrad import nn
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8, generator=0)
+        self.norm = nn.BatchNorm1d(8)
+        self.fc2 = nn.Linear(8, 3, generator=1)
+        self.scale = 2.0  # a plain attribute
+
+    def forward(self, x):
+        return self.fc2(nn.functional.relu(self.norm(self.fc1(x)))) * self.scale
+
+
+def test_parameter_is_a_leaf_sharing_storage():
+    data = jg.zeros(3)
+    p = nn.Parameter(data)
+    assert p.requires_grad and p.is_leaf
+    assert p.storage() is data.storage()
+    assert type(p.T).__name__ == "Tensor" and type(p.clone()).__name__ == "Tensor"
+    assert repr(p).startswith("Parameter containing:")
+    assert not nn.Parameter(jg.ones(2), requires_grad=False).requires_grad
+
+
+def test_registration_by_kind():
+    m = MLP()
+    assert list(m._parameters) == [] and list(m._modules) == ["fc1", "norm", "fc2"]
+    assert m.scale == 2.0 and "scale" not in m._parameters
+    names = [n for n, _ in m.named_parameters()]
+    assert names == ["fc1.weight", "fc1.bias", "norm.weight", "norm.bias", "fc2.weight", "fc2.bias"]
+    assert [n for n, _ in m.named_buffers()] == [
+        "norm.running_mean", "norm.running_var", "norm.num_batches_tracked"
+    ]  # fmt: skip
+    assert [type(c).__name__ for c in m.children()] == ["Linear", "BatchNorm1d", "Linear"]
+    assert [n for n, _ in m.named_modules()] == ["", "fc1", "norm", "fc2"]
+    assert len(list(m.modules())) == 4
+    assert len(list(m.parameters(recurse=False))) == 0
+
+
+def test_reassigning_and_deleting():
+    m = MLP()
+    with pytest.raises(TypeError, match="MLP.fc1: it is a submodule"):
+        m.fc1 = jg.zeros(2)
+    m.fc1 = None
+    assert "fc1" not in [n for n, _ in m.named_children()]
+    m.extra = nn.Parameter(jg.ones(2))
+    assert "extra" in dict(m.named_parameters())
+    del m.extra
+    assert "extra" not in dict(m.named_parameters())
+    m.norm.running_mean = jg.ones(8)  # assigning to a buffer name keeps it a buffer
+    assert m.state_dict()["norm.running_mean"].tolist() == [1.0] * 8
+
+
+def test_shared_layer_trained_once_saved_under_each_name():
+    lin = nn.Linear(2, 2)
+    seq = nn.Sequential(lin, lin)
+    assert len(list(seq.parameters())) == 2
+    assert list(seq.state_dict()) == ["0.weight", "0.bias", "1.weight", "1.bias"]  # PyTorch's
+    seq.load_state_dict(seq.state_dict())
+
+
+def test_missing_super_init_is_named():
+    class Bad(nn.Module):
+        def __init__(self):
+            self.w = nn.Parameter(jg.ones(1))
+
+    with pytest.raises(AttributeError, match=r"super\(\).__init__\(\)"):
+        Bad()
+
+
+def test_register_errors():
+    m = nn.Module()
+    with pytest.raises(TypeError, match="wrap it in nn.Parameter"):
+        m.register_parameter("w", jg.ones(2))
+    with pytest.raises(KeyError, match="'.'"):
+        m.register_buffer("a.b", jg.ones(2))
+    m.register_buffer("tmp", jg.ones(2), persistent=False)
+    assert "tmp" in dict(m.named_buffers()) and "tmp" not in m.state_dict()
+
+
+def test_train_eval_propagate():
+    m = MLP()
+    assert all(x.training for x in m.modules())
+    m.eval()
+    assert not any(x.training for x in m.modules())
+    m.train()
+    assert m.norm.training
+
+
+def test_zero_grad():
+    m = MLP()
+    m(jg.ones((4, 4))).sum().backward()
+    assert all(p.grad is not None for p in m.parameters())
+    m.zero_grad(set_to_none=False)
+    assert all(not p.grad.numpy().any() for p in m.parameters())
+    m.zero_grad()
+    assert all(p.grad is None for p in m.parameters())
+
+
+def test_state_dict_shares_storage_and_is_detached():
+    m = MLP()
+    sd = m.state_dict()
+    assert list(sd)[:2] == ["fc1.weight", "fc1.bias"]
+    assert "norm.num_batches_tracked" in sd
+    assert not sd["fc1.weight"].requires_grad
+    assert sd["fc1.weight"].storage() is m.fc1.weight.storage()
+    assert m.state_dict(keep_vars=True)["fc1.weight"] is m.fc1.weight
+
+
+def test_state_dict_round_trip_through_save_load(tmp_path):
+    src, dst = MLP(), MLP()
+    src(jg.ones((5, 4)))  # moves the running statistics
+    path = tmp_path / "m.jg"
+    jg.save(src.state_dict(), path)
+    result = dst.load_state_dict(jg.load(path))
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    for (k, a), (_, b) in zip(src.state_dict().items(), dst.state_dict().items(), strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=k)
+    assert dst.norm.num_batches_tracked.item() == 1
+    x = jg.asarray(np.random.default_rng(0).standard_normal((3, 4)))
+    src.eval(), dst.eval()
+    np.testing.assert_array_equal(src(x).numpy(), dst(x).numpy())
+    # copied, not adopted: the loaded parameters keep their own storage
+    assert dst.fc1.weight.storage() is not src.fc1.weight.storage()
+
+
+def test_load_state_dict_errors_name_keys():
+    m = MLP()
+    sd = dict(m.state_dict())
+    before = m.fc1.weight.numpy().copy()
+    del sd["fc2.bias"]
+    sd["fc3.weight"] = jg.zeros((1,))
+    sd["fc1.weight"] = jg.zeros((3, 3))
+    with pytest.raises(RuntimeError) as info:
+        m.load_state_dict(sd)
+    text = str(info.value)
+    assert "Missing key(s) in state_dict: 'fc2.bias'" in text
+    assert "Unexpected key(s) in state_dict: 'fc3.weight'" in text
+    assert "size mismatch for 'fc1.weight'" in text and "(3, 3)" in text and "(8, 4)" in text
+    np.testing.assert_array_equal(m.fc1.weight.numpy(), before)  # nothing was written
+
+
+def test_load_state_dict_non_strict():
+    m = MLP()
+    sd = dict(m.state_dict())
+    del sd["fc2.bias"]
+    sd["other"] = jg.zeros(1)
+    missing, unexpected = m.load_state_dict(sd, strict=False)
+    assert missing == ["fc2.bias"] and unexpected == ["other"]
+    sd["fc1.bias"] = jg.zeros(2)
+    with pytest.raises(RuntimeError, match="size mismatch for 'fc1.bias'"):
+        m.load_state_dict(sd, strict=False)
+    with pytest.raises(RuntimeError, match="not a tensor"):
+        m.load_state_dict({**m.state_dict(), "fc1.bias": [0.0] * 8})
+
+
+def test_load_state_dict_casts_and_assign_adopts():
+    m = nn.Linear(2, 2)  # float64 (the default dtype)
+    src = nn.Linear(2, 2, dtype=jg.float32, generator=3)
+    m.load_state_dict(src.state_dict())
+    assert m.weight.dtype is jg.float64
+    np.testing.assert_allclose(m.weight.numpy(), src.weight.numpy())
+    m.load_state_dict(src.state_dict(), assign=True)
+    assert m.weight.dtype is jg.float32 and m.weight.storage() is src.weight.storage()
+    assert isinstance(m.weight, nn.Parameter) and m.weight.requires_grad
+
+
+@pytest.mark.parametrize("dtype", [jg.float32, jg.float64])
+def test_to_dtype(dtype):
+    m = MLP().to(dtype)
+    assert all(p.dtype is dtype for p in m.parameters())
+    assert m.norm.running_mean.dtype is dtype
+    assert m.norm.num_batches_tracked.dtype is jg.int64  # integer buffers stay
+    assert all(isinstance(p, nn.Parameter) for p in m.parameters())
+    out = m(jg.ones((3, 4), dtype=dtype))
+    assert out.dtype is dtype
+    out.sum().backward()
+    assert all(p.grad.dtype is dtype for p in m.parameters())
+    with pytest.raises(TypeError, match="not floating"):
+        m.to(jg.int32)
+
+
+def test_default_dtype_is_used(monkeypatch):
+    jg.set_default_dtype("float32")
+    try:
+        assert nn.Linear(2, 2).weight.dtype is jg.float32
+    finally:
+        jg.set_default_dtype("float64")
+    assert nn.Linear(2, 2).weight.dtype is jg.float64
+
+
+def test_repr_reads_like_pytorch():
+    net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Sequential(nn.Dropout(0.1)))
+    assert repr(net) == (
+        "Sequential(\n"
+        "  (0): Linear(in_features=2, out_features=3, bias=True)\n"
+        "  (1): ReLU()\n"
+        "  (2): Sequential(\n"
+        "    (0): Dropout(p=0.1)\n"
+        "  )\n"
+        ")"
+    )
+
+
+def test_config_round_trip_of_every_layer():
+    net = nn.Sequential(
+        nn.Linear(4, 6, bias=False, dtype=jg.float32), nn.LeakyReLU(0.2), nn.GELU("tanh"),
+        nn.SiLU(), nn.Tanh(), nn.Sigmoid(), nn.Softmax(dim=1), nn.LogSoftmax(dim=0),
+        nn.Dropout(0.25), nn.LayerNorm(6, eps=1e-3), nn.BatchNorm1d(6, momentum=None),
+        nn.Flatten(0, 1), nn.Identity(), nn.ModuleList([nn.ReLU()]),
+        nn.Embedding(5, 2), nn.MSELoss(reduction="sum"),
+        nn.CrossEntropyLoss(weight=[1.0, 2.0], label_smoothing=0.1),
+        nn.BCEWithLogitsLoss(pos_weight=[3.0]),
+    )  # fmt: skip
+    cfg = net.config()
+    import json
+
+    rebuilt = nn.from_config(json.loads(json.dumps(cfg)))
+    assert rebuilt.config() == cfg
+    assert repr(rebuilt) == repr(net)
+    assert rebuilt[0].weight.dtype is jg.float32
+    assert rebuilt[16].weight.tolist() == [1.0, 2.0]
+    assert list(rebuilt.state_dict()) == list(net.state_dict())
+
+
+def test_config_of_named_sequential_and_custom_modules():
+    seq = nn.Sequential({"encoder": nn.Linear(2, 2), "act": nn.ReLU()})
+    assert list(seq.state_dict()) == ["encoder.weight", "encoder.bias"]
+    assert list(nn.from_config(seq.config()).state_dict()) == ["encoder.weight", "encoder.bias"]
+    assert nn.from_config(seq.config())[:1].config()["args"]["names"] == ["encoder"]
+    with pytest.raises(NotImplementedError, match="get_config"):
+        MLP().config()
+    with pytest.raises(ValueError, match="unknown module type 'Conv9d'.*knows .*Linear"):
+        nn.from_config({"type": "Conv9d", "args": {}})
+    with pytest.raises(ValueError, match="import the module"):
+        nn.from_config({"type": "nowhere.models:Net", "args": {}})
+    with pytest.raises(ValueError, match="exactly the keys"):
+        nn.from_config({"type": "ReLU"})
+    with pytest.raises(ValueError, match="cannot build Linear"):
+        nn.from_config({"type": "Linear", "args": {"in_features": 2}})
+
+
+class Scaled(nn.Module):
+    """A custom module that can be described: found by module path and name."""
+
+    def __init__(self, factor: float):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x):
+        return x * self.factor
+
+    def get_config(self):
+        return {"factor": self.factor}
+
+
+def test_custom_module_config():
+    cfg = Scaled(3.0).config()
+    assert cfg["type"].endswith(":Scaled")
+    assert nn.from_config(cfg).factor == 3.0

@@ -1,0 +1,87 @@
+"""jg.data: TensorDataset and DataLoader batching, seeded shuffling, drop_last."""
+
+import numpy as np
+import pytest
+
+import jitgrad as jg
+from jitgrad.data import DataLoader, TensorDataset
+
+
+def dataset(n=10):
+    return TensorDataset(jg.arange(n * 2.0).reshape(n, 2), jg.arange(n))
+
+
+def labels(loader):
+    return [y.tolist() for _, y in loader]
+
+
+def test_tensor_dataset_items_and_errors():
+    ds = dataset()
+    assert len(ds) == 10
+    x, y = ds[3]
+    assert x.tolist() == [6.0, 7.0] and y.item() == 3
+    with pytest.raises(ValueError, match=r"first dimension: \(3,\), \(4,\)"):
+        TensorDataset(jg.zeros(3), jg.zeros(4))
+    with pytest.raises(ValueError, match="0-d"):
+        TensorDataset(jg.tensor(1.0))
+    with pytest.raises(ValueError, match="at least one"):
+        TensorDataset()
+
+
+def test_sequential_batches_are_stacked_copies():
+    ds = dataset()
+    loader = DataLoader(ds, batch_size=4)
+    assert len(loader) == 3
+    batches = list(loader)
+    assert [x.shape for x, _ in batches] == [(4, 2), (4, 2), (2, 2)]
+    assert labels(loader) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    x0 = batches[0][0]
+    assert x0.dtype is jg.float64 and batches[0][1].dtype is jg.int64
+    assert x0.storage() is not ds.tensors[0].storage()  # never a view of the data
+    assert not x0.requires_grad
+
+
+def test_drop_last():
+    loader = DataLoader(dataset(), batch_size=4, drop_last=True)
+    assert len(loader) == 2 and labels(loader) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert len(DataLoader(dataset(8), batch_size=4, drop_last=True)) == 2
+    assert len(DataLoader(dataset(3), batch_size=4, drop_last=True)) == 0
+
+
+def test_shuffle_is_seeded_reproducible_and_changes_per_epoch():
+    a = DataLoader(dataset(), batch_size=3, shuffle=True, generator=42)
+    b = DataLoader(dataset(), batch_size=3, shuffle=True, generator=jg.random.default_rng(42))
+    epochs_a = [labels(a) for _ in range(3)]
+    epochs_b = [labels(b) for _ in range(3)]
+    assert epochs_a == epochs_b  # same seed, same sequence of epochs
+    assert epochs_a[0] != epochs_a[1]  # each epoch a new order
+    for epoch in epochs_a:
+        assert sorted(sum(epoch, [])) == list(range(10))  # a permutation
+    c = DataLoader(dataset(), batch_size=3, shuffle=True, generator=43)
+    assert labels(c) != epochs_a[0]
+
+
+def test_shuffled_batches_pair_inputs_with_their_labels():
+    ds = dataset()
+    for x, y in DataLoader(ds, batch_size=4, shuffle=True, generator=0):
+        np.testing.assert_array_equal(x.numpy(), ds.tensors[0].numpy()[y.numpy()])
+
+
+def test_generic_dataset_is_collated():
+    class Squares:
+        def __len__(self):
+            return 5
+
+        def __getitem__(self, i):
+            return {"x": jg.tensor([float(i), float(i * i)]), "y": i}
+
+    batches = list(DataLoader(Squares(), batch_size=2))
+    assert [b["x"].shape for b in batches] == [(2, 2), (2, 2), (1, 2)]
+    assert batches[1]["y"].tolist() == [2, 3] and batches[1]["x"].tolist()[1] == [3.0, 9.0]
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="batch_size must be a positive"):
+        DataLoader(dataset(), batch_size=0)
+    with pytest.raises(TypeError, match="generator"):
+        DataLoader(dataset(), shuffle=True, generator="seed")
