@@ -1,0 +1,107 @@
+"""``python -m jitgrad.serving``: serve a model directory over TensorFlow Serving's REST API.
+
+    python -m jitgrad.serving --model_name digits --model_base_path ./models/digits --port 8501
+
+New versions saved under the base path (``<base>/<version>/``, complete once their
+``manifest.json`` exists) are picked up every ``--poll_seconds``, loaded and warmed on a
+background thread and swapped in without a restart. SIGINT or SIGTERM shut down cleanly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+
+from .app import POLICIES, ServingApp
+from .http import DEFAULT_MAX_BODY_BYTES
+from .source import parse_version_policy
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m jitgrad.serving",
+        description="Serve the versions of a jitgrad model directory over TensorFlow "
+        "Serving's REST API (/v1/models/NAME[:predict|/metadata]).",
+    )
+    parser.add_argument("--model_name", required=True, help="the name clients use in URLs")
+    parser.add_argument("--model_base_path", required=True, help="directory holding one "
+                        "subdirectory per version (1/, 2/, ...)")  # fmt: skip
+    parser.add_argument("--port", type=int, default=8501, help="HTTP port (default: 8501; "
+                        "0 picks a free one)")  # fmt: skip
+    parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default: "
+                        "127.0.0.1, this machine only; 0.0.0.0 opts into every "
+                        "interface)")  # fmt: skip
+    parser.add_argument("--poll_seconds", type=float, default=1.0, help="seconds between "
+                        "scans of the base path for versions (default: 1; 0 scans "
+                        "once)")  # fmt: skip
+    parser.add_argument("--max_body_bytes", type=int, default=DEFAULT_MAX_BODY_BYTES,
+                        help="largest request body accepted, in bytes (default: "
+                        f"{DEFAULT_MAX_BODY_BYTES})")  # fmt: skip
+    parser.add_argument("--model_version_policy", default="latest:1", help="versions to serve: "
+                        "latest, latest:N, all or specific:V1,V2 (default: latest:1)")  # fmt: skip
+    parser.add_argument("--policy", choices=sorted(POLICIES), default="availability",
+                        help="version transitions: availability (load the new version before "
+                        "unloading the old; default) or resource (unload first)")  # fmt: skip
+    parser.add_argument("--ram_budget_bytes", type=int, default=None, help="refuse loads whose "
+                        "estimate does not fit this budget (default: unlimited)")  # fmt: skip
+    parser.add_argument("--replicas", type=int, default=2, help="requests of a warmed batch "
+                        "size that may run at once per version (default: 2)")  # fmt: skip
+    parser.add_argument("--label", action="append", default=[], metavar="LABEL=VERSION",
+                        help="point a version label (stable, canary) at a version once it is "
+                        "available; repeatable")  # fmt: skip
+    parser.add_argument("--log_level", default="INFO", help="logging level (default: INFO)")
+    args = parser.parse_args(argv)
+    try:
+        args.version_policy = parse_version_policy(args.model_version_policy)
+        args.labels = {}
+        for item in args.label:
+            label, sep, version = item.partition("=")
+            if not sep or not label or not version.isdigit():
+                raise ValueError(f"--label {item!r}: expected LABEL=VERSION, e.g. stable=1")
+            args.labels[label] = int(version)
+    except ValueError as e:
+        parser.error(str(e))
+    if args.max_body_bytes <= 0 or args.replicas <= 0:
+        parser.error("--max_body_bytes and --replicas must be positive")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(message)s")  # fmt: skip
+    try:
+        app = ServingApp(
+            args.model_name, args.model_base_path, host=args.host, port=args.port,
+            poll_seconds=args.poll_seconds or None, version_policy=args.version_policy,
+            policy=args.policy, ram_budget_bytes=args.ram_budget_bytes, replicas=args.replicas,
+            max_body_bytes=args.max_body_bytes, labels=args.labels, freeze_heap=True,
+        )  # fmt: skip
+    except OSError as e:  # the port is taken, the host is not this machine's
+        logging.error("cannot listen on %s:%s: %s", args.host, args.port, e.strerror or e)
+        return 1
+    try:
+        app.start()
+    except (RuntimeError, TimeoutError) as e:
+        app.stop()
+        logging.error("%s", e)
+        return 1
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set())
+                for sig in (signal.SIGINT, signal.SIGTERM)}  # fmt: skip
+    print(f"serving model {args.model_name} from {args.model_base_path} at "
+          f"{app.server.url}/v1/models/{args.model_name}", flush=True)  # fmt: skip
+    try:
+        stop.wait()
+        logging.info("shutting down")
+    finally:
+        app.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,289 @@
+"""The REST API: TF Serving's status, metadata and predict over a real loopback server,
+and a fitting error for every kind of bad request (none of which harms the server)."""
+
+import json
+import socket
+import threading
+
+import numpy as np
+import pytest
+from conftest import Client, FakeLoader, predict_in_process, save_version
+
+import jitgrad as jg
+from jitgrad import nn
+from jitgrad.io import save_model
+from jitgrad.serving.http import ModelServer
+from jitgrad.serving.manager import Manager
+from jitgrad.serving.source import FileSystemSource
+from jitgrad.serving.state import State
+
+T = 30
+LIMIT = 4096  # bytes: the server's body limit in these tests
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("models")
+    model = save_version(root / "tiny", 1)
+    ids = nn.Sequential(nn.Embedding(10, 2, generator=0), nn.Flatten())
+    save_model(ids, root / "ids" / "1", input_shape=(3,), input_dtype="int64",
+               warmup_batch_sizes=[1])  # fmt: skip
+    manager = Manager()
+    for name in ("tiny", "ids"):
+        FileSystemSource(root / name, poll_seconds=0, name=name).connect(manager).poll()
+    manager.wait_until_ready(T)
+    manager.set_label("tiny", "stable", 1)
+    server = ModelServer(manager, port=0, max_body_bytes=LIMIT).start()
+    yield server, model, ids
+    server.stop()
+    manager.shutdown(T)
+
+
+@pytest.fixture
+def client(served):
+    c = Client(served[0].url)
+    yield c
+    c.close()
+
+
+X = np.random.default_rng(0).random((3, 8), dtype=np.float32)
+
+
+def test_binds_loopback_on_a_free_port(served):
+    server = served[0]
+    assert server.host == "127.0.0.1" and server.port > 0
+
+
+def test_status(client):
+    status, body = client.get("/v1/models/tiny")
+    assert status == 200
+    ok = {"error_code": "OK", "error_message": ""}
+    assert body == {"model_version_status": [{"version": "1", "state": "AVAILABLE", "status": ok}]}
+    assert client.get("/v1/models/tiny/versions/1") == (200, body)
+    assert client.get("/v1/models/tiny/labels/stable") == (200, body)
+
+
+def test_metadata_has_the_signature_in_tf_form(client):
+    status, body = client.get("/v1/models/tiny/metadata")
+    assert status == 200 and body["model_spec"] == {"name": "tiny", "signature_name": "",
+                                                     "version": "1"}  # fmt: skip
+    sig = body["metadata"]["signature_def"]["signature_def"]["serving_default"]
+    assert sig["inputs"]["x"]["dtype"] == "DT_FLOAT"
+    assert [d["size"] for d in sig["inputs"]["x"]["tensor_shape"]["dim"]] == ["-1", "8"]
+    assert [d["size"] for d in sig["outputs"]["output"]["tensor_shape"]["dim"]] == ["-1", "3"]
+    assert client.get("/v1/models/tiny/versions/1/metadata")[1] == body
+
+
+@pytest.mark.parametrize("path", ["/v1/models/tiny:predict", "/v1/models/tiny/versions/1:predict",
+                                  "/v1/models/tiny/labels/stable:predict"])  # fmt: skip
+def test_predict_rows_and_columns_match_the_model(served, client, path):
+    model = served[1]
+    expected = predict_in_process(model, X)
+    status, body = client.post(path, {"instances": X.tolist()})
+    assert status == 200
+    np.testing.assert_allclose(body["predictions"], expected, rtol=1e-6)
+    status, body = client.post(path, {"inputs": X.tolist()})
+    assert status == 200
+    np.testing.assert_allclose(body["outputs"], expected, rtol=1e-6)
+    status, body = client.post(path, {"instances": [{"x": row} for row in X.tolist()],
+                                      "signature_name": "serving_default"})  # fmt: skip
+    np.testing.assert_allclose(body["predictions"], expected, rtol=1e-6)
+    status, body = client.post(path, {"inputs": {"x": X[:1].tolist()}})
+    np.testing.assert_allclose(body["outputs"], expected[:1], rtol=1e-6)
+
+
+def test_an_integer_model_answers_every_index_right(served, client):
+    # Exercises the predictor's plan check: jg.jit bakes tensor indices in at trace time
+    # (see the report), so this model is served eagerly, and correctly.
+    ids = served[2]
+    idx = np.array([[1, 2, 3], [9, 0, 4]])
+    status, body = client.post("/v1/models/ids:predict", {"instances": idx.tolist()})
+    assert status == 200
+    with jg.no_grad():
+        expected = ids.eval()(jg.tensor(idx)).numpy()
+    np.testing.assert_allclose(body["predictions"], expected, rtol=1e-12)
+    status, body = client.post("/v1/models/ids:predict", {"instances": [[1, 2, 3]]})
+    np.testing.assert_allclose(body["predictions"], expected[:1], rtol=1e-12)
+
+
+P, IDS = "/v1/models/tiny:predict", "/v1/models/ids:predict"
+ROW = {"instances": [[0] * 8]}
+BAD = [
+    # (method, path, body or raw bytes, status, message fragment)
+    ("POST", "/v1/models/nope:predict", ROW, 404, "model nope"),
+    ("GET", "/v1/models/nope", None, 404, "model nope"),
+    ("GET", "/v1/models/nope/metadata", None, 404, "model nope"),
+    ("POST", "/v1/models/tiny/versions/7:predict", ROW, 404, "Specific(tiny, 7)"),
+    ("GET", "/v1/models/tiny/versions/7", None, 404, "version 7"),
+    ("POST", "/v1/models/tiny/labels/canary:predict", ROW, 404, "label: canary"),
+    ("GET", "/v1/models/tiny/labels/canary", None, 404, "label: canary"),
+    ("GET", "/v2/whatever", None, 404, "no such endpoint"),
+    ("POST", "/v1/models/tiny/versions/x1:predict", ROW, 400, "version must be"),
+    ("POST", P, b"{not json", 400, "malformed JSON"),
+    ("POST", P, b"\xff\xfe", 400, "malformed JSON"),
+    ("POST", P, b"[" * 100000 + b"]" * 100000, 413, "over the limit"),
+    ("POST", P, b"[" * 3000 + b"]" * 1000, 400, "malformed JSON"),
+    ("POST", P, [1, 2], 400, "must be a JSON object"),
+    ("POST", P, {"instances": [[0] * 8], "inputs": [[0] * 8]}, 400, "both were given"),
+    ("POST", P, {"examples": [[0] * 8]}, 400, "neither was given"),
+    ("POST", P, {"instances": [[0] * 7]}, 400, "expected shape (batch, 8), got (1, 7)"),
+    ("POST", P, {"instances": [0] * 8}, 400, "expected shape (batch, 8), got (8,)"),
+    ("POST", P, {"inputs": [[[0] * 8]]}, 400, "got (1, 1, 8)"),
+    ("POST", P, {"instances": [[0] * 8, [0] * 7]}, 400, "not a rectangular array"),
+    ("POST", P, {"instances": []}, 400, "non-empty list"),
+    ("POST", P, {"inputs": []}, 400, "got (0,)"),
+    ("POST", P, {"instances": [["a"] * 8]}, 400, "expected dtype float32"),
+    ("POST", P, {"instances": [[True] * 8]}, 400, "expected dtype float32"),
+    ("POST", P, {"instances": [[None] * 8]}, 400, "rectangular array of numbers"),
+    ("POST", IDS, {"instances": [[1.5, 2, 3]]}, 400, "expected dtype int64"),
+    ("POST", IDS, {"instances": [[10**30, 2, 3]]}, 400, "rectangular array of numbers"),
+    ("POST", P, {"instances": [{"y": [0] * 8}]}, 400, "exactly the inputs ['x']"),
+    ("POST", P, {"instances": [{"x": [0] * 8}, [0] * 8]}, 400, "mixes objects"),
+    ("POST", P, {"inputs": {"y": [[0] * 8]}}, 400, "input is 'x'"),
+    ("POST", P, {"inputs": [[0] * 8], "signature_name": "other"}, 400, "'other' not found"),
+    ("GET", P, None, 405, "use POST"),
+    ("POST", "/v1/models/tiny", {}, 405, "use GET"),
+    ("DELETE", "/healthz", None, 405, "use GET"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("method, path, body, status, fragment", BAD,
+                         ids=[f"{row[3]}-{k}" for k, row in enumerate(BAD)])  # fmt: skip
+def test_bad_requests_get_a_fitting_error_and_harm_nothing(served, client, method, path, body,
+                                                           status, fragment):  # fmt: skip
+    got, text, response = client.request(method, path, body, raw=True)
+    assert got == status, text
+    assert response.getheader("Content-Type") == "application/json"
+    assert fragment in json.loads(text)["error"]
+    # the same connection (or a new one, if the server closed it) still predicts right
+    again = Client(served[0].url) if client.conn.sock is None else client
+    status, body = again.post("/v1/models/tiny:predict", {"instances": X[:1].tolist()})
+    assert status == 200
+    np.testing.assert_allclose(body["predictions"], predict_in_process(served[1], X[:1]), rtol=1e-6)
+
+
+def _raw(url_port: int, data: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", url_port), timeout=T) as s:
+        s.sendall(data)
+        chunks = []
+        while chunk := s.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_a_body_over_the_limit_is_refused_from_its_header_unread(served):
+    head = (b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n"
+            b"Content-Type: application/json\r\n\r\n")  # fmt: skip
+    answer = _raw(served[0].port, head)  # no body sent at all: answered, then closed
+    assert answer.startswith(b"HTTP/1.1 413 ") and b"Connection: close" in answer
+
+
+def test_a_missing_content_length_is_411(served):
+    answer = _raw(served[0].port, b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\n"
+                                  b"Connection: close\r\n\r\n")  # fmt: skip
+    assert answer.startswith(b"HTTP/1.1 411 ")
+    answer = _raw(served[0].port, b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\n"
+                                  b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")  # fmt: skip
+    assert answer.startswith(b"HTTP/1.1 411 ")
+
+
+def test_unparsable_requests_get_json_errors_too(served):
+    answer = _raw(served[0].port, b"PATCH /v1/models/tiny HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 501 ") and b'{"error": "Unsupported method' in answer
+    answer = _raw(served[0].port, b"garbage\r\n\r\n")  # no version: an HTTP/0.9 answer
+    assert json.loads(answer)["error"] == "Bad request syntax ('garbage')"
+
+
+def test_a_failing_model_is_a_500_for_that_request_only(served, client, monkeypatch):
+    with served[0].manager.get_servable_handle("tiny") as handle:
+        predictor = handle.servable
+
+    def broken(inputs):
+        raise FloatingPointError("the model broke")
+
+    monkeypatch.setattr(type(predictor), "__call__", lambda self, inputs: broken(inputs))
+    status, body = client.post("/v1/models/tiny:predict", {"instances": X[:1].tolist()})
+    assert status == 500 and "FloatingPointError: the model broke" in body["error"]
+    monkeypatch.undo()
+    assert client.post("/v1/models/tiny:predict", {"instances": X[:1].tolist()})[0] == 200
+
+
+def test_health_readiness_and_metrics(served, client):
+    assert client.get("/healthz") == (200, {"status": "live"})
+    ready = {"ready": True, "available_versions": {"ids": [1], "tiny": [1]}}
+    assert client.get("/readyz") == (200, ready)
+    client.post("/v1/models/tiny:predict", {"instances": X[:1].tolist()})
+    client.post("/v1/models/tiny:predict", {"instances": [[0] * 7]})
+    status, text, response = client.request("GET", "/metrics", raw=True)
+    assert status == 200
+    assert response.getheader("Content-Type").startswith("text/plain; version=0.0.4")
+    lines = text.splitlines()
+
+    def value(prefix):
+        (line,) = [x for x in lines if x.startswith(prefix + " ")]
+        return float(line.rsplit(" ", 1)[1])
+
+    labels = 'model="tiny",version="1",api="predict"'
+    assert value(f"jitgrad_serving_requests_total{{{labels},code=\"200\"}}") >= 1
+    assert value(f"jitgrad_serving_requests_total{{{labels},code=\"400\"}}") >= 1
+    assert value(f"jitgrad_serving_request_duration_seconds_count{{{labels}}}") >= 2
+    assert value(f'jitgrad_serving_request_duration_seconds_bucket{{{labels},le="+Inf"}}') >= 2
+    assert value('jitgrad_serving_load_seconds{model="tiny",version="1"}') > 0
+    assert value('jitgrad_serving_warmup_seconds{model="tiny",version="1"}') > 0
+    assert value('jitgrad_serving_version_state{model="tiny",version="1",state="available"}') == 1
+    assert not any('model="nope"' in x for x in lines)  # unknown names never become labels
+
+
+def test_not_ready_and_503_while_the_first_version_loads(tmp_path):
+    manager = Manager()
+    gate = threading.Event()
+    manager.set_aspired_versions("slow", {1: FakeLoader(gate=gate)})
+    server = ModelServer(manager, port=0).start()
+    client = Client(server.url)
+    try:
+        status, body = client.get("/readyz")
+        assert status == 503 and body["ready"] is False
+        status, body = client.post("/v1/models/slow:predict", {"instances": [[1]]})
+        assert status == 503 and "no available version" in body["error"]
+        status, body = client.get("/v1/models/slow")
+        assert body["model_version_status"][0]["state"] == "LOADING"
+    finally:
+        gate.set()
+        client.close()
+        server.stop()
+        manager.shutdown(T)
+
+
+def test_a_failed_version_reports_end_with_its_error(tmp_path):
+    manager = Manager()
+    manager.set_aspired_versions("m", {1: FakeLoader(fail=FileNotFoundError("gone"))})
+    manager.wait_until_state("m", 1, {State.ERROR}, T)
+    with ModelServer(manager, port=0) as server:
+        client = Client(server.url)
+        status, body = client.get("/v1/models/m")
+        client.close()
+    manager.shutdown(T)
+    assert status == 200
+    assert body["model_version_status"] == [{"version": "1", "state": "END", "status": {
+        "error_code": "NOT_FOUND", "error_message": "FileNotFoundError: gone"}}]  # fmt: skip
+
+
+def test_the_module_docstring_lists_every_error_status_tested_here():
+    from jitgrad.serving import http
+
+    for status in {row[3] for row in BAD} | {411, 413, 500, 503}:
+        assert str(status) in http.__doc__, status
+
+
+def test_server_stops_with_idle_keep_alive_connections_open(tmp_path):
+    manager = Manager()
+    manager.set_aspired_versions("m", {1: FakeLoader("x")})
+    manager.wait_until_available("m", 1, T)
+    server = ModelServer(manager, port=0).start()
+    idle = [Client(server.url) for _ in range(3)]
+    for c in idle:
+        assert c.get("/healthz")[0] == 200  # connections now idle, kept alive
+    server.stop(timeout=T)  # returns: idle connections are closed, not waited out
+    with pytest.raises(OSError):
+        Client(server.url, timeout=2).get("/healthz")
+    manager.shutdown(T)

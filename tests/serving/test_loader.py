@@ -1,0 +1,156 @@
+"""The Loader contract (on a fake and on ModelLoader), ResourceAllocation, and what
+ModelLoader promises: estimate without loading, mapped weights, a warm JIT, a complete
+directory only."""
+
+import os
+
+import numpy as np
+import pytest
+from conftest import FakeLoader, predict_in_process, save_version
+
+import jitgrad as jg
+import jitgrad.io.model_dir
+import jitgrad.serving.loader
+from jitgrad.serving.loader import (
+    Metadata,
+    ModelLoader,
+    ResourceAllocation,
+    ServableId,
+    check_loader_contract,
+)
+
+# -- the contract, on fakes ------------------------------------------------------------------
+
+
+def test_a_fake_loader_keeps_the_contract():
+    loader = FakeLoader("v", ram=100, measured=40)
+    check_loader_contract(loader, Metadata(ServableId("m", 1)))
+    assert loader.calls == ["load", "unload"]
+
+
+class GrowingEstimate(FakeLoader):
+    def estimate_resources(self):
+        ram = self.ram * (2 if self._servable is not None else 1)
+        return ResourceAllocation(ram_bytes=ram)
+
+
+class ServableAfterUnload(FakeLoader):
+    def unload(self):
+        self._done = True  # forgets to drop the servable
+
+
+class Reloadable(FakeLoader):
+    def unload(self):
+        self._servable = None  # load() works again: not one-way
+
+
+class EagerServable(FakeLoader):
+    def __init__(self):
+        super().__init__()
+        self._servable = object()  # a servable before load
+
+
+@pytest.mark.parametrize("bad, broken", [
+    (GrowingEstimate(), "the estimate grew during load"),
+    (ServableAfterUnload(), "servable() must be None after unload"),
+    (Reloadable(), "load after unload must raise RuntimeError"),
+    (EagerServable(), "servable() must be None before load"),
+])  # fmt: skip
+def test_the_contract_check_names_each_broken_invariant(bad, broken):
+    with pytest.raises(AssertionError, match=broken.replace("(", r"\(").replace(")", r"\)")):
+        check_loader_contract(bad)
+
+
+def test_resource_allocation_arithmetic_and_fit():
+    a = ResourceAllocation(ram_bytes=100, gpu=1)
+    b = ResourceAllocation({"ram_bytes": 20})
+    assert (a + b).ram_bytes == 120 and (a + b)["gpu"] == 1 and a["disk"] == 0
+    assert (a - b).ram_bytes == 80
+    assert b <= a and not a <= b and not a <= ResourceAllocation(ram_bytes=1000)
+    assert ResourceAllocation(ram_bytes=0) == ResourceAllocation()
+    with pytest.raises(ValueError, match="cannot release more"):
+        b - a
+    with pytest.raises(ValueError, match="non-negative int"):
+        ResourceAllocation(ram_bytes=-1)
+
+
+# -- ModelLoader ----------------------------------------------------------------------------
+
+
+def test_model_loader_keeps_the_contract(base):
+    save_version(base, 1)
+    check_loader_contract(ModelLoader(os.path.join(base, "1")), Metadata(ServableId("tiny", 1)))
+
+
+def test_estimate_reads_no_weights_and_bounds_the_measured_figure(base, monkeypatch):
+    save_version(base, 1)
+    loader = ModelLoader(os.path.join(base, "1"))
+    refuse = lambda *a, **k: pytest.fail("the estimate loaded the model")  # noqa: E731
+    monkeypatch.setattr(jitgrad.io.model_dir, "load", refuse)
+    monkeypatch.setattr(jitgrad.serving.loader, "load_model", refuse)
+    estimate = loader.estimate_resources()
+    directory = os.path.join(base, "1")
+    files = sum(os.path.getsize(os.path.join(directory, f)) for f in os.listdir(directory))
+    assert estimate.ram_bytes > files  # files plus planned buffers
+    monkeypatch.undo()
+    loader.load()
+    measured = loader.estimate_resources()
+    assert files < measured.ram_bytes <= estimate.ram_bytes  # shrank to what the plans own
+    assert measured.ram_bytes == files + loader.servable().plan_bytes()
+    loader.unload()
+
+
+def test_load_maps_the_weights_and_predicts_like_the_model(base):
+    model = save_version(base, 1)
+    loader = ModelLoader(os.path.join(base, "1"))
+    loader.load()
+    predictor = loader.servable()
+    assert predictor.module[0].weight.untyped_storage().filename.endswith("weights.jg")
+    x = np.random.default_rng(0).random((4, 8), dtype=np.float32)
+    for batch in (1, 4, 3):  # warmed plans (1, 4) and the eager path (3)
+        out = predictor({"x": x[:batch]})
+        np.testing.assert_allclose(out["output"], predict_in_process(model, x[:batch]), rtol=1e-6)
+    loader.unload()
+
+
+def test_load_warms_every_batch_size_so_requests_compile_and_trace_nothing(base):
+    save_version(base, 1, warmup=(1, 4))
+    loader = ModelLoader(os.path.join(base, "1"), replicas=2)
+    loader.load()
+    report = loader.warmup_report
+    assert report["batch_sizes"] == [1, 4] and report["replicas"] == 2
+    assert loader.load_seconds > 0 and loader.warmup_seconds > 0
+    predictor = loader.servable()
+    traces, before = predictor.traces, jg.jit.stats()
+    x = np.ones((4, 8), np.float32)
+    for batch in (1, 4, 1, 4):
+        predictor({"x": x[:batch]})
+    after = jg.jit.stats()
+    assert predictor.traces == traces == 2 * 2  # replicas x batch sizes, all at load
+    assert (after["generated"], after["compiled"], after["disk_hits"]) == (
+        before["generated"], before["compiled"], before["disk_hits"])  # fmt: skip
+    loader.unload()
+
+
+def test_a_second_load_of_the_same_model_compiles_nothing(base):
+    save_version(base, 1)
+    first = ModelLoader(os.path.join(base, "1"))
+    first.load()
+    second = ModelLoader(os.path.join(base, "1"))
+    second.load()
+    assert second.warmup_report["compiled"] == 0  # kernels cached by structure
+    first.unload()
+    second.unload()
+
+
+def test_a_directory_without_manifest_is_not_loaded(base):
+    save_version(base, 1)
+    os.unlink(os.path.join(base, "1", "manifest.json"))
+    loader = ModelLoader(os.path.join(base, "1"))
+    with pytest.raises(FileNotFoundError, match="has no manifest.json"):
+        loader.estimate_resources()
+    with pytest.raises(FileNotFoundError, match="has no manifest.json"):
+        loader.load()
+    assert loader.servable() is None
+    with pytest.raises(RuntimeError, match="load\\(\\) may be called once"):
+        loader.load()  # a failed load finishes the loader too
