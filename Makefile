@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PYTHON) -m jitgrad.examples.digits
+	$(PYTHON) -m jitgrad.examples.digits --serve
 
 test: $(STAMP)
 	$(PYTHON) -m pytest -q

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -219,6 +220,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "initialisation and the shuffling (default: 0)")  # fmt: skip
     parser.add_argument("--no-jit", action="store_true", help="run the training step "
                         "eagerly instead of under jg.jit")  # fmt: skip
+    parser.add_argument("--serve", action="store_true", help="then serve the saved model "
+                        "over HTTP on loopback, answer one predict request and stop")  # fmt: skip
     args = parser.parse_args(argv)
     if args.epochs <= 0 or args.batch_size <= 0:
         parser.error("--epochs and --batch-size must be positive")
@@ -255,6 +258,11 @@ def main(argv=None) -> int:
                "optimizer": args.optimizer, "lr": lr, "epochs": args.epochs, "seed": args.seed},
     )  # fmt: skip
     print(f"saved model to {args.output}")
+    if args.serve:
+        from jitgrad.serving.demo import serve_once
+
+        output = Path(args.output)
+        serve_once(output.parent, output.parent.name)
     return 0
 
 
