@@ -6,6 +6,8 @@ numpy's casting rules at compile time, so one kernel body serves every dtype pai
 
 from __future__ import annotations
 
+import numba
+import numpy as np
 from numba import njit, prange
 
 from .._config import config
@@ -13,29 +15,46 @@ from .convert import store
 
 _JIT = dict(cache=True, error_model="numpy", nogil=True)
 
+# Indices are cast to unsigned: numba wraps negative indices around, and that select keeps
+# LLVM from vectorising a loop whose start it cannot prove non-negative (a fill from
+# ``start`` ran 6x slower, a float64 -> float32 copy 2.2x).
+
+
+@njit(inline="always", **_JIT)
+def _fill_range(a, start, stop, value):
+    for i in range(start, stop):
+        a[np.uint64(i)] = value
+
+
+@njit(inline="always", **_JIT)
+def _copy_range(src, src_start, dst, dst_start, first, last):
+    for i in range(first, last):
+        store(dst, np.uint64(dst_start + i), src[np.uint64(src_start + i)])
+
 
 @njit(**_JIT)
 def _fill_serial(a, start, stop, value):
-    for i in range(start, stop):
-        a[i] = value
+    _fill_range(a, start, stop, value)
 
 
+# The parallel twins hand each thread one contiguous share (the caller passes the thread
+# count: numba.get_num_threads() inside a kernel makes it uncacheable).
 @njit(parallel=True, **_JIT)
-def _fill_parallel(a, start, stop, value):
-    for i in prange(start, stop):
-        a[i] = value
+def _fill_parallel(a, start, stop, value, n_workers):
+    n = stop - start
+    for w in prange(n_workers):
+        _fill_range(a, start + n * w // n_workers, start + n * (w + 1) // n_workers, value)
 
 
 @njit(**_JIT)
 def _copy_serial(src, src_start, dst, dst_start, n):
-    for i in range(n):
-        store(dst, dst_start + i, src[src_start + i])
+    _copy_range(src, src_start, dst, dst_start, 0, n)
 
 
 @njit(parallel=True, **_JIT)
-def _copy_parallel(src, src_start, dst, dst_start, n):
-    for i in prange(n):
-        store(dst, dst_start + i, src[src_start + i])
+def _copy_parallel(src, src_start, dst, dst_start, n, n_workers):
+    for w in prange(n_workers):
+        _copy_range(src, src_start, dst, dst_start, n * w // n_workers, n * (w + 1) // n_workers)
 
 
 @njit(**_JIT)
@@ -52,14 +71,18 @@ def _byteswap(data, width):
 
 def fill(a, start: int, stop: int, value) -> None:
     """Set ``a[start:stop] = value``; ``value`` is already of ``a``'s kernel dtype."""
-    kernel = _fill_parallel if stop - start >= config.parallel_threshold else _fill_serial
-    kernel(a, start, stop, value)
+    if stop - start >= config.parallel_threshold:
+        _fill_parallel(a, start, stop, value, numba.get_num_threads())
+    else:
+        _fill_serial(a, start, stop, value)
 
 
 def copy(src, src_start: int, dst, dst_start: int, n: int) -> None:
     """``dst[dst_start:+n] = src[src_start:+n]`` with numpy's casting."""
-    kernel = _copy_parallel if n >= config.parallel_threshold else _copy_serial
-    kernel(src, src_start, dst, dst_start, n)
+    if n >= config.parallel_threshold:
+        _copy_parallel(src, src_start, dst, dst_start, n, numba.get_num_threads())
+    else:
+        _copy_serial(src, src_start, dst, dst_start, n)
 
 
 def byteswap(data, width: int) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 
 from .._config import config
 from . import kernels
-from .layout import coalesce, numel
+from .layout import numel
 
 _NO_DIMS = np.zeros(0, dtype=np.int64)
 
@@ -19,7 +19,7 @@ def copy_strided(src, s0: int, s_strides, dst, d0: int, d_strides, shape) -> Non
     both layouts stay inside their arrays and that they do not overlap.
     """
     dims = []
-    for n, ds, ss in zip(shape, d_strides, s_strides):
+    for n, ds, ss in zip(shape, d_strides, s_strides, strict=True):
         if n == 0:
             return
         if n == 1:
@@ -28,37 +28,68 @@ def copy_strided(src, s0: int, s_strides, dst, d0: int, d_strides, shape) -> Non
             d0 += (n - 1) * ds
             s0 += (n - 1) * ss
             ds, ss = -ds, -ss
-        dims.append((n, ds, ss))
-    dims.sort(key=lambda dim: (dim[1], abs(dim[2])), reverse=True)
-    shape, d_strides, s_strides = coalesce(
-        [n for n, _, _ in dims], [ds for _, ds, _ in dims], [ss for _, _, ss in dims]
-    )
+        dims.append((ds, abs(ss), n, ss))
+    dims.sort(reverse=True)  # by destination stride, then source stride: outermost first
+    # Merge dimensions that are one run in both layouts. This is layout.coalesce for two
+    # stride sets, inlined: the general function alone took 2.8 µs, where a whole small
+    # contiguous copy now takes 1.7 µs.
+    shape, d_strides, s_strides = [], [], []
+    for ds, _, n, ss in dims:
+        if shape and d_strides[-1] == ds * n and s_strides[-1] == ss * n:
+            shape[-1] *= n
+            d_strides[-1] = ds
+            s_strides[-1] = ss
+        else:
+            shape.append(n)
+            d_strides.append(ds)
+            s_strides.append(ss)
     parallel = numel(shape) >= config.parallel_threshold
 
-    if len(shape) <= 1:
-        n, ss, ds = (shape[0], s_strides[0], d_strides[0]) if shape else (1, 0, 0)
-        if parallel:
-            chunk = -(-n // (4 * numba.get_num_threads()))
-            kernels.copy_flat_parallel(src, s0, ss, dst, d0, ds, n, chunk)
-        else:
-            kernels.copy_flat_serial(src, s0, ss, dst, d0, ds, n)
-        return
-
     inner = len(shape) - 1
-    row = min(range(inner), key=lambda k: abs(s_strides[k]))
-    if abs(s_strides[inner]) > 1 and abs(s_strides[row]) < abs(s_strides[inner]):
-        # The source runs along another dimension than the destination: a (batched)
-        # transpose. Tiles keep both sides' cache lines in use.
-        outer = [k for k in range(inner) if k != row]
-        kernel = kernels.copy_tiles_parallel if parallel else kernels.copy_tiles_serial
-        kernel(src, s0, dst, d0, *_outer(outer, shape, s_strides, d_strides),
-               shape[row], s_strides[row], d_strides[row],
-               shape[inner], s_strides[inner], d_strides[inner])  # fmt: skip
-        return
+    if inner > 0:
+        row = min(range(inner), key=lambda k: abs(s_strides[k]))
+        if abs(s_strides[inner]) > 1 and abs(s_strides[row]) < abs(s_strides[inner]):
+            # The source runs along another dimension than the destination: a (batched)
+            # transpose, staged through tiles so both sides move whole cache lines.
+            rows, cols = shape[row], shape[inner]
+            tile_r, tile_c = _tile_shape(rows, cols, src.itemsize)
+            outer = [k for k in range(inner) if k != row]
+            args = (src, s0, dst, d0, *_outer(outer, shape, s_strides, d_strides),
+                    rows, s_strides[row], d_strides[row],
+                    cols, s_strides[inner], d_strides[inner], tile_r, tile_c)  # fmt: skip
+            if parallel:
+                kernels.copy_tiles_parallel(*args, numba.get_num_threads())
+            else:
+                kernels.copy_tiles_serial(*args)
+            return
 
-    kernel = kernels.copy_rows_parallel if parallel else kernels.copy_rows_serial
-    kernel(src, s0, dst, d0, *_outer(range(inner), shape, s_strides, d_strides),
-           shape[inner], s_strides[inner], d_strides[inner])  # fmt: skip
+    n, ss, ds = (shape[inner], s_strides[inner], d_strides[inner]) if shape else (1, 0, 0)
+    args = (src, s0, dst, d0, *_outer(range(inner), shape, s_strides, d_strides), n, ss, ds)
+    if parallel:
+        kernels.copy_rows_parallel(*args, numba.get_num_threads())
+    else:
+        kernels.copy_rows_serial(*args)
+
+
+# A tile's side in bytes: 1 KiB runs on both memory sides. Transposing 4096x4096 into
+# preallocated memory, 256-byte sides were 10-33% slower (1- to 16-byte items) and 512-byte
+# ones up to 9%; the largest scratch buffer (256×272 float32, 272 KiB) stays in L2.
+TILE_BYTES = 1024
+TILE_MAX = 256
+
+
+def _tile_shape(rows: int, cols: int, itemsize: int) -> tuple[int, int]:
+    """Tile sides (source-run length, destination-run length) in elements."""
+    side = max(16, min(TILE_MAX, TILE_BYTES // itemsize))
+    pad = max(1, 64 // itemsize)  # the kernel pads buffer rows by a cache line
+    budget = (side + pad) * side
+    # A short side gives its share of the buffer to the other: permuting NCHW to NHWC with
+    # C=3 then reads long source runs (16x3x512x512 float32 into preallocated memory,
+    # serial: 10.4 ms against 12.3 ms with square tiles).
+    tile_r = min(rows, side)
+    tile_c = min(cols, max(side, budget // (tile_r + pad)))
+    tile_r = min(rows, max(side, budget // tile_c - pad))
+    return tile_r, tile_c
 
 
 def _outer(dims, shape, s_strides, d_strides):
@@ -69,4 +100,3 @@ def _outer(dims, shape, s_strides, d_strides):
         np.array([s_strides[k] for k in dims], dtype=np.int64),
         np.array([d_strides[k] for k in dims], dtype=np.int64),
     )
-
