@@ -105,7 +105,13 @@ def _environment() -> str:
     from .. import __version__
 
     cpu = numba.config.CPU_NAME or llvmlite.binding.get_host_cpu_name()
-    return f"jitgrad {__version__}; numba {numba.__version__}; llvmlite {llvmlite.__version__}; {cpu}; {platform.machine()}"
+    from .vmath import SOURCE_HASH  # inlined into kernels: numba would not notice a change
+
+    versions = (
+        f"jitgrad {__version__}; vmath {SOURCE_HASH}; numba {numba.__version__}; "
+        f"llvmlite {llvmlite.__version__}"
+    )
+    return f"{versions}; {cpu}; {platform.machine()}"
 
 
 def get(structural_key, build) -> Kernel:
