@@ -7,7 +7,7 @@
 """
 
 from . import autograd, data, jit, nn, ops, optim, random
-from .autograd import enable_grad, no_grad, set_grad_enabled
+from .autograd import Tensor, enable_grad, no_grad, set_grad_enabled
 from .creation import (
     arange,
     array,
@@ -44,6 +44,8 @@ from .dtypes import (
     uint8,
 )
 from .io import load, save
+from .jit import function
+from .ops import *  # noqa: F403  numpy's spellings: jg.exp, jg.sum, jg.matmul, ...
 from .storage import (
     BoolStorage,
     ByteStorage,
@@ -59,9 +61,6 @@ from .storage import (
     Storage,
     UntypedStorage,
 )
-from .autograd import Tensor
-from .jit import function
-from .ops import *  # noqa: F403  numpy's spellings: jg.exp, jg.sum, jg.matmul, ...
 
 bool = bool_  # noqa: A001  numpy 2 and PyTorch both spell it jg.bool
 half, double, long, short = float16, float64, int64, int16

@@ -11,8 +11,8 @@ from functools import partial
 import numpy as np
 
 from . import dtypes
-from .creation import asarray, from_numpy
 from .autograd.tensor import Tensor
+from .creation import asarray, from_numpy
 from .recording import compute
 
 

@@ -16,8 +16,8 @@ import operator
 import numpy as np
 
 from . import dtypes
-from .storage import Storage, UntypedStorage, storage_class
 from .recording import run
+from .storage import Storage, UntypedStorage, storage_class
 from .storage import kernels as storage_kernels
 from .strided import layout
 from .strided.copy import copy_strided
@@ -216,7 +216,8 @@ class TensorBase:
         d = layout.normalize_dim(dim, self.ndim + 1)
         stride = self._strides[d] * self._shape[d] if d < self.ndim else 1
         return self._view(
-            self._shape[:d] + (1,) + self._shape[d:], self._strides[:d] + (stride,) + self._strides[d:]
+            self._shape[:d] + (1,) + self._shape[d:],
+            self._strides[:d] + (stride,) + self._strides[d:],
         )
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> TensorBase:
@@ -236,7 +237,9 @@ class TensorBase:
         if start < 0:
             start += n
         if not 0 <= start <= n or not 0 <= length <= n - start:
-            raise IndexError(f"narrow: [{start}, {start}+{length}) is outside dimension {d} of size {n}")
+            raise IndexError(
+                f"narrow: [{start}, {start}+{length}) is outside dimension {d} of size {n}"
+            )
         index = [slice(None)] * self.ndim
         index[d] = slice(start, start + length)
         return self[tuple(index)]
@@ -371,8 +374,9 @@ class TensorBase:
         if _may_overlap(self, src) and not _same_layout(self, src):
             src = src.clone()
         self._storage._version += 1
-        run(copy_strided, src._storage.kernel_array, src._offset, src._strides,
-                     self._storage.kernel_array, self._offset, self._strides, self._shape)  # fmt: skip
+        source = (src._storage.kernel_array, src._offset, src._strides)
+        target = (self._storage.kernel_array, self._offset, self._strides)
+        run(copy_strided, *source, *target, self._shape)
 
     # -- Python and numpy interop --------------------------------------------------------
 
@@ -391,7 +395,9 @@ class TensorBase:
         a = self.numpy()
         if dtype is not None and np.dtype(dtype) != a.dtype:
             if copy is False:
-                raise ValueError(f"cannot convert a {self.dtype.name} tensor to {dtype} without a copy")
+                raise ValueError(
+                    f"cannot convert a {self.dtype.name} tensor to {dtype} without a copy"
+                )
             return a.astype(dtype)
         return a.copy() if copy else a
 
@@ -473,11 +479,7 @@ def _may_overlap(a: TensorBase, b: TensorBase) -> bool:
 
 
 def _same_layout(a: TensorBase, b: TensorBase) -> bool:
-    return (
-        a.data_ptr() == b.data_ptr()
-        and a._strides == b._strides
-        and a.dtype is b.dtype
-    )
+    return a.data_ptr() == b.data_ptr() and a._strides == b._strides and a.dtype is b.dtype
 
 
 def wrap_numpy(a: np.ndarray, cls: type[TensorBase]):

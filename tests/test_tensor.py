@@ -174,7 +174,11 @@ def test_copy_broadcasts_and_casts():
 def test_setitem_with_views_and_broadcast_values():
     a = np.zeros((4, 5))
     t = jg.zeros((4, 5))
-    for key, value in [((1,), 3.0), ((slice(None), 2), [1, 2, 3, 4]), ((slice(None, None, -1), slice(1, 3)), 9)]:
+    for key, value in [
+        ((1,), 3.0),
+        ((slice(None), 2), [1, 2, 3, 4]),
+        ((slice(None, None, -1), slice(1, 3)), 9),
+    ]:
         a[key] = value
         t[key] = value
     np.testing.assert_array_equal(t.numpy(), a)
@@ -246,7 +250,9 @@ def test_astype_and_to():
     assert t.to(jg.float64) is t and t.astype(jg.float64) is not t
     h = t.T.astype("float16")
     assert h.dtype is jg.float16 and h.is_contiguous()
-    np.testing.assert_array_equal(h.numpy(), np.array([[1.5, -2.5], [0.0, 3.25]]).T.astype(np.float16))
+    np.testing.assert_array_equal(
+        h.numpy(), np.array([[1.5, -2.5], [0.0, 3.25]]).T.astype(np.float16)
+    )
     assert t.astype(jg.int8).tolist() == [[1, -2], [0, 3]]
     assert t.astype(jg.bool).tolist() == [[True, True], [False, True]]
 

@@ -87,7 +87,6 @@ def _accumulate(node: AccumulateGrad, g, create_graph: bool) -> None:
         tape.assigned(tensor)
 
 
-
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=False):  # fmt: skip
     """The gradients of ``outputs`` with respect to ``inputs``, without touching ``.grad``.
@@ -128,7 +127,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     captured = run_backward(outputs, root_grads, retain_graph=retain,
                             create_graph=create_graph, capture=edges)  # fmt: skip
     results = []
-    for i, (x, edge) in enumerate(zip(inputs, edges)):
+    for i, edge in enumerate(edges):
         g = captured.get(edge)
         if g is None and not allow_unused:
             raise RuntimeError(

@@ -11,10 +11,10 @@ import errno
 import os
 from dataclasses import dataclass
 
+from ..autograd.tensor import Tensor
 from ..dtypes import DType, int16, int32, int64
 from ..storage import Storage, UntypedStorage, buffers, storage_class
 from ..strided import layout
-from ..autograd.tensor import Tensor
 from . import codec
 from .format import (
     FORMAT_VERSION,

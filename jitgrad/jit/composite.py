@@ -72,13 +72,17 @@ class _Fused(Function):
                     g = reduce.broadcast_to(as_tensor(g, x.dtype), shape)
                 out[k] = reduce.sum_to(g, x.shape).astype(x.dtype, copy=False)
             return tuple(out)
-        out_dtypes = [xs[k].dtype if xs[k].shape == shape else dtypes.as_dtype(self.ct) for k in needed]
+        out_dtypes = [
+            xs[k].dtype if xs[k].shape == shape else dtypes.as_dtype(self.ct) for k in needed
+        ]
 
         def gradient_exprs():
             grads = differentiate(exprs, [ir.load(len(xs))], [loads[k] for k in needed])
             return [g if g is not None else ir.literal(0) for g in grads]
 
-        outs = self._launch(("backward", tuple(needed)), gradient_exprs, [*xs, gy], shape, out_dtypes)
+        outs = self._launch(
+            ("backward", tuple(needed)), gradient_exprs, [*xs, gy], shape, out_dtypes
+        )
         grads = [None] * len(xs)
         for k, g in zip(needed, outs):
             x = xs[k]

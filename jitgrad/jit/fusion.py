@@ -51,8 +51,10 @@ def _owner(a):
 def _readers(steps, keep) -> dict[int, set[int]]:
     """For each memory owner, the indices of the steps that use it (-1: must be kept)."""
     users: dict[int, set[int]] = {}
-    for index, (fn, args) in enumerate(steps):
-        arrays = list(fn.arrays) + list(fn.outs) if isinstance(fn, lowering.Launch) else _arrays_in(args)
+    for fn, args in steps:
+        arrays = (
+            list(fn.arrays) + list(fn.outs) if isinstance(fn, lowering.Launch) else _arrays_in(args)
+        )
         for a in arrays:
             users.setdefault(_owner(a), set()).add(id(fn))
     for a in keep:
@@ -79,9 +81,16 @@ def _merge(group, readers) -> lowering.Launch:
     outputs: list = []
     for launch in group:
         load_map = {}
-        for k, (a, o, s, load) in enumerate(zip(launch.arrays, launch.offsets, launch.strides, launch.loads)):
+        for k, (a, o, s, load) in enumerate(
+            zip(launch.arrays, launch.offsets, launch.strides, launch.loads)
+        ):
             made = produced.get(id(a))
-            if made is not None and o == 0 and s == contiguous and _same_value(made, load, launch.ct):
+            if (
+                made is not None
+                and o == 0
+                and s == contiguous
+                and _same_value(made, load, launch.ct)
+            ):
                 load_map[k] = made[0]
                 continue
             key = (id(a), o, s, load)

@@ -121,8 +121,10 @@ class symbolic:  # noqa: N801  a namespace, used like a module
 _UNARY = ("exp expm1 log log1p log2 log10 sqrt square reciprocal sin cos tan arcsin arccos "
           "arctan sinh cosh tanh arctanh abs sign negative positive floor ceil trunc rint isnan "
           "isfinite logical_not erf sigmoid softplus").split()  # fmt: skip
-_BINARY = ("maximum minimum arctan2 power floor_divide remainder equal not_equal less "
-           "less_equal greater greater_equal logical_and logical_or logical_xor").split()  # fmt: skip
+_BINARY = (
+    "maximum minimum arctan2 power floor_divide remainder equal not_equal less less_equal "
+    "greater greater_equal logical_and logical_or logical_xor"
+).split()
 
 for _name in _UNARY + _BINARY:
     setattr(symbolic, _name, staticmethod(lambda *args, _op=_name: _call(_op, *args)))

@@ -135,7 +135,10 @@ def _loads(op, xs) -> tuple:
     """Per tensor input: the kernel array's dtype, and whether it is loaded as bool."""
     positions = {slot: p for p, slot in enumerate(op._slots) if slot is not None}
     return tuple(
-        (x._storage.kernel_array.dtype.name, x.dtype is dtypes.bool_ and op._keeps_bool(positions[k]))
+        (
+            x._storage.kernel_array.dtype.name,
+            x.dtype is dtypes.bool_ and op._keeps_bool(positions[k]),
+        )
         for k, x in enumerate(xs)
     )  # fmt: skip
 
@@ -235,9 +238,11 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
     reuse = (formula, flags, id(present[0]))
     if launches is not None:
         launch = launches.get(reuse)
-        if launch is not None and all(a is b for a, b in zip(launch.arrays, arrays)) and len(
-            launch.arrays
-        ) == len(arrays):
+        if (
+            launch is not None
+            and all(a is b for a, b in zip(launch.arrays, arrays))
+            and len(launch.arrays) == len(arrays)
+        ):
             launch.set_scalars([launch.scalar_type(hyper[k]) for k in numbers])
             run(launch)
             for o in outputs:

@@ -23,8 +23,6 @@ import logging
 import time
 import warnings
 
-import numpy as np
-
 from .._config import config
 from ..autograd.tensor import Tensor
 from ..tensor import TensorBase, wrap_numpy
@@ -75,9 +73,10 @@ class Plan:
         buffers = {id(buffer): path for buffer, path in inputs}
         self.grad_inputs = list(tape.grad_inputs.values())
         self.grad_outputs = [(t, g) for t, g in tape.grad_outputs.values() if id(t) not in buffers]
-        # Gradients of the arguments themselves go back to the caller's tensors.
-        self.input_grads = [(buffers[id(t)], g) for t, g in tape.grad_outputs.values()
-                            if id(t) in buffers]  # fmt: skip
+        # Gradients of the arguments go back to the caller's tensors, accumulating unless
+        # the function reset the argument's gradient itself.
+        self.input_grads = [(buffers[id(t)], g, id(t) not in tape.reset)
+                            for t, g in tape.grad_outputs.values() if id(t) in buffers]  # fmt: skip
         self.fresh = tape.fresh
         self.result = result
         self.trace_seconds = seconds
@@ -111,9 +110,9 @@ class Plan:
                 tensor._grad = wrap_numpy(tensor.grad.numpy() + grad.numpy(), Tensor)
             else:
                 tensor._grad = grad
-        for path, grad in self.input_grads:  # arguments accumulate like any leaf
+        for path, grad, accumulates in self.input_grads:
             original = _get(args, path)
-            if original.grad is None:
+            if original.grad is None or not accumulates:
                 original.grad = _copy_out(grad)
             else:
                 original.grad = wrap_numpy(original.grad.numpy() + grad.numpy(), Tensor)

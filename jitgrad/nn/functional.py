@@ -142,7 +142,8 @@ def cross_entropy(
         return _reduce(loss, reduction)
     if w is None:  # the mean over the labels that count
         return reduce.sum(loss) / as_tensor(compute(_count_valid, labels, ignore_index, dtype))
-    hot = as_tensor(compute(_target_distribution, labels, n_classes, axis, ignore_index, 0.0, dtype))
+    hot = compute(_target_distribution, labels, n_classes, axis, ignore_index, 0.0, dtype)
+    hot = as_tensor(hot)
     return reduce.sum(loss) / reduce.sum(hot * w)
 
 

@@ -2,6 +2,8 @@
 
 from . import methods  # noqa: F401  binds operators and methods onto Tensor
 from .elementwise import *  # noqa: F403
+from .indexing import *  # noqa: F403
+from .linalg import *  # noqa: F403
 from .movement import (
     astype,
     basic_index,
@@ -26,5 +28,3 @@ from .movement import (
 )
 from .reduce import *  # noqa: F403
 from .unary import *  # noqa: F403
-from .indexing import *  # noqa: F403
-from .linalg import *  # noqa: F403

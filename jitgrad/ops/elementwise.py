@@ -22,6 +22,7 @@ from ..strided import layout
 from ..tensor import wrap_numpy
 from . import reference
 
+
 class Elementwise(Function):
     """The evaluator shared by every elementwise op.
 
@@ -78,7 +79,9 @@ class Elementwise(Function):
                 args.append(values[slot])
             else:
                 a = values[slot]
-                if a.dtype != compute_dtype and not (a.dtype == np.bool_ and self._keeps_bool(position)):
+                if a.dtype != compute_dtype and not (
+                    a.dtype == np.bool_ and self._keeps_bool(position)
+                ):
                     a = a.astype(compute_dtype)
                 args.append(a)
         return args
@@ -118,7 +121,9 @@ class Elementwise(Function):
             else:
                 y = self._y if self.saves_output else None
                 arrays = (x.numpy() for x in xs)
-                g = wrap_numpy(compute(self._reference_gradient, rule, x, gy.numpy(), y, *arrays), Tensor)
+                g = wrap_numpy(
+                    compute(self._reference_gradient, rule, x, gy.numpy(), y, *arrays), Tensor
+                )
             grads[slot] = g if grads[slot] is None else grads[slot] + g
         return tuple(grads)
 

@@ -52,7 +52,9 @@ def _inplace(op):
 
 
 def _cast_for_inplace(self, result):
-    if result.dtype is not self.dtype and not np.can_cast(result.dtype.numpy, self.dtype.numpy, "same_kind"):
+    if result.dtype is not self.dtype and not np.can_cast(
+        result.dtype.numpy, self.dtype.numpy, "same_kind"
+    ):
         raise TypeError(
             f"in-place result of dtype {result.dtype.name} cannot be stored in a "
             f"{self.dtype.name} tensor (numpy's same_kind rule); use an out-of-place op"

@@ -237,8 +237,6 @@ def _is_int(value) -> bool:
     return hasattr(value, "__index__")
 
 
-
-
 class Cast(Function):
     """A copy in another (or the same) dtype; the gradient is cast back."""
 

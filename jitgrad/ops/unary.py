@@ -453,7 +453,6 @@ def round(x, decimals: int = 0):  # noqa: A001  numpy's spelling
     return Round(decimals)(x)
 
 
-
 __all__ = [
     "negative", "positive", "abs", "absolute", "exp", "expm1", "log", "log1p", "log2", "log10",
     "sqrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",

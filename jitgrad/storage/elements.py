@@ -63,9 +63,7 @@ class ElementOps:
         if not isinstance(other, ElementOps):
             raise TypeError(f"copy_ expects a storage, got {type(other).__name__}")
         if other.size() != self.size():
-            raise ValueError(
-                f"copy_ needs storages of equal size: {self.size()} != {other.size()}"
-            )
+            raise ValueError(f"copy_ needs storages of equal size: {self.size()} != {other.size()}")
         kernels.copy(other.kernel_array, 0, self.kernel_array, 0, self.size())
         return self
 

@@ -51,7 +51,9 @@ class UntypedStorage(ElementOps):
         self._refcount = 1
         self.filename: str | None = filename
         self._shared = shared
-        self._finalizer = None if owner is None else weakref.finalize(self, buffers.close_owner, owner)
+        self._finalizer = (
+            None if owner is None else weakref.finalize(self, buffers.close_owner, owner)
+        )
 
     @classmethod
     def _pooled(cls, nbytes: int) -> UntypedStorage:

@@ -261,8 +261,13 @@ def test_in_place_change_of_a_saved_tensor_is_detected():
 @pytest.mark.parametrize(
     "modify",
     [
-        lambda t: t.add_(1), lambda t: t.mul_(2), lambda t: t.zero_(), lambda t: t.fill_(3),
-        lambda t: t.__iadd__(1), lambda t: t.__setitem__(0, 5.0), lambda t: t.copy_(jg.ones(2)),
+        lambda t: t.add_(1),
+        lambda t: t.mul_(2),
+        lambda t: t.zero_(),
+        lambda t: t.fill_(3),
+        lambda t: t.__iadd__(1),
+        lambda t: t.__setitem__(0, 5.0),
+        lambda t: t.copy_(jg.ones(2)),
     ],
     ids=["add_", "mul_", "zero_", "fill_", "+=", "setitem", "copy_"],
 )

@@ -43,9 +43,13 @@ def assert_same(fn, *arrays, dtype="float64"):
     y_ref, g_ref = evaluate("reference", fn, *arrays)
     y_jit, g_jit = evaluate("jit", fn, *arrays)
     tol = TOL[dtype]
-    np.testing.assert_allclose(y_jit.astype(np.float64), y_ref.astype(np.float64), rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        y_jit.astype(np.float64), y_ref.astype(np.float64), rtol=tol, atol=tol
+    )
     for a, b in zip(g_jit, g_ref):
-        np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=tol * 10, atol=tol * 10)
+        np.testing.assert_allclose(
+            a.astype(np.float64), b.astype(np.float64), rtol=tol * 10, atol=tol * 10
+        )
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -122,7 +126,9 @@ def apply(op, a, b):
 @settings(max_examples=40, deadline=None)
 @given(
     shapes=hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=1, max_dims=3, max_side=4),
-    program=st.lists(st.tuples(OPS, st.integers(0, 10), st.integers(0, 10)), min_size=1, max_size=6),
+    program=st.lists(
+        st.tuples(OPS, st.integers(0, 10), st.integers(0, 10)), min_size=1, max_size=6
+    ),
     dtype=st.sampled_from(["float32", "float64"]),
     transpose=st.booleans(),
 )

@@ -46,7 +46,9 @@ def test_jitted_training_equals_eager_for_20_steps(dtype):
         lj = jitted(xs[i % 4], ys[i % 4]).item()
         assert lj == pytest.approx(le, rel=1e-6 if dtype is jg.float32 else 1e-12)
     for a, b in zip(eager_params, jit_params):
-        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5 if dtype is jg.float32 else 1e-12)
+        np.testing.assert_allclose(
+            b.numpy(), a.numpy(), rtol=1e-5 if dtype is jg.float32 else 1e-12
+        )
         np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-4, atol=1e-7)
     assert jitted.traces == 1
 
@@ -55,7 +57,9 @@ def test_new_batch_size_retraces_without_compiling():
     params = mlp_params()
     step = jg.jit(make_step(params))
     rng = np.random.default_rng(1)
-    step(jg.tensor(rng.standard_normal((16, 8)), dtype=jg.float32), jg.tensor(rng.integers(0, 4, 16)))
+    step(
+        jg.tensor(rng.standard_normal((16, 8)), dtype=jg.float32), jg.tensor(rng.integers(0, 4, 16))
+    )
     before = jg.jit.stats()["generated"]
     step(jg.tensor(rng.standard_normal((5, 8)), dtype=jg.float32), jg.tensor(rng.integers(0, 4, 5)))
     assert step.traces == 2 and jg.jit.stats()["generated"] == before

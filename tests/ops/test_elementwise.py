@@ -141,7 +141,9 @@ broadcastable = hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_
 
 
 @settings(max_examples=60, deadline=None)
-@given(shapes=broadcastable, op=st.sampled_from(BINARY), dtype=st.sampled_from(["float32", "float64"]))
+@given(
+    shapes=broadcastable, op=st.sampled_from(BINARY), dtype=st.sampled_from(["float32", "float64"])
+)
 def test_binary_forward_broadcasts_like_numpy(shapes, op, dtype):
     name, ref, da, db = op
     rng = np.random.default_rng(1)
@@ -230,7 +232,9 @@ def test_unary_gradcheck_on_noncontiguous_inputs(name, ref, domain):
 
 
 @pytest.mark.parametrize("name, ref, da, db", BINARY, ids=[b[0] for b in BINARY])
-@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((4,), (2, 3, 4)), ((), (3,))])
+@pytest.mark.parametrize(
+    "shapes", [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((4,), (2, 3, 4)), ((), (3,))]
+)
 def test_binary_gradcheck_with_broadcasting(name, ref, da, db, shapes):
     rng = np.random.default_rng(4)
     op = getattr(jg, name)

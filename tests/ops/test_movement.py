@@ -63,7 +63,9 @@ def test_numpy_spellings():
     np.testing.assert_array_equal(jg.broadcast_to(t[:, :1], (2, 3, 4)).numpy(),
                                   np.broadcast_to(a[:, :1], (2, 3, 4)))  # fmt: skip
     np.testing.assert_array_equal(jg.flip(t, 1).numpy(), np.flip(a, 1))
-    np.testing.assert_array_equal(jg.concatenate([t, t], axis=-1).numpy(), np.concatenate([a, a], -1))
+    np.testing.assert_array_equal(
+        jg.concatenate([t, t], axis=-1).numpy(), np.concatenate([a, a], -1)
+    )
     np.testing.assert_array_equal(jg.stack([t, t], axis=1).numpy(), np.stack([a, a], 1))
     np.testing.assert_array_equal(jg.diagonal(t, 0, 1, 2).numpy(), np.diagonal(a, 0, 1, 2))
 
