@@ -1,5 +1,6 @@
 """Define-by-run automatic differentiation: Functions, the backward engine, grad mode."""
 
+from .dot import to_dot
 from .engine import grad, run_backward
 from .function import Function
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -8,5 +9,5 @@ from .tensor import Tensor
 
 __all__ = [
     "Function", "GradcheckError", "Tensor", "enable_grad", "grad", "gradcheck",
-    "is_grad_enabled", "no_grad", "run_backward", "set_grad_enabled",
+    "is_grad_enabled", "no_grad", "run_backward", "set_grad_enabled", "to_dot",
 ]  # fmt: skip
