@@ -1,0 +1,68 @@
+"""``python -m perf [--quick] [--rows NAME ...]``: run the benchmarks, write RESULTS.md."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+
+from . import ROWS, Context
+from . import rows as _rows  # noqa: F401  (registers the rows)
+from . import rows_compute as _rows_compute  # noqa: F401
+from . import serving
+from .runner import measure, notes, report, table
+
+_RESULTS = os.path.join(os.path.dirname(__file__), "RESULTS.md")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m perf", description=__doc__)
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes and few repeats: a smoke check")  # fmt: skip
+    parser.add_argument("--rows", nargs="+", metavar="NAME", help="run only these rows")
+    parser.add_argument("--repeat", type=int, help="timed rounds per row (default 15, quick 3)")
+    parser.add_argument("--wait-quiet", type=float, metavar="SECONDS",
+                        help="before measuring a disturbed row again, wait up to this "
+                        "long for the other processes to go idle (default 5, quick 0)")  # fmt: skip
+    parser.add_argument("--list", action="store_true", help="list the rows and exit")
+    parser.add_argument("--output", default=_RESULTS,
+                        help="report file (default perf/RESULTS.md); '-' writes none")  # fmt: skip
+    args = parser.parse_args(argv)
+
+    if args.list:
+        for r in ROWS.values():
+            target = "informational" if r.target is None else f"target ≥ {r.target:g}×"
+            print(f"{r.name:24} {target}")
+        return 0
+    names = args.rows or list(ROWS)
+    unknown = [n for n in names if n not in ROWS]
+    if unknown:
+        parser.error(f"unknown rows {unknown}; known: {', '.join(ROWS)}")
+    repeats = args.repeat or (3 if args.quick else 15)
+    wait = args.wait_quiet if args.wait_quiet is not None else (0.0 if args.quick else 5.0)
+
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    ctx = Context(quick=args.quick, torch=torch)
+    results = []
+    for name in names:
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        results.append(measure(ROWS[name], ctx, repeats, wait=wait))
+    print("\n".join(table(results, torch is not None) + [""] + notes(results)))
+    sections = [] if args.quick else _rows_compute.startup_lines() + serving.serving_lines()
+    print("\n".join(sections))
+
+    given = sys.argv[1:] if argv is None else argv
+    command = "python -m perf" + "".join(" " + shlex.quote(a) for a in given)
+    if args.output != "-":
+        with open(args.output, "w") as f:
+            f.write(report(results, ctx, command, repeats, wait, sections))
+        print(f"wrote {os.path.relpath(args.output)}", file=sys.stderr)
+    return 1 if any(r.error for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""Rows for the layers above the storage: autograd overhead, fused elementwise chains
+forward and backward, the digits training step, and compile / warm-start times."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import jitgrad as jg
+
+from . import Case, row
+from .runner import copy_bandwidth
+
+
+def _chain_numpy(x, a, b):
+    return np.tanh(x * a + b) * (1 / (1 + np.exp(-x))) + 0.5 * x * x
+
+
+def _chain_numpy_grad(x, a, b):
+    """d/dx sum(chain), derived by hand as a numpy user would."""
+    t = np.tanh(x * a + b)
+    s = 1 / (1 + np.exp(-x))
+    return (1 - t * t) * a * s + t * s * (1 - s) + x
+
+
+@jg.function
+def _chain(x, a, b):
+    return jg.tanh(x * a + b) * jg.sigmoid(x) + 0.5 * x * x
+
+
+def _chain_case(ctx, n, backward: bool):
+    x = ctx.rng.standard_normal(n).astype(np.float32)
+    t = jg.from_numpy(x)
+    if not backward:
+
+        @jg.jit
+        def forward(t):
+            return _chain(t, 0.7, 0.1)
+
+        def run_jitgrad():
+            return forward(t)
+
+        numpy = lambda: _chain_numpy(x, np.float32(0.7), np.float32(0.1))  # noqa: E731
+        moved = 2 * x.nbytes
+    else:
+        leaf = jg.from_numpy(x.copy()).requires_grad_()
+
+        @jg.jit
+        def gradient(t):
+            t.grad = None
+            _chain(t, 0.7, 0.1).sum().backward()
+
+        def run_jitgrad():
+            gradient(leaf)
+            return leaf.grad
+
+        numpy = lambda: _chain_numpy_grad(x, np.float32(0.7), np.float32(0.1))  # noqa: E731
+        moved = 2 * x.nbytes
+    return Case(f"2^{n.bit_length() - 1} float32", jitgrad=run_jitgrad, numpy=numpy,
+                alloc_bytes=x.nbytes, rtol=1e-4, bytes_moved=moved,
+                bandwidth=copy_bandwidth())  # fmt: skip
+
+
+@row("chain-forward-2^22", note="tanh(0.7x+0.1)·sigmoid(x)+0.5x², one fused kernel")
+def _(ctx):
+    return _chain_case(ctx, ctx.pick(1 << 22, 1 << 18), backward=False)
+
+
+@row("chain-forward-2^24", target=10.0, note="the same chain at 2^24")
+def _(ctx):
+    return _chain_case(ctx, ctx.pick(1 << 24, 1 << 18), backward=False)
+
+
+@row("chain-backward-2^24", target=10.0, note="d/dx sum(chain) vs numpy hand-derived")
+def _(ctx):
+    return _chain_case(ctx, ctx.pick(1 << 24, 1 << 18), backward=True)
+
+
+def _op_chain_case(ctx, length: int, n: int):
+    """Forward + backward of ``length`` elementwise ops, eager: dispatch overhead."""
+    x = ctx.rng.standard_normal(n).astype(np.float32)
+    leaf = jg.from_numpy(x.copy()).requires_grad_()
+
+    def run_jitgrad():
+        leaf.grad = None
+        y = leaf
+        for _ in range(length // 2):
+            y = jg.tanh(y) * 0.9
+        y.sum().backward()
+        return leaf.grad
+
+    def run_numpy():  # the same chain with its gradient by hand, as numpy code would
+        ys, y = [], x
+        for _ in range(length // 2):
+            ys.append(np.tanh(y))
+            y = ys[-1] * np.float32(0.9)
+        g = np.ones_like(x)
+        for t in reversed(ys):
+            g = g * np.float32(0.9) * (1 - t * t)
+        return g
+
+    return Case(f"{length} ops on {n} float32", jitgrad=run_jitgrad, numpy=run_numpy, rtol=1e-4)
+
+
+@row("autograd-1000-ops-scalar", note="per-op overhead: forward + backward of a 1000-op "
+     "chain on a 1-element tensor (time / 1000 = cost per op)")  # fmt: skip
+def _(ctx):
+    return _op_chain_case(ctx, 1000, 1)
+
+
+@row("autograd-10-ops-2^20", note="10-op chain, eager per-op kernels vs numpy hand-derived")
+def _(ctx):
+    return _op_chain_case(ctx, 10, ctx.pick(1 << 20, 1 << 16))
+
+
+def _digits_case(ctx, batch: int):
+    from jitgrad.examples import digits
+
+    x_train, y_train, _, _ = digits.load_data(0)
+    x, y = x_train[:batch], y_train[:batch]
+    model = digits.build_model(0)
+    opt = digits.make_optimizer("sgd", model.parameters(), 0.02)
+    step = jg.jit(digits.train_step)
+    tx, ty = jg.asarray(x), jg.asarray(y)
+    w1, b1, w2, b2 = (p.numpy().copy() for p in model.parameters())
+    w1, w2 = w1.T.copy(), w2.T.copy()  # (in, out) for x @ w
+    velocity = [np.zeros_like(a) for a in (w1, b1, w2, b2)]
+    onehot = np.eye(10, dtype=np.float32)[y]
+
+    def numpy_step():  # the same SGD-momentum step written by hand in numpy
+        h = x @ w1 + b1
+        r = np.maximum(h, 0)
+        z = r @ w2 + b2
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        p = e / e.sum(axis=1, keepdims=True)
+        dz = (p - onehot) / len(x)
+        grads = [None, None, r.T @ dz, dz.sum(0)]
+        dr = (dz @ w2.T) * (h > 0)
+        grads[0], grads[1] = x.T @ dr, dr.sum(0)
+        for param, g, v in zip((w1, b1, w2, b2), grads, velocity):
+            v *= 0.9
+            v += g
+            param -= 0.02 * v
+        return None
+
+    return Case(f"batch {batch}, 64→128→10 float32, SGD momentum",
+                jitgrad=lambda: step(model, opt, tx, ty), numpy=numpy_step)  # fmt: skip
+
+
+@row("digits-step-batch-64", target=1.0, note="jitted training step vs numpy hand-written")
+def _(ctx):
+    return _digits_case(ctx, 64)
+
+
+@row("digits-step-full-batch", target=2.3, note="all 1437 training samples in one step")
+def _(ctx):
+    return _digits_case(ctx, 1437)
+
+
+_PROBE = """
+import time
+start = time.perf_counter()
+from jitgrad.examples import digits
+import jitgrad as jg
+model = digits.build_model(0)
+opt = digits.make_optimizer("adam", model.parameters())
+x, y, _, _ = digits.load_data(0)
+step = jg.jit(digits.train_step)
+t = time.perf_counter()
+step(model, opt, jg.asarray(x[:64]), jg.asarray(y[:64]))
+print(time.perf_counter() - t, time.perf_counter() - start, jg.jit.stats()["compiled"])
+"""
+
+
+def _probe(cache: str) -> tuple[float, float, int]:
+    env = dict(os.environ, JITGRAD_CACHE_DIR=cache)
+    out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True,
+                         text=True, check=True)  # fmt: skip
+    first, total, compiled = out.stdout.split()
+    return float(first), float(total), int(compiled)
+
+
+def startup_lines() -> list[str]:
+    """The jitted digits step's first call in fresh processes: with an empty kernel cache
+    (cold compile) and with the cache the first process left (warm start)."""
+    with tempfile.TemporaryDirectory() as cache:
+        cold_first, cold_total, compiled = _probe(cache)
+        warm_first, warm_total, warm_compiled = _probe(cache)
+    return [
+        "## Compile and warm start (digits training step, batch 64, Adam)",
+        "",
+        "| process | first jitted step | from process start (import included) | kernels compiled |",
+        "|---|---|---|---|",
+        f"| cold: empty kernel cache | {cold_first:.2f} s | {cold_total:.2f} s | {compiled} |",
+        f"| warm: disk cache filled | {warm_first:.2f} s | {warm_total:.2f} s | {warm_compiled} |",
+        "",
+        "Targets (issue 5): cold compile ≤ 3 s; warm start: first step within 1 s of starting.",
+        "",
+    ]
