@@ -14,7 +14,7 @@ import itertools
 from .._config import config
 from .function import AccumulateGrad
 from .grad_mode import set_grad_enabled
-from .tensor import zeros
+from .tensor import as_tensor, ones_like_data, zeros
 
 
 def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, capture=None):
@@ -87,6 +87,24 @@ def _accumulate(node: AccumulateGrad, g, create_graph: bool) -> None:
         tape.assigned(tensor)
 
 
+def root_gradient(output, gradient):
+    """The gradient a backward pass starts from: the one given, or ones for an output of
+    a single element."""
+    if gradient is None:
+        if output.numel() != 1:
+            raise RuntimeError(
+                f"backward of a tensor of shape {output.shape} needs a gradient argument of "
+                "that shape (it is implicit only for single-element outputs)"
+            )
+        return ones_like_data(output)
+    gradient = as_tensor(gradient)
+    if gradient.shape != output.shape:
+        raise ValueError(
+            f"gradient of shape {gradient.shape} does not match the tensor's {output.shape}"
+        )
+    return gradient
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=False):  # fmt: skip
     """The gradients of ``outputs`` with respect to ``inputs``, without touching ``.grad``.
@@ -98,8 +116,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> g.item(), g2.item()
     (27.0, 18.0)
     """
-    from .tensor import as_tensor, ones_like_data
-
     outputs = [outputs] if not isinstance(outputs, (list, tuple)) else list(outputs)
     single = not isinstance(inputs, (list, tuple))
     inputs = [inputs] if single else list(inputs)
@@ -107,16 +123,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         grad_outputs = [None] * len(outputs)
     elif not isinstance(grad_outputs, (list, tuple)):
         grad_outputs = [grad_outputs]
-    root_grads = []
-    for out, g in zip(outputs, grad_outputs):
-        if g is None:
-            if out.numel() != 1:
-                raise RuntimeError(
-                    f"grad of an output of shape {out.shape} needs grad_outputs (it is "
-                    "implicit only for single-element outputs)"
-                )
-            g = ones_like_data(out)
-        root_grads.append(as_tensor(g))
+    root_grads = [root_gradient(out, g) for out, g in zip(outputs, grad_outputs)]
     edges = []
     for i, x in enumerate(inputs):
         edge = x._edge()

@@ -142,21 +142,9 @@ class Tensor(TensorBase):
 
         A tensor of one element needs no ``gradient``; any other needs one of its shape.
         """
-        from .engine import run_backward
+        from .engine import root_gradient, run_backward
 
-        if gradient is None:
-            if self.numel() != 1:
-                raise RuntimeError(
-                    f"backward() of a tensor of shape {self.shape} needs a gradient argument "
-                    "of that shape (it is implicit only for single-element outputs)"
-                )
-            gradient = ones_like_data(self)
-        else:
-            gradient = as_tensor(gradient)
-            if gradient.shape != self.shape:
-                raise ValueError(
-                    f"gradient of shape {gradient.shape} does not match the tensor's {self.shape}"
-                )
+        gradient = root_gradient(self, gradient)
         run_backward([self], [gradient], retain_graph=retain_graph or create_graph,
                      create_graph=create_graph)  # fmt: skip
 
