@@ -7,10 +7,9 @@ import os
 import shlex
 import sys
 
-from . import ROWS, Context
+from . import ROWS, Context, serving
 from . import rows as _rows  # noqa: F401  (registers the rows)
 from . import rows_compute as _rows_compute  # noqa: F401
-from . import serving
 from .runner import measure, notes, report, table
 
 _RESULTS = os.path.join(os.path.dirname(__file__), "RESULTS.md")

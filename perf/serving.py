@@ -116,7 +116,8 @@ def serving_lines(threads: int = 4, seconds: float = 3.0) -> list[str]:
         f"| load / warm-up, warm kernel cache | {warm[0]:.2f} s / {warm[1]:.2f} s |",
         f"| steady state, one client: p50 / p99 | {ms(steady, 50):.2f} / {ms(steady, 99):.2f} ms |",
         f"| {threads} clients for {seconds:g} s: requests/s | {len(under_load) / seconds:.0f} |",
-        f"| {threads} clients: p50 / p99 | {ms(under_load, 50):.2f} / {ms(under_load, 99):.2f} ms |",
+        f"| {threads} clients: p50 / p99 | {ms(under_load, 50):.2f} / "
+        f"{ms(under_load, 99):.2f} ms |",
         f"| first request after the swap to version 2 | {after_swap[0] * 1e3:.2f} ms |",
         f"| median of the first 5 after the swap | {statistics.median(after_swap) * 1e3:.2f} ms |",
         "",

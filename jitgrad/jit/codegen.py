@@ -144,7 +144,7 @@ class _Body:
         if e.op == "literal":
             return self._literal(e.value)
         a = [self.names[arg.id] for arg in e.args]
-        invariant = all(arg.op in ("scalar", "literal") or arg.id in self.invariant for arg in e.args)
+        invariant = all(a.op in ("scalar", "literal") or a.id in self.invariant for a in e.args)
         code = self._expression(e.op, a, vectorised=not invariant)
         name = f"t{len(self.lines) + len(self.prologue)}"
         if invariant:
