@@ -157,11 +157,9 @@ class Optimizer:
         """Clear the gradients of every parameter (None, or zeros in place)."""
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is None:
-                    continue
                 if set_to_none:
-                    p.grad = None
-                else:
+                    p.grad = None  # even when already None: a traced step records the reset
+                elif p.grad is not None:
                     TensorBase.fill_(p.grad, 0)
 
     def step(self, closure=None):

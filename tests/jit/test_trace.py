@@ -147,3 +147,23 @@ def test_indices_are_read_on_every_call():
     assert pick(jg.tensor([0, 0])).tolist() == [0.0, 0.0]
     assert pick(jg.tensor([3, 4])).tolist() == [6.0, 8.0]
     assert w.grad.tolist() == [0, 0, 0, 2, 2, 0, 0, 0, 0, 0]
+
+
+def test_optimizer_zero_grad_inside_a_jitted_step_does_not_accumulate():
+    from jitgrad import nn, optim
+
+    model = nn.Linear(3, 2)
+    opt = optim.SGD(model.parameters(), lr=0.1)
+
+    @jg.jit
+    def step(x):
+        opt.zero_grad()
+        loss = (model(x) ** 2).sum()
+        loss.backward()
+        return loss
+
+    x = jg.ones((4, 3))
+    step(x)
+    first = model.weight.grad.numpy().copy()
+    step(x)
+    np.testing.assert_allclose(model.weight.grad.numpy(), first)  # replaced, not summed
