@@ -10,7 +10,7 @@ import sys
 from . import ROWS, Context, serving
 from . import rows as _rows  # noqa: F401  (registers the rows)
 from . import rows_compute as _rows_compute  # noqa: F401
-from .runner import measure, notes, report, table
+from .runner import measure, notes, plot, report, table
 
 _RESULTS = os.path.join(os.path.dirname(__file__), "RESULTS.md")
 
@@ -57,6 +57,10 @@ def main(argv=None) -> int:
     given = sys.argv[1:] if argv is None else argv
     command = "python -m perf" + "".join(" " + shlex.quote(a) for a in given)
     if args.output != "-":
+        chart = os.path.join(os.path.dirname(os.path.abspath(args.output)), "plots", "ratios.png")
+        if plot(results, chart):
+            picture = f"![jitgrad's speed-up over numpy per row](plots/{os.path.basename(chart)})"
+            sections = [picture, "", *sections]
         with open(args.output, "w") as f:
             f.write(report(results, ctx, command, repeats, wait, sections))
         print(f"wrote {os.path.relpath(args.output)}", file=sys.stderr)

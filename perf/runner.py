@@ -15,7 +15,7 @@ import os
 import platform
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,6 +31,7 @@ class Result:
     times: dict[str, float]  # side -> median seconds per call
     others: float = float("nan")  # cores other processes kept busy during the timing
     error: str = ""
+    spread: dict = field(default_factory=dict)  # side -> (fastest, slowest) round
 
     @property
     def ratio(self) -> float | None:
@@ -192,9 +193,10 @@ def _measure_case(row: Row, case: Case, repeats: int) -> Result:
     except Exception as exc:
         return Result(row, case, {}, error=f"{type(exc).__name__}: {exc}")
     times = {side: statistics.median(s) for side, s in samples.items()}
+    spread = {side: (min(s), max(s)) for side, s in samples.items()}
     if case.alloc_bytes:
         times["fault"] = max(0.0, times["fault"] - times.pop("fault-base"))
-    return Result(row, case, times, others=load.others)
+    return Result(row, case, times, others=load.others, spread=spread)
 
 
 # -- report ----------------------------------------------------------------------------------
@@ -204,6 +206,43 @@ def _ms(seconds: float) -> str:
     if seconds < 1e-3:
         return f"{seconds * 1e6:.1f} µs"
     return f"{seconds * 1e3:.2f} ms"
+
+
+def _spread(r: Result, side: str) -> str:
+    low, high = r.spread.get(side, (None, None))
+    if low is None:
+        return _ms(r.times[side])
+    return f"{_ms(r.times[side])} ({_ms(low)}–{_ms(high)})"
+
+
+def plot(results: list[Result], path: str) -> bool:
+    """A bar chart of jitgrad's speed-up per row with its target; False without
+    matplotlib (an optional dependency of the report)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    measured = [r for r in results if not r.error and r.ratio is not None]
+    fig, ax = plt.subplots(figsize=(8, 0.35 * len(measured) + 1.2), dpi=90)
+    names = [r.row.name for r in measured]
+    colors = ["tab:green" if r.status == "PASS" else "tab:red" if r.status == "MISS"
+              else "tab:gray" for r in measured]  # fmt: skip
+    ax.barh(names, [r.ratio for r in measured], color=colors)
+    for k, r in enumerate(measured):
+        if r.row.target is not None:
+            ax.plot([r.row.target] * 2, [k - 0.4, k + 0.4], color="black", linewidth=2)
+    ax.axvline(1.0, color="black", linewidth=0.8, linestyle=":")
+    ax.set_xscale("log")
+    ax.set_xlabel("jitgrad speed-up over numpy (log scale; black ticks: targets)")
+    ax.invert_yaxis()
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return True
 
 
 def table(results: list[Result], with_torch: bool) -> list[str]:
@@ -220,7 +259,7 @@ def table(results: list[Result], with_torch: bool) -> list[str]:
             cells += [r.error, ""]
         else:
             t = r.times
-            cells = [r.row.name, r.case.size, _ms(t["numpy"]), _ms(t["jitgrad"]),
+            cells = [r.row.name, r.case.size, _spread(r, "numpy"), _spread(r, "jitgrad"),
                      f"{r.ratio:.2f}×", _target(r), r.status]  # fmt: skip
             if with_torch:
                 if "torch" in t:
@@ -267,6 +306,12 @@ def _target(r: Result) -> str:
     return "—" if r.row.target is None else f"≥ {r.row.target:g}×"
 
 
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
 def _cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as f:
@@ -307,7 +352,8 @@ def machine(torch) -> list[str]:
         f"- load average at the end of the run: {' '.join(_read('/proc/loadavg').split()[:3])}",
         f"- Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}"
         f", llvmlite {llvmlite.__version__}"
-        + (f", torch {torch.__version__}" if torch else ", torch not installed"),
+        + (f", torch {torch.__version__}" if torch else ", torch not installed")
+        + (", jax installed (no row compares with it yet)" if _has("jax") else ", jax not installed"),  # noqa: E501
         f"- numba threads: {numba.get_num_threads()}, threading layer: {layer}; "
         f"jitgrad parallel_threshold: {config.parallel_threshold} elements",
         f"- transparent huge pages: {_read('/sys/kernel/mm/transparent_hugepage/enabled')}",
@@ -334,7 +380,8 @@ def report(results: list[Result], ctx: Context, command: str, repeats: int, wait
         "",
         f"Command: `{command}` — {when}" + _QUICK_NOTE * ctx.quick,
         "",
-        "Times are medians per call over " + f"{repeats} interleaved rounds, after one warm-up "
+        "Times are medians per call over " + f"{repeats} interleaved rounds (fastest–slowest "
+        "round in brackets), after one warm-up "
         "call (compilation excluded). \"jitgrad vs numpy\" is numpy's time over jitgrad's: "
         "above 1 jitgrad is faster. Only ratios within one run compare; absolute times move "
         'by up to 2× between runs on this shared machine. "others\' load" is the CPU other '
