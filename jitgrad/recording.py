@@ -9,6 +9,8 @@ arrays without any of the Python that decided them.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._config import config
 
 
@@ -26,14 +28,9 @@ def run(fn, *args) -> None:
     tape.record(fn, args)
 
 
-def tracing() -> bool:
-    return config.thread.tape is not None
-
-
 def compute(fn, *args, out_param: bool = False):
     """``fn(*args)`` as a new array, recorded so that a replay recomputes it into that same
     array. ``out_param``: ``fn`` accepts ``out=`` and the replay writes there directly."""
-    import numpy as np
 
     tape = config.thread.tape
     config.thread.tape = None

@@ -325,7 +325,7 @@ class TensorBase:
         """Copy ``src`` (tensor, array, sequence or scalar) into this tensor, broadcasting
         and casting."""
         if _is_scalar(src):
-            src = _scalar_tensor(src, self.dtype)
+            src = scalar_tensor(src, self.dtype)
         elif not isinstance(src, TensorBase):
             src = wrap_numpy(np.asarray(src), TensorBase)
         self._copy_from(src.broadcast_to(self._shape))
@@ -467,10 +467,12 @@ def _is_scalar(value) -> bool:
     return isinstance(value, (bool, int, float, complex, np.generic))
 
 
-def _scalar_tensor(value, dtype: dtypes.DType) -> TensorBase:
+def scalar_tensor(value, dtype: dtypes.DType, cls: type[TensorBase] = TensorBase):
+    """A 0-d tensor of class ``cls`` holding ``value`` cast to ``dtype`` (numpy's casting:
+    an out-of-range integer is an OverflowError)."""
     storage = storage_class(dtype)(1)
     storage[0] = value
-    return TensorBase(storage, ())
+    return cls._make(storage, (), (), 0)
 
 
 def _may_overlap(a: TensorBase, b: TensorBase) -> bool:

@@ -11,7 +11,7 @@ from .. import dtypes
 from .._config import config
 from ..storage import storage_class
 from ..strided import layout
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase, scalar_tensor, wrap_numpy
 from .function import AccumulateGrad, Function, Node
 from .grad_mode import is_grad_enabled
 
@@ -211,10 +211,7 @@ def as_tensor(value, dtype=None) -> Tensor:
     if isinstance(value, np.ndarray):
         return wrap_numpy(value, Tensor)
     if isinstance(value, (numbers.Number, np.generic)):
-        d = dtypes.result_type(value) if dtype is None else dtype
-        t = zeros((), d)
-        TensorBase.fill_(t, value)
-        return t
+        return scalar_tensor(value, dtypes.result_type(value) if dtype is None else dtype, Tensor)
     return wrap_numpy(np.asarray(value), Tensor)
 
 

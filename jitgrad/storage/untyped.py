@@ -31,10 +31,7 @@ class UntypedStorage(ElementOps):
         if isinstance(arg, UntypedStorage):
             raise TypeError("use UntypedStorage.clone() to copy a storage")
         if isinstance(arg, (int, np.integer)) and not isinstance(arg, (bool, np.bool_)):
-            data, raw = buffers.pool.allocate(_check_size(int(arg), "nbytes"))
-            self._init(data, resizable=True)
-            if raw is not None:
-                weakref.finalize(self, buffers.pool.recycle, raw)
+            self._init_pooled(_check_size(int(arg), "nbytes"))
         else:
             self._init(_sequence_to_array(arg, np.dtype(np.uint8)), resizable=True)
 
@@ -57,12 +54,16 @@ class UntypedStorage(ElementOps):
 
     @classmethod
     def _pooled(cls, nbytes: int) -> UntypedStorage:
+        self = cls.__new__(cls)
+        self._init_pooled(nbytes)
+        return self
+
+    def _init_pooled(self, nbytes: int) -> None:
         """Owned, uninitialised bytes; large ones come from and return to the pool."""
         data, raw = buffers.pool.allocate(nbytes)
-        self = cls._wrap(data, resizable=True)
+        self._init(data, resizable=True)
         if raw is not None:
             weakref.finalize(self, buffers.pool.recycle, raw)
-        return self
 
     @classmethod
     def _wrap(cls, data: np.ndarray, **how) -> UntypedStorage:
