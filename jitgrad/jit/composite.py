@@ -94,15 +94,15 @@ class _Fused(Function):
 
     def _launch(self, which, exprs, xs, shape, out_dtypes):
         strides = [layout.broadcast_strides(x.shape, x.stride(), shape) for x in xs]
-        pattern = lowering._pattern(shape, strides)
-        if pattern is None:
+        where = lowering.plan_layout(shape, strides)
+        if where is None:
             raise ValueError(f"{self.definition.__name__}: operands with more than "
                              f"{lowering.MAX_NDIM} unmergeable dimensions")  # fmt: skip
         loads = tuple((x._storage.kernel_array.dtype.name, False) for x in xs)
         outs = [lowering._empty(shape, d) for d in out_dtypes]
         key = ("function", self.definition.fn, which, self.ct, loads,
-               tuple(d.name for d in out_dtypes), pattern)  # fmt: skip
-        lowering._run(key, exprs, xs, strides, loads, [], self.ct, outs, shape, pattern)
+               tuple(d.name for d in out_dtypes), where.pattern)  # fmt: skip
+        lowering._run(key, exprs, xs, where, loads, [], self.ct, outs)
         return outs
 
 

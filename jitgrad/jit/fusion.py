@@ -110,12 +110,12 @@ def _merge(group, readers) -> lowering.Launch:
     stored = [(out, e) for out, e in outputs if readers.get(_owner(out), set()) - members]
     outs = [out for out, _ in stored]
     exprs = [e for _, e in stored]
-    pattern = lowering._pattern(shape, strides)
+    where = lowering.plan_layout(shape, strides)
     source = lowering._source(exprs, tuple(loads), group[0].ct, tuple(o.dtype for o in outs),
-                              len(scalars), pattern)  # fmt: skip
+                              len(scalars), where.pattern)  # fmt: skip
     kernel = cache.get(("fused", source), lambda: source)
-    return lowering.Launch(kernel, shape, arrays, offsets, strides, tuple(loads), scalars,
-                           group[0].ct, outs, pattern, exprs)  # fmt: skip
+    return lowering.Launch(kernel, where, arrays, offsets, tuple(loads), scalars, group[0].ct,
+                           outs, exprs)  # fmt: skip
 
 
 def _same_value(made, load, ct: str) -> bool:

@@ -32,9 +32,8 @@ def forward(op, xs) -> Tensor | None:
         return None
     out_dtype = dtypes.bool_ if op.result == "bool" else op._dtype
     shape = layout.broadcast_shapes(*(x.shape for x in xs))
-    strides = _broadcast_strides(xs, shape)
-    pattern = _pattern(shape, strides)
-    if pattern is None:
+    where = plan_layout(shape, _broadcast_strides(xs, shape))
+    if where is None:
         return None
     out = _empty(shape, out_dtype)
     loads = _loads(op, xs)
@@ -43,8 +42,8 @@ def forward(op, xs) -> Tensor | None:
         return [op.f(ir.symbolic, *_symbolic_args(op))]
 
     key = ("forward", type(op), _params(op), tuple(op._slots), ct, out_dtype.name, loads,
-           pattern)  # fmt: skip
-    _run(key, exprs, xs, strides, loads, _scalars(op, ct), ct, [out], shape, pattern)
+           where.pattern)  # fmt: skip
+    _run(key, exprs, xs, where, loads, _scalars(op, ct), ct, [out])
     return out
 
 
@@ -55,9 +54,8 @@ def backward(op, xs, gy: Tensor):
               if rule is not None and slot is not None and xs[slot].requires_grad]  # fmt: skip
     shape = gy.shape
     operands = [*xs, gy]
-    strides = _broadcast_strides(operands, shape)
-    pattern = _pattern(shape, strides)
-    if ct is None or pattern is None or not needed:
+    where = plan_layout(shape, _broadcast_strides(operands, shape))
+    if ct is None or where is None or not needed:
         return None
     targets = [xs[op._slots[p]] for p in needed]
     out_dtypes = tuple(x.dtype if x.shape == shape else dtypes.as_dtype(ct) for x in targets)
@@ -71,8 +69,8 @@ def backward(op, xs, gy: Tensor):
         return [getattr(op, op.grad_rules[p])(ir.symbolic, g, y, *args) for p in needed]
 
     key = ("backward", type(op), _params(op), tuple(op._slots), tuple(needed), ct,
-           tuple(d.name for d in out_dtypes), loads, pattern)  # fmt: skip
-    _run(key, exprs, operands, strides, loads, _scalars(op, ct), ct, outs, shape, pattern)
+           tuple(d.name for d in out_dtypes), loads, where.pattern)  # fmt: skip
+    _run(key, exprs, operands, where, loads, _scalars(op, ct), ct, outs)
     grads = [None] * len(xs)
     for p, x, g in zip(needed, targets, outs):
         if g.shape != x.shape:
@@ -83,18 +81,68 @@ def backward(op, xs, gy: Tensor):
     return tuple(grads)
 
 
+class Layout:
+    """Where a launch's operands sit, worked out once: the loop ``pattern`` (part of the
+    kernel's cache key: never sizes or strides) and the arguments describing the sizes and
+    strides to the kernel.
+
+    ``pattern`` is ("flat", which inputs are one broadcast element) when every input is
+    laid out like the contiguous output or is one element, else ("strided", merged ndim,
+    each input's innermost stride: "unit", "zero" or "any")."""
+
+    __slots__ = ("shape", "strides", "pattern", "merged_shape", "merged_strides")
+
+    def __init__(self, shape, strides, pattern, merged_shape=(), merged_strides=()):
+        self.shape, self.strides, self.pattern = shape, strides, pattern
+        self.merged_shape, self.merged_strides = merged_shape, merged_strides
+
+    def kernel_args(self, arrays, offsets) -> list:
+        if self.pattern[0] == "flat":
+            args = [layout.numel(self.shape)]
+            for a, o in zip(arrays, offsets):
+                args += [a, o]
+            return args
+        args = [np.array(self.merged_shape, dtype=np.int64)]
+        for a, o, s in zip(arrays, offsets, self.merged_strides):
+            args += [a, o, np.array(s, dtype=np.int64)]
+        return args
+
+
+def plan_layout(shape, strides) -> Layout | None:
+    """The layout of operands with these (broadcast) strides computing an output of
+    ``shape``; None beyond ``MAX_NDIM`` unmergeable dimensions."""
+    contiguous = layout.contiguous_strides(shape)
+    used = [k for k, n in enumerate(shape) if n > 1]
+    broadcast = []
+    for s in strides:
+        if all(s[k] == 0 for k in used):
+            broadcast.append(True)
+        elif all(s[k] == contiguous[k] for k in used):
+            broadcast.append(False)
+        else:
+            break
+    else:
+        return Layout(shape, strides, ("flat", tuple(broadcast)))
+    merged, _, *merged_strides = layout.coalesce(shape, contiguous, *strides)
+    if len(merged) > MAX_NDIM:
+        return None
+    inner = tuple("unit" if s[-1] == 1 else "zero" if s[-1] == 0 else "any"
+                  for s in merged_strides)  # fmt: skip
+    return Layout(shape, strides, ("strided", len(merged), inner), merged, merged_strides)
+
+
 class Launch:
     """One kernel call over fixed arrays. While tracing, it also keeps what fusion needs:
     the body (``exprs``), per-input loads and strides, and the output arrays."""
 
-    def __init__(self, kernel, shape, arrays, offsets, strides, loads, scalars, ct, outs,
-                 pattern, exprs=None):  # fmt: skip
-        self.kernel, self.shape = kernel, shape
-        self.arrays, self.offsets, self.strides, self.loads = arrays, offsets, strides, loads
+    def __init__(self, kernel, where: Layout, arrays, offsets, loads, scalars, ct, outs,
+                 exprs=None):  # fmt: skip
+        self.kernel, self.shape, self.strides = kernel, where.shape, where.strides
+        self.arrays, self.offsets, self.loads = arrays, offsets, loads
         self.scalars, self.ct, self.outs, self.exprs = scalars, ct, outs, exprs
-        n = layout.numel(shape)
+        n = layout.numel(self.shape)
         self.variant = "parallel" if n >= config.parallel_threshold else "serial"
-        prefix = _kernel_args(pattern, shape, arrays, offsets, strides)
+        prefix = where.kernel_args(arrays, offsets)
         self._scalar_slots = slice(len(prefix), len(prefix) + len(scalars))
         self.args = prefix + list(scalars) + outs
 
@@ -105,14 +153,16 @@ class Launch:
         self.kernel.run(self.variant, *self.args)
 
 
-def _run(key, exprs, xs, strides, loads, scalars, ct, outs, shape, pattern) -> Launch:
+def _run(key, exprs, xs, where: Layout, loads, scalars, ct, outs) -> Launch:
     out_dtypes = tuple(o.dtype.numpy for o in outs)
-    kernel = cache.get(key, lambda: _source(exprs(), loads, ct, out_dtypes, len(scalars), pattern))
+    kernel = cache.get(
+        key, lambda: _source(exprs(), loads, ct, out_dtypes, len(scalars), where.pattern)
+    )
     tracing = config.thread.tape is not None
-    launch = Launch(kernel, shape, [x._storage.kernel_array for x in xs], [x._offset for x in xs],
-                    strides, loads, scalars, ct, [o._storage.kernel_array for o in outs],
-                    pattern, exprs() if tracing else None)  # fmt: skip
-    if layout.numel(shape):
+    launch = Launch(kernel, where, [x._storage.kernel_array for x in xs], [x._offset for x in xs],
+                    loads, scalars, ct, [o._storage.kernel_array for o in outs],
+                    exprs() if tracing else None)  # fmt: skip
+    if layout.numel(where.shape):
         run(launch)
     return launch
 
@@ -163,27 +213,8 @@ def _broadcast_strides(xs, shape) -> list[tuple]:
     return [layout.broadcast_strides(x.shape, x.stride(), shape) for x in xs]
 
 
-def _pattern(shape, strides):
-    """("flat", which inputs are one broadcast element) or ("strided", merged ndim); None
-    when neither applies."""
-    contiguous = layout.contiguous_strides(shape)
-    used = [k for k, n in enumerate(shape) if n > 1]
-    broadcast = []
-    for s in strides:
-        if all(s[k] == 0 for k in used):
-            broadcast.append(True)
-        elif all(s[k] == contiguous[k] for k in used):
-            broadcast.append(False)
-        else:
-            merged = layout.coalesce(shape, contiguous, *strides)[0]
-            if len(merged) > MAX_NDIM:
-                return None
-            return "strided", max(len(merged), 1)
-    return "flat", tuple(broadcast)
-
-
 def _source(exprs, loads, ct, out_dtypes, n_scalars, pattern) -> str:
-    kind, detail = pattern
+    kind, detail, *inner = pattern
     sig = codegen.Signature(
         input_dtypes=tuple(d for d, _ in loads),
         bool_inputs=tuple(b for _, b in loads),
@@ -193,22 +224,9 @@ def _source(exprs, loads, ct, out_dtypes, n_scalars, pattern) -> str:
         loop=kind,
         ndim=detail if kind == "strided" else 0,
         broadcast=detail if kind == "flat" else (),
+        inner=inner[0] if inner else (),
     )
     return codegen.generate(exprs, sig)
-
-
-def _kernel_args(pattern, shape, arrays, offsets, strides) -> list:
-    if pattern[0] == "flat":
-        args = [layout.numel(shape)]
-        for a, o in zip(arrays, offsets):
-            args += [a, o]
-        return args
-    contiguous = layout.contiguous_strides(shape)
-    merged, _, *merged_strides = layout.coalesce(shape, contiguous, *strides)
-    args = [np.array(merged or (1,), dtype=np.int64)]
-    for a, o, s in zip(arrays, offsets, merged_strides):
-        args += [a, o, np.array(s or (0,), dtype=np.int64)]
-    return args
 
 
 def _sum_to_as(g, shape, dtype):
@@ -257,9 +275,9 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
     contiguous = layout.contiguous_strides(shape)
     if any(o._offset != 0 or (o.stride() != contiguous and o.numel() > 1) for o in targets):
         return False
-    strides = [layout.broadcast_strides(t.shape, t.stride(), shape) for t in present]
-    pattern = _pattern(shape, strides)
-    if pattern is None:
+    where = plan_layout(shape, [layout.broadcast_strides(t.shape, t.stride(), shape)
+                                for t in present])  # fmt: skip
+    if where is None:
         return False
     ct = "float32" if d is dtypes.float16 else d.name
     loads = tuple((a.dtype.name, False) for a in arrays)
@@ -274,8 +292,8 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
         results = formula(ir.symbolic, *args, **symbols, **dict(flags))
         return [r for r, o in zip(results, outputs) if o is not None]
 
-    key = ("update", formula, flags, tuple(numbers), which, ct, loads, pattern)
-    launch = _run(key, exprs, present, strides, loads, scalars, ct, targets, shape, pattern)
+    key = ("update", formula, flags, tuple(numbers), which, ct, loads, where.pattern)
+    launch = _run(key, exprs, present, where, loads, scalars, ct, targets)
     launch.scalar_type = kind
     if launches is not None:
         launches[reuse] = launch

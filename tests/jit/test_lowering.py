@@ -100,6 +100,27 @@ def test_noncontiguous_and_broadcast_layouts():
     assert_same(lambda t: jg.exp(t[:, :1].expand(6, 8, 5)) + t.mT.mT, base)
 
 
+def test_layouts_classify_each_operands_innermost_stride():
+    from jitgrad.jit.lowering import plan_layout
+
+    bias_add = plan_layout((64, 128), [(128, 1), (0, 1)])
+    assert bias_add.pattern == ("strided", 2, ("unit", "unit"))
+    row_scale = plan_layout((64, 10), [(10, 1), (1, 0)])
+    assert row_scale.pattern == ("strided", 2, ("unit", "zero"))
+    assert plan_layout((6, 8), [(1, 6)]).pattern == ("strided", 2, ("any",))
+    assert plan_layout((6, 8), [(8, 1), (0, 0)]).pattern == ("flat", (False, True))
+
+
+@pytest.mark.parametrize("threshold", [1, 1 << 40], ids=["parallel", "serial"])
+def test_strided_loops_for_every_kind_of_innermost_stride(monkeypatch, threshold):
+    monkeypatch.setattr(config, "parallel_threshold", threshold)
+    rng = np.random.default_rng(5)
+    x, b, c = rng.standard_normal((5, 6)), rng.standard_normal(6), rng.standard_normal((5, 1))
+    assert_same(lambda x, b, c: jg.tanh(x + b) * c, x, b, c)  # unit, unit, zero
+    assert_same(lambda x: x[::-1, ::-2] * 2 + x[:, 1::2].T.T, x)  # any, any
+    assert_same(lambda x: jg.exp(x[::-2, 0]), x)  # one merged dimension, stride -12
+
+
 def test_parallel_kernels_match_serial(monkeypatch):
     x = np.random.default_rng(3).standard_normal(5000)
     serial = evaluate("jit", lambda t: jg.gelu(t) * jg.sigmoid(t), x)
