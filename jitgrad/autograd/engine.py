@@ -79,6 +79,11 @@ def _accumulate(node: AccumulateGrad, g, create_graph: bool) -> None:
         return
     if not create_graph:
         g = g.detach()
+        if tensor.grad is None and not g.is_contiguous():
+            # PyTorch's layout contract: a stored gradient never aliases a broadcast or
+            # transposed view, so in-place updates of it are safe and optimizer kernels
+            # see contiguous memory.
+            g = g.contiguous()
     tape = config.thread.tape
     if tape is not None:
         tape.accumulate(tensor)

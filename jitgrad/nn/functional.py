@@ -12,6 +12,7 @@ import numpy as np
 
 from ..autograd.tensor import Tensor, as_tensor
 from ..ops import reduce
+from ..ops.linalg import linear
 from ..ops.elementwise import where
 from ..ops.unary import exp, gelu, isfinite, leaky_relu, log, relu, sigmoid, silu, softplus, tanh
 from ..random import Generator, default_rng
@@ -261,6 +262,6 @@ def dropout(x, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
 
 
 __all__ = [
-    "softmax", "log_softmax", "cross_entropy", "mse_loss", "binary_cross_entropy_with_logits",
+    "linear", "softmax", "log_softmax", "cross_entropy", "mse_loss", "binary_cross_entropy_with_logits",
     "dropout", "relu", "gelu", "silu", "sigmoid", "tanh", "leaky_relu", "softplus",
 ]  # fmt: skip

@@ -57,8 +57,7 @@ class Linear(Module):
                 f"Linear({self.in_features}, {self.out_features}) got input of shape "
                 f"{x.shape}: its last dimension must be {self.in_features}"
             )
-        y = linalg.matmul(x, self.weight.T)
-        return y if self.bias is None else y + self.bias
+        return linalg.linear(x, self.weight, self.bias)
 
     def get_config(self) -> dict:
         return {"in_features": self.in_features, "out_features": self.out_features,

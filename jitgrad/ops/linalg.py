@@ -59,6 +59,52 @@ def matmul(a, b) -> Tensor:
     return MatMul()(a, b)
 
 
+class Linear(Function):
+    """``x @ weight.T + bias`` as one op, as PyTorch's ``F.linear``: the weight's gradient
+    comes out of BLAS already in the weight's layout (``gy.T @ x``), and the bias's is one
+    column sum, instead of a transposed view and a broadcast add to undo."""
+
+    def forward(self, x, weight, bias=None):
+        y = wrap_numpy(compute(np.matmul, x.numpy(), weight.numpy().T, out_param=True), Tensor)
+        return y if bias is None else y + bias
+
+    def backward(self, gy):
+        x, weight = self.inputs[:2]
+        gx = matmul(gy, weight) if x.requires_grad else None
+        gw = gb = None
+        if weight.requires_grad:
+            rows = gy.reshape(-1, gy.shape[-1])
+            gw = matmul(rows.mT, x.reshape(-1, x.shape[-1]))
+        if len(self.inputs) > 2 and self.inputs[2].requires_grad:
+            gb = reduce.sum(gy, axis=tuple(range(gy.ndim - 1)))
+        return (gx, gw, gb)[: len(self.inputs)]
+
+
+def linear(x, weight, bias=None) -> Tensor:
+    """``x @ weight.T + bias`` over the last dimension of ``x`` (PyTorch's ``F.linear``).
+
+    >>> import jitgrad as jg
+    >>> linear(jg.ones((2, 3)), jg.ones((4, 3)), jg.arange(4.0)).tolist()[0]
+    [3.0, 4.0, 5.0, 6.0]
+    """
+    x, weight = as_tensor(x), as_tensor(weight)
+    if weight.ndim != 2:
+        raise ValueError(f"linear: weight must be 2-d (out, in), got shape {weight.shape}")
+    if x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+        raise ValueError(
+            f"linear: input of shape {x.shape} does not match weight of shape {weight.shape}: "
+            f"its last dimension must be {weight.shape[1]}"
+        )
+    if bias is None:
+        return Linear()(x, weight)
+    bias = as_tensor(bias)
+    if bias.shape != (weight.shape[0],):
+        raise ValueError(
+            f"linear: bias of shape {bias.shape} should have shape ({weight.shape[0]},)"
+        )
+    return Linear()(x, weight, bias)
+
+
 # -- products built on matmul ----------------------------------------------------------------
 
 

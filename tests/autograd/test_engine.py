@@ -390,3 +390,14 @@ def test_gradcheck_catches_a_wrong_backward():
     x = jg.tensor([0.3, -1.2], requires_grad=True)
     with pytest.raises(jg.autograd.GradcheckError, match="finite differences"):
         jg.autograd.gradcheck(lambda t: BadSquare()(t), x)
+
+
+@pytest.mark.parametrize("loss", [lambda w: (w.T * 2).sum(), lambda w: w.sum() * 2])
+def test_stored_gradients_are_contiguous_never_aliasing_views(loss):
+    # A transposed gradient, or sum()'s broadcast one, would make in-place updates of .grad
+    # write through aliases (PyTorch's gradient layout contract clones such gradients).
+    w = jg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    loss(w).backward()
+    assert w.grad.is_contiguous()
+    w.grad.add_(1)
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((2, 3), 3.0))

@@ -89,6 +89,36 @@ def test_matmul_gradcheck(shapes, rotate):
     check_grad(jg.matmul, shapes, rotate)
 
 
+@pytest.mark.parametrize("x_shape", [(5, 3), (2, 4, 3), (3,)])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("rotate", [0, 1, 2])
+def test_linear_matches_numpy_and_gradcheck(x_shape, bias, rotate):
+    shapes = [x_shape, (4, 3)] + ([(4,)] if bias else [])
+    arrays = [data(s, i + 1) for i, s in enumerate(shapes)]
+    expected = arrays[0] @ arrays[1].T + (arrays[2] if bias else 0)
+    np.testing.assert_allclose(jg.nn.functional.linear(*map(jg.tensor, arrays)).numpy(),
+                               expected, rtol=1e-12)  # fmt: skip
+    check_grad(jg.nn.functional.linear, shapes, rotate)
+
+
+def test_linear_weight_gradient_comes_out_in_the_weights_layout():
+    x, w, b = jg.tensor(data((5, 3))), leaf((4, 3), 1), leaf((4,), 2)
+    jg.nn.functional.linear(x, w, b).sum().backward()
+    assert w.grad.is_contiguous() and w.grad.shape == (4, 3)
+    np.testing.assert_allclose(w.grad.numpy(), np.ones((5, 4)).T @ x.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), np.full(4, 5.0))
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [(((2, 3), (4, 2)), "last dimension must be 2"), (((2, 3), (3,)), "must be 2-d"),
+     (((2, 3), (4, 3), (3,)), r"bias of shape \(3,\) should have shape \(4,\)")],
+)  # fmt: skip
+def test_linear_rejects_mismatched_shapes(args, message):
+    with pytest.raises(ValueError, match=message):
+        jg.nn.functional.linear(*(jg.zeros(s) for s in args))
+
+
 def test_matmul_second_order():
     a, b = leaf((3, 4), 1), leaf((4, 2), 2)
     # d/dA sum((AB)^2) = 2 (AB) B^T; its gradient is checked by finite differences too.
