@@ -12,8 +12,8 @@ import numpy as np
 
 from ..autograd.tensor import Tensor, as_tensor
 from ..ops import reduce
-from ..ops.linalg import linear
 from ..ops.elementwise import where
+from ..ops.linalg import linear
 from ..ops.unary import exp, gelu, isfinite, leaky_relu, log, relu, sigmoid, silu, softplus, tanh
 from ..random import Generator, default_rng
 from ..recording import compute
@@ -262,6 +262,7 @@ def dropout(x, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
 
 
 __all__ = [
-    "linear", "softmax", "log_softmax", "cross_entropy", "mse_loss", "binary_cross_entropy_with_logits",
-    "dropout", "relu", "gelu", "silu", "sigmoid", "tanh", "leaky_relu", "softplus",
+    "linear", "softmax", "log_softmax", "cross_entropy", "mse_loss",
+    "binary_cross_entropy_with_logits", "dropout", "relu", "gelu", "silu", "sigmoid", "tanh",
+    "leaky_relu", "softplus",
 ]  # fmt: skip
