@@ -1,6 +1,12 @@
-VENV   := .venv
-PYTHON := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+VENV    := .venv
+PYTHON  := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+COMPARE := $(VENV)/.installed-compare
+# PyTorch's CPU-only wheels (PyPI's Linux torch depends on the CUDA libraries). Given as
+# --index-url for that one install: with --extra-index-url pip takes the highest version
+# across both indexes, which can be PyPI's CUDA build. --retries 1: where the index cannot
+# be reached, pip falls back to the wheels it finds locally without a long retry loop.
+TORCH_INDEX := https://download.pytorch.org/whl/cpu
 
 .PHONY: demo test perf lint clean
 
@@ -16,7 +22,14 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PYTHON) -m pytest -q
 
-perf: $(STAMP)
+# The perf report's comparison columns need PyTorch and JAX (the `compare` extra); only
+# `make perf` installs them.
+$(COMPARE): $(STAMP) pyproject.toml
+	$(PYTHON) -m pip install --quiet --retries 1 --index-url $(TORCH_INDEX) torch
+	$(PYTHON) -m pip install --quiet -e '.[test,examples,compare]'
+	touch $(COMPARE)
+
+perf: $(COMPARE)
 	$(PYTHON) -m perf
 
 lint: $(STAMP)
