@@ -14,11 +14,12 @@ import numpy as np
 from .. import dtypes
 from .._config import config
 from ..autograd.tensor import Tensor
-from ..recording import compute, run
+from ..ops.reduce import sum_to_data
+from ..recording import run
 from ..storage import storage_class
 from ..strided import layout
-from ..tensor import wrap_numpy
 from . import cache, codegen, ir
+from .reduction import reduce  # noqa: F401  (the reductions' hook)
 
 # Nested loops are generated up to this many (merged) dimensions; beyond, the numpy
 # reference evaluator runs (five unmergeable dimensions are rare in practice).
@@ -74,8 +75,7 @@ def backward(op, xs, gy: Tensor):
     grads = [None] * len(xs)
     for p, x, g in zip(needed, targets, outs):
         if g.shape != x.shape:
-            summed = compute(_sum_to_as, g.numpy(), x.shape, x.dtype.numpy)
-            g = wrap_numpy(summed, Tensor)
+            g = sum_to_as(g, x)
         slot = op._slots[p]
         grads[slot] = g if grads[slot] is None else grads[slot] + g
     return tuple(grads)
@@ -229,10 +229,11 @@ def _source(exprs, loads, ct, out_dtypes, n_scalars, pattern) -> str:
     return codegen.generate(exprs, sig)
 
 
-def _sum_to_as(g, shape, dtype):
-    from ..ops import reference
-
-    return reference.sum_to(g, shape).astype(dtype, copy=False)
+def sum_to_as(g: Tensor, x: Tensor) -> Tensor:
+    """A kernel's gradient over the broadcast shape, summed back to ``x``'s shape and
+    dtype."""
+    summed = sum_to_data(g, x.shape)
+    return summed if summed.dtype is x.dtype else summed.astype(x.dtype)
 
 
 def _empty(shape, d) -> Tensor:

@@ -13,12 +13,12 @@ from functools import partial
 import numpy as np
 
 from .. import dtypes
+from .._config import config
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute
 from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
-from . import reference
 
 
 def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
@@ -49,6 +49,28 @@ def _wrap(array) -> Tensor:
     return wrap_numpy(np.asarray(array), Tensor)
 
 
+def _reduced(kind: str, x, axes, keepdims: bool, numpy_reduce) -> Tensor:
+    """A reduction by the JIT's kernel where it applies, else by numpy."""
+    if config.backend == "jit" and config.lowering is not None:
+        out = config.lowering.reduce(kind, x, axes, keepdims)
+        if out is not None:
+            return out
+    return _wrap(compute(partial(numpy_reduce, axis=axes, keepdims=keepdims), x.numpy()))
+
+
+def sum_to_data(g, shape) -> Tensor:
+    """``g`` summed over its broadcast axes back to ``shape``, without recording a graph
+    (``SumTo``'s forward; the kernels' backward uses it too)."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
+    )
+    return TensorBase.reshape(_reduced("sum", g, axes, False, np.sum), shape)
+
+
 class SumTo(Function):
     """Sum over broadcast axes back to ``shape``: the adjoint of ``broadcast_to``."""
 
@@ -58,7 +80,7 @@ class SumTo(Function):
         self.shape = tuple(shape)
 
     def forward(self, x):
-        return _wrap(compute(reference.sum_to, x.numpy(), self.shape))
+        return sum_to_data(x, self.shape)
 
     def backward(self, gy):
         return broadcast_to(gy, self.inputs[0].shape)
@@ -94,7 +116,7 @@ class Sum(Function):
         self.axes, self.keepdims = axes, keepdims
 
     def forward(self, x):
-        return _wrap(compute(partial(np.sum, axis=self.axes, keepdims=self.keepdims), x.numpy()))
+        return _reduced("sum", x, self.axes, self.keepdims, np.sum)
 
     def backward(self, gy):
         x = self.inputs[0]
@@ -133,11 +155,10 @@ class Extreme(Function):
         self.axes, self.keepdims, self.largest = axes, keepdims, largest
 
     def forward(self, x):
-        a = x.numpy()
-        if a.size == 0 and builtins.any(x.shape[i] == 0 for i in self.axes):
+        if x.numel() == 0 and builtins.any(x.shape[i] == 0 for i in self.axes):
             raise ValueError(f"{'max' if self.largest else 'min'} of an empty axis has no value")
-        reduce = np.max if self.largest else np.min
-        return _wrap(compute(partial(reduce, axis=self.axes, keepdims=self.keepdims), a))
+        kind = "max" if self.largest else "min"
+        return _reduced(kind, x, self.axes, self.keepdims, np.max if self.largest else np.min)
 
     def backward(self, gy):
         x = self.inputs[0]

@@ -1,0 +1,169 @@
+"""Reductions (sum, max, min over axes) as kernels: one per kind and dtype, any layout.
+
+numpy spends 2–5 µs dispatching a reduction over a small array, more than the work in a
+training step's bias gradients and softmax rows; a kernel call costs a fraction of that.
+The operand is described to the kernel as at most two kept and two reduced dimensions
+(after merging what its strides allow), so one compiled kernel serves every shape:
+
+- when the kept dimension is the one with unit stride (column sums of a row-major
+  matrix), whole rows are combined into the output, a loop LLVM vectorises and whose
+  order of additions is numpy's;
+- otherwise each output element reduces its own run; sums over unit stride are pairwise
+  with eight accumulators, numpy's algorithm, so rounding error grows as log n.
+
+Layouts beyond two kept or two reduced merged dimensions, float16, integers and empty
+operands stay with numpy (``reduce`` returns None).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.tensor import Tensor
+from ..recording import run
+from ..storage import storage_class
+from ..strided import layout
+from . import cache
+
+_COMBINE = {
+    "sum": "a + b",
+    # NaN wins, as in numpy's max/min.
+    "max": "a if (a >= b or a != a) else b",
+    "min": "a if (a <= b or a != a) else b",
+}
+
+_ROW = {
+    "sum": """
+    if step == 1:
+        return pairwise(x, start, n)
+    acc = x[start]
+    for i in range(1, n):
+        acc += x[start + i * step]
+    return acc""",
+    "extreme": """
+    acc = x[start]
+    for i in range(1, n):
+        acc = combine(acc, x[start + i * step])
+    return acc""",
+}
+
+_TEMPLATE = '''\
+import numpy as np
+from numba import njit
+
+DTYPE = "{dtype}"  # one module per dtype: each has its own compiled code and statistics
+
+
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
+def combine(a, b):
+    return {combine}
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def pairwise(x, start, n):
+    if n < 8:
+        acc = x[start]
+        for i in range(1, n):
+            acc += x[start + i]
+        return acc
+    if n <= 128:
+        v = x[start:start + n]
+        r0, r1, r2, r3 = v[0], v[1], v[2], v[3]
+        r4, r5, r6, r7 = v[4], v[5], v[6], v[7]
+        whole = n - n % 8
+        for i in range(8, whole, 8):
+            r0 += v[i]
+            r1 += v[i + 1]
+            r2 += v[i + 2]
+            r3 += v[i + 3]
+            r4 += v[i + 4]
+            r5 += v[i + 5]
+            r6 += v[i + 6]
+            r7 += v[i + 7]
+        acc = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        for i in range(whole, n):
+            acc += v[i]
+        return acc
+    half = n // 2
+    half -= half % 8
+    return pairwise(x, start, half) + pairwise(x, start + half, n - half)
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def row(x, start, n, step):
+{row}
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def serial(x, offset, sizes, strides, out):
+    nk0, nk1, nr0, nr1 = sizes[0], sizes[1], sizes[2], sizes[3]
+    sk0, sk1, sr0, sr1 = strides[0], strides[1], strides[2], strides[3]
+    if sk1 == 1 and nk1 > 1 and sr1 != 1:
+        for k0 in range(nk0):
+            o = out[k0 * nk1:(k0 + 1) * nk1]
+            base = offset + k0 * sk0
+            v = x[base:base + nk1]
+            for k1 in range(nk1):
+                o[k1] = v[k1]
+            for r in range(1, nr0 * nr1):
+                r0 = r // nr1
+                start = base + r0 * sr0 + (r - r0 * nr1) * sr1
+                v = x[start:start + nk1]
+                for k1 in range(nk1):
+                    o[k1] = combine(o[k1], v[k1])
+    else:
+        for k0 in range(nk0):
+            for k1 in range(nk1):
+                base = offset + k0 * sk0 + k1 * sk1
+                acc = row(x, base, nr1, sr1)
+                for r0 in range(1, nr0):
+                    acc = combine(acc, row(x, base + r0 * sr0, nr1, sr1))
+                out[k0 * nk1 + k1] = acc
+'''
+
+
+def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool):
+    """``kind`` ("sum", "max", "min") of tensor ``x`` over sorted ``axes``, as a new
+    tensor of x's dtype; None when the kernel does not apply."""
+    d = x.dtype
+    if d not in (dtypes.float32, dtypes.float64) or x.numel() == 0:
+        return None
+    described = _describe(x.shape, x.stride(), axes)
+    if described is None:
+        return None
+    sizes, strides = described
+    kept = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
+    shape = kept if keepdims else tuple(n for i, n in enumerate(x.shape) if i not in axes)
+    out = Tensor._make(storage_class(d)(layout.numel(shape)), shape,
+                       layout.contiguous_strides(shape), 0)  # fmt: skip
+    kernel = cache.get(("reduce", kind, d.name), lambda: _source(kind, d.name))
+    # The arrays are arguments of the recorded call: a traced plan's fusion sees what the
+    # reduction reads.
+    run(kernel.run, "serial", x._storage.kernel_array, x._offset,
+        np.array(sizes, dtype=np.int64), np.array(strides, dtype=np.int64),
+        out._storage.kernel_array)  # fmt: skip
+    return out
+
+
+def _describe(shape, strides, axes):
+    """(sizes, strides) of (kept0, kept1, reduced0, reduced1) after merging, or None."""
+    kept = [(n, s) for i, (n, s) in enumerate(zip(shape, strides)) if i not in axes]
+    # Reduced dimensions may be visited in any order: outermost-in-memory first lets a
+    # transposed operand merge like a contiguous one.
+    reduced = sorted(((n, s) for i, (n, s) in enumerate(zip(shape, strides)) if i in axes),
+                     key=lambda ns: -abs(ns[1]))  # fmt: skip
+    dims = []
+    for group in (kept, reduced):
+        merged, merged_strides = layout.coalesce([n for n, _ in group], [s for _, s in group])
+        if len(merged) > 2:
+            return None
+        pad = 2 - len(merged)
+        dims.append(((1,) * pad + merged, (0,) * pad + merged_strides))
+    (nk, sk), (nr, sr) = dims
+    return nk + nr, sk + sr
+
+
+def _source(kind: str, dtype: str) -> str:
+    row = _ROW["sum" if kind == "sum" else "extreme"]
+    return _TEMPLATE.format(dtype=dtype, combine=_COMBINE[kind], row=row)
