@@ -1,7 +1,8 @@
-"""jitgrad's benchmarks: ratios against numpy (and PyTorch when installed), side by side.
+"""jitgrad's benchmarks: ratios against numpy, and PyTorch and JAX when installed, side by side.
 
-A row is one operation measured on jitgrad and numpy in the same process, with repeats
-interleaved so that machine noise hits both sides alike. Rows are registered with
+A row is one operation measured on jitgrad, numpy and (when installed, and where the row
+gives them) PyTorch and JAX in the same process, with repeats interleaved so that machine
+noise hits all sides alike. Rows are registered with
 ``@row``; a row's function builds its data (smaller with ``--quick``) and returns a
 ``Case`` of callables. ``python -m perf`` runs them and writes ``perf/RESULTS.md``.
 
@@ -28,7 +29,9 @@ class Case:
     """What one row measures, built at the size the run asks for.
 
     Each callable runs the operation once and returns its result (or None); the first
-    call is the warm-up (it compiles) and its results are compared with numpy's. Sides
+    call is the warm-up (it compiles) and its results are compared with numpy's. ``torch``
+    and ``jax`` are the comparators' sides (None: the row has none for that library; a
+    JAX side blocks until its result is ready). Sides
     that write into one shared output (so that neither gets the faster memory) give
     ``reset``, which clears it between numpy's warm-up and jitgrad's. ``alloc_bytes`` is
     how many bytes of fresh output one call allocates, so the report can say how much of
@@ -39,6 +42,7 @@ class Case:
     jitgrad: Callable[[], Any]
     numpy: Callable[[], Any]
     torch: Callable[[], Any] | None = None
+    jax: Callable[[], Any] | None = None
     alloc_bytes: int = 0
     reset: Callable[[], Any] | None = None
     rtol: float = 0.0  # results may differ by rounding (fused kernels, polynomial math)
@@ -51,7 +55,8 @@ class Context:
     """Handed to every row function."""
 
     quick: bool
-    torch: Any  # the torch module, or None when it is not importable
+    torch: Any = None  # the torch module, or None when it is not importable
+    jax: Any = None  # the jax module (CPU, float64 enabled), or None
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
 
     def pick(self, full, quick):
@@ -64,18 +69,21 @@ class Row:
     target: float | None  # the jitgrad speed-up over numpy to reach; None: informational
     build: Callable[[Context], Case]
     note: str = ""
+    quoted: str = ""  # what the issues quote of the comparators on this operation
+    vs_torch: float | None = None  # the speed-up over PyTorch the issues ask of jitgrad
 
 
 ROWS: dict[str, Row] = {}
 
 
-def row(name: str, target: float | None = None, note: str = ""):
+def row(name: str, target: float | None = None, note: str = "", quoted: str = "",
+        vs_torch: float | None = None):  # fmt: skip
     """Register ``fn(ctx) -> Case`` as the row ``name`` (in definition order)."""
 
     def register(fn):
         if name in ROWS:
             raise ValueError(f"duplicate perf row {name!r}")
-        ROWS[name] = Row(name, target, fn, note)
+        ROWS[name] = Row(name, target, fn, note, quoted, vs_torch)
         return fn
 
     return register

@@ -7,10 +7,10 @@ import os
 import shlex
 import sys
 
-from . import ROWS, Context, serving
+from . import ROWS, Context, comparators, serving
 from . import rows as _rows  # noqa: F401  (registers the rows)
 from . import rows_compute as _rows_compute  # noqa: F401
-from .runner import measure, notes, plot, report, table
+from .runner import COMPARATORS, measure, notes, plot, quoted, report, table
 
 _RESULTS = os.path.join(os.path.dirname(__file__), "RESULTS.md")
 
@@ -41,16 +41,19 @@ def main(argv=None) -> int:
     repeats = args.repeat or (3 if args.quick else 15)
     wait = args.wait_quiet if args.wait_quiet is not None else (0.0 if args.quick else 5.0)
 
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    ctx = Context(quick=args.quick, torch=torch)
+    torch, jax = comparators.load()
+    ctx = Context(quick=args.quick, torch=torch, jax=jax)
+    installed = {side: getattr(ctx, side) is not None for side in COMPARATORS}
+    missing = [side for side, there in installed.items() if not there]
+    if missing:
+        print(f"not installed: {', '.join(missing)} (their columns say so; `make perf` "
+              "installs them)", file=sys.stderr)  # fmt: skip
     results = []
     for name in names:
         print(f"running {name} ...", file=sys.stderr, flush=True)
         results.append(measure(ROWS[name], ctx, repeats, wait=wait))
-    print("\n".join(table(results, torch is not None) + [""] + notes(results)))
+    print("\n".join(table(results, installed) + [""] + notes(results)
+                    + quoted(results, installed)))  # fmt: skip
     sections = [] if args.quick else _rows_compute.startup_lines() + serving.serving_lines()
     print("\n".join(sections))
 
@@ -59,7 +62,8 @@ def main(argv=None) -> int:
     if args.output != "-":
         chart = os.path.join(os.path.dirname(os.path.abspath(args.output)), "plots", "ratios.png")
         if plot(results, chart):
-            picture = f"![jitgrad's speed-up over numpy per row](plots/{os.path.basename(chart)})"
+            picture = (f"![speed-ups over numpy per row: jitgrad, PyTorch and JAX]"
+                       f"(plots/{os.path.basename(chart)})")  # fmt: skip
             sections = [picture, "", *sections]
         with open(args.output, "w") as f:
             f.write(report(results, ctx, command, repeats, wait, sections))

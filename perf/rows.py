@@ -7,6 +7,7 @@ import numpy as np
 import jitgrad as jg
 
 from . import Case, row
+from .comparators import jax_jit
 
 
 def _random(ctx, shape, dtype):
@@ -26,6 +27,7 @@ def _transpose(ctx, dtype):
         jitgrad=lambda: t.T.contiguous(),
         numpy=lambda: np.ascontiguousarray(a.T),
         torch=torch_fn,
+        jax=jax_jit(ctx.jax, lambda v: v.T, a),
         alloc_bytes=a.nbytes,
     )
 
@@ -56,6 +58,7 @@ def _(ctx):
         jitgrad=lambda: t.permute(0, 2, 3, 1).contiguous(),
         numpy=lambda: np.ascontiguousarray(a.transpose(0, 2, 3, 1)),
         torch=torch_fn,
+        jax=jax_jit(ctx.jax, lambda v: v.transpose(0, 2, 3, 1), a),
         alloc_bytes=a.nbytes,
     )
 
@@ -75,11 +78,12 @@ def _(ctx):
         jitgrad=lambda: t.permute(0, 2, 3, 1).contiguous(),
         numpy=lambda: np.ascontiguousarray(a.transpose(0, 2, 3, 1)),
         torch=torch_fn,
+        jax=jax_jit(ctx.jax, lambda v: v.transpose(0, 2, 3, 1), a),
         alloc_bytes=a.nbytes,
     )
 
 
-@row("fill-f32", target=1.0)
+@row("fill-f32", target=1.0, note="no jax side: JAX arrays are immutable (no in-place fill)")
 def _(ctx):
     """``fill_`` of a preallocated contiguous tensor."""
     # Both sides write the same memory: two arrays of one size can differ by 30% in write
@@ -100,7 +104,7 @@ def _(ctx):
                 numpy=numpy_fill, torch=torch_fn, reset=lambda: a.fill(0))  # fmt: skip
 
 
-@row("cast-copy-f64-f32", target=1.0)
+@row("cast-copy-f64-f32", target=1.0, note="no jax side: JAX cannot write into a given array")
 def _(ctx):
     """float64 -> float32 into a preallocated tensor: ``dst.copy_(src)``."""
     n = ctx.pick(1 << 24, 1 << 20)
@@ -131,6 +135,7 @@ def _(ctx):
         torch_fn = lambda: s.to(ctx.torch.float32)  # noqa: E731
     return Case(f"2^{n.bit_length() - 1} elements", jitgrad=lambda: t.astype("float32"),
                 numpy=lambda: src.astype(np.float32), torch=torch_fn,
+                jax=jax_jit(ctx.jax, lambda v: v.astype("float32"), src),
                 alloc_bytes=4 * n)  # fmt: skip
 
 
@@ -144,7 +149,8 @@ def _(ctx):
         ta = ctx.torch.from_numpy(a)
         torch_fn = ta.clone
     return Case(f"2^{n.bit_length() - 1} float32", jitgrad=t.clone, numpy=a.copy,
-                torch=torch_fn, alloc_bytes=a.nbytes)  # fmt: skip
+                torch=torch_fn, jax=jax_jit(ctx.jax, lambda v: v.copy(), a),
+                alloc_bytes=a.nbytes)  # fmt: skip
 
 
 @row("transpose-small-f32", note="per-call overhead: Python dispatch dominates")
@@ -156,4 +162,5 @@ def _(ctx):
         ta = ctx.torch.from_numpy(a)
         torch_fn = lambda: ta.T.contiguous()  # noqa: E731
     return Case("16×16 float32", jitgrad=lambda: t.T.contiguous(),
-                numpy=lambda: np.ascontiguousarray(a.T), torch=torch_fn)  # fmt: skip
+                numpy=lambda: np.ascontiguousarray(a.T), torch=torch_fn,
+                jax=jax_jit(ctx.jax, lambda v: v.T, a))  # fmt: skip

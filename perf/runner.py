@@ -32,6 +32,13 @@ class Result:
     others: float = float("nan")  # cores other processes kept busy during the timing
     error: str = ""
     spread: dict = field(default_factory=dict)  # side -> (fastest, slowest) round
+    failed: dict = field(default_factory=dict)  # comparator side -> why it was not timed
+
+    def vs_numpy(self, side: str) -> float | None:
+        """numpy's time over ``side``'s: above 1 that side is faster than numpy."""
+        if "numpy" in self.times and side in self.times:
+            return self.times["numpy"] / self.times[side]
+        return None
 
     @property
     def ratio(self) -> float | None:
@@ -78,6 +85,8 @@ def _fault_pair(nbytes: int):
 
 
 def _same(a, b, rtol: float = 0.0) -> bool:
+    if hasattr(a, "detach"):  # a torch tensor
+        a = a.detach()
     a, b = np.asarray(a), np.asarray(b)
     if rtol:
         return np.allclose(a, b, rtol=rtol, atol=rtol)
@@ -161,10 +170,12 @@ def wait_quiet(timeout: float) -> None:
 BUSY = 0.25  # cores used by other processes above which a row is measured again
 
 
+COMPARATORS = ("torch", "jax")  # the libraries beside numpy, as Case and Context name them
+
+
 def _measure_case(row: Row, case: Case, repeats: int) -> Result:
     sides = {"numpy": case.numpy, "jitgrad": case.jitgrad}
-    if case.torch is not None:
-        sides["torch"] = case.torch
+    failed = {}
     if case.alloc_bytes:
         sides["fault"], sides["fault-base"] = _fault_pair(case.alloc_bytes)
     try:
@@ -174,7 +185,21 @@ def _measure_case(row: Row, case: Case, repeats: int) -> Result:
         got = case.jitgrad()
         if expected.ndim and not _same(got, expected, case.rtol):
             return Result(row, case, {}, error="jitgrad's result differs from numpy's")
-        del got, expected
+        del got
+        for side in COMPARATORS:  # a comparator that fails is reported, not fatal
+            fn = getattr(case, side)
+            if fn is None:
+                continue
+            try:
+                got = fn()
+                if expected.ndim and not _same(got, expected, case.rtol):
+                    failed[side] = "result differs from numpy's"
+                else:
+                    sides[side] = fn
+                del got
+            except Exception as exc:
+                failed[side] = f"{type(exc).__name__}: {exc}"
+        del expected
         numbers = {side: _batch(fn) for side, fn in sides.items()}
         samples: dict[str, list[float]] = {side: [] for side in sides}
         names = list(sides)
@@ -196,7 +221,7 @@ def _measure_case(row: Row, case: Case, repeats: int) -> Result:
     spread = {side: (min(s), max(s)) for side, s in samples.items()}
     if case.alloc_bytes:
         times["fault"] = max(0.0, times["fault"] - times.pop("fault-base"))
-    return Result(row, case, times, others=load.others, spread=spread)
+    return Result(row, case, times, others=load.others, spread=spread, failed=failed)
 
 
 # -- report ----------------------------------------------------------------------------------
@@ -215,9 +240,13 @@ def _spread(r: Result, side: str) -> str:
     return f"{_ms(r.times[side])} ({_ms(low)}–{_ms(high)})"
 
 
+_LABELS = {"torch": "PyTorch", "jax": "JAX"}
+
+
 def plot(results: list[Result], path: str) -> bool:
-    """A bar chart of jitgrad's speed-up per row with its target; False without
-    matplotlib (an optional dependency of the report)."""
+    """A bar chart of jitgrad's speed-up over numpy per row with its target, and PyTorch's
+    and JAX's speed-ups as markers; False without matplotlib (an optional dependency of the
+    report)."""
     try:
         import matplotlib
 
@@ -226,7 +255,7 @@ def plot(results: list[Result], path: str) -> bool:
     except ImportError:
         return False
     measured = [r for r in results if not r.error and r.ratio is not None]
-    fig, ax = plt.subplots(figsize=(8, 0.35 * len(measured) + 1.2), dpi=90)
+    fig, ax = plt.subplots(figsize=(9, 0.35 * len(measured) + 1.2), dpi=90)
     names = [r.row.name for r in measured]
     colors = ["tab:green" if r.status == "PASS" else "tab:red" if r.status == "MISS"
               else "tab:gray" for r in measured]  # fmt: skip
@@ -234,9 +263,16 @@ def plot(results: list[Result], path: str) -> bool:
     for k, r in enumerate(measured):
         if r.row.target is not None:
             ax.plot([r.row.target] * 2, [k - 0.4, k + 0.4], color="black", linewidth=2)
+    for side, marker in zip(COMPARATORS, ("o", "D")):
+        points = [(r.vs_numpy(side), k) for k, r in enumerate(measured) if side in r.times]
+        if points:
+            ax.scatter(*zip(*points), marker=marker, s=28, zorder=3, label=_LABELS[side],
+                       edgecolors="black", linewidths=0.5)  # fmt: skip
     ax.axvline(1.0, color="black", linewidth=0.8, linestyle=":")
     ax.set_xscale("log")
-    ax.set_xlabel("jitgrad speed-up over numpy (log scale; black ticks: targets)")
+    ax.set_xlabel("speed-up over numpy (log scale; bars: jitgrad, black ticks: its targets)")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     ax.invert_yaxis()
     fig.tight_layout()
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -245,35 +281,85 @@ def plot(results: list[Result], path: str) -> bool:
     return True
 
 
-def table(results: list[Result], with_torch: bool) -> list[str]:
+def _comparator(r: Result, side: str, installed: bool) -> list[str]:
+    """The time and ratio cells of one comparator."""
+    if not installed:
+        return ["not installed", "—"]
+    if side in r.failed:
+        return [f"not timed: {r.failed[side]}", "—"]
+    if side not in r.times:
+        return ["—", "—"]
+    return [_spread(r, side), f"{r.vs_numpy(side):.2f}×"]
+
+
+def _line(cells) -> str:
+    return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+
+
+def table(results: list[Result], installed: dict[str, bool]) -> list[str]:
+    """The main table; ``installed`` says which of COMPARATORS could be imported."""
     head = ["row", "size", "numpy", "jitgrad", "jitgrad vs numpy", "target", "status"]
-    if with_torch:
-        head += ["torch", "torch vs numpy"]
+    for side in COMPARATORS:
+        head += [side, f"{side} vs numpy"]
     head += ["page faults of the output", "others' load"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [_line(head), "|" + "---|" * len(head)]
     for r in results:
         if r.error:
             cells = [r.row.name, r.case.size if r.case else "", "", "", "", _target(r), "ERROR"]
-            if with_torch:
-                cells += ["", ""]
+            cells += ["", ""] * len(COMPARATORS)
             cells += [r.error, ""]
         else:
             t = r.times
             cells = [r.row.name, r.case.size, _spread(r, "numpy"), _spread(r, "jitgrad"),
                      f"{r.ratio:.2f}×", _target(r), r.status]  # fmt: skip
-            if with_torch:
-                if "torch" in t:
-                    cells += [_ms(t["torch"]), f"{t['numpy'] / t['torch']:.2f}×"]
-                else:
-                    cells += ["", ""]
+            for side in COMPARATORS:
+                cells += _comparator(r, side, installed[side])
             if "fault" in t:
                 cells += [f"{_ms(t['fault'])} ({t['fault'] / t['numpy']:.0%} of numpy, "
                           f"{t['fault'] / t['jitgrad']:.0%} of jitgrad)"]  # fmt: skip
             else:
                 cells += ["—"]
             cells += [f"{r.others:.2f} cores"]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(_line(cells))
     return lines
+
+
+def quoted(results: list[Result], installed: dict[str, bool]) -> list[str]:
+    """The rows for which the issues quote PyTorch's or JAX's figures, beside what this
+    run measured of them."""
+    rows = [r for r in results if r.row.quoted]
+    if not rows:
+        return []
+
+    def ratio(r: Result, over: str, under: str) -> str:
+        """``over``'s time over ``under``'s: how many times faster ``under`` is."""
+        if any(not installed.get(side, True) for side in (over, under)):
+            return "not installed"
+        if r.error or over not in r.times or under not in r.times:
+            return "—"
+        cell = f"{r.times[over] / r.times[under]:.2f}×"
+        if over == "torch" and under == "jitgrad" and r.row.vs_torch is not None:
+            met = r.times["torch"] / r.times["jitgrad"] >= r.row.vs_torch
+            cell += f" (target ≥ {r.row.vs_torch:g}×: {'PASS' if met else 'MISS'})"
+        return cell
+
+    head = ["row", "the issues quote (measured on this machine kind)", "jitgrad vs numpy",
+            "torch vs numpy", "jax vs numpy", "jitgrad vs torch", "jitgrad vs jax"]  # fmt: skip
+    lines = [
+        "## Against the figures the issues quote",
+        "",
+        'PyTorch and JAX as the issues measured them, beside this run. "jitgrad vs torch" '
+        "is PyTorch's time over jitgrad's (above 1 jitgrad is faster). torch.compile is not "
+        "run here: its first call compiles for about 20 s.",
+        "",
+        _line(head),
+        "|" + "---|" * len(head),
+    ]
+    for r in rows:
+        lines.append(_line([r.row.name, r.row.quoted, ratio(r, "numpy", "jitgrad"),
+                            ratio(r, "numpy", "torch"), ratio(r, "numpy", "jax"),
+                            ratio(r, "torch", "jitgrad"), ratio(r, "jax", "jitgrad")]))  # fmt: skip
+    return [*lines, ""]
 
 
 def notes(results: list[Result]) -> list[str]:
@@ -306,12 +392,6 @@ def _target(r: Result) -> str:
     return "—" if r.row.target is None else f"≥ {r.row.target:g}×"
 
 
-def _has(module: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(module) is not None
-
-
 def _cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as f:
@@ -336,7 +416,21 @@ def _read(path: str) -> str:
 _THREAD_ENV = ("NUMBA_THREADING_LAYER", "NUMBA_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 
-def machine(torch) -> list[str]:
+def _comparator_versions(ctx: Context) -> str:
+    torch, jax = ctx.torch, ctx.jax
+    if torch is None:
+        said = "torch not installed"
+    else:
+        said = f"torch {torch.__version__} ({torch.get_num_threads()} threads)"
+    if jax is None:
+        return said + ", jax not installed"
+    import jaxlib
+
+    devices = ", ".join(sorted({d.platform for d in jax.devices()}))
+    return said + f", jax {jax.__version__} with jaxlib {jaxlib.__version__} on {devices}"
+
+
+def machine(ctx: Context) -> list[str]:
     import llvmlite
     import numba
 
@@ -351,9 +445,8 @@ def machine(torch) -> list[str]:
         f"CPU: {_cpu_model()}",
         f"- load average at the end of the run: {' '.join(_read('/proc/loadavg').split()[:3])}",
         f"- Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}"
-        f", llvmlite {llvmlite.__version__}"
-        + (f", torch {torch.__version__}" if torch else ", torch not installed")
-        + (", jax installed (no row compares with it yet)" if _has("jax") else ", jax not installed"),  # noqa: E501
+        f", llvmlite {llvmlite.__version__}",
+        f"- compared with: {_comparator_versions(ctx)}",
         f"- numba threads: {numba.get_num_threads()}, threading layer: {layer}; "
         f"jitgrad parallel_threshold: {config.parallel_threshold} elements",
         f"- transparent huge pages: {_read('/sys/kernel/mm/transparent_hugepage/enabled')}",
@@ -363,9 +456,21 @@ def machine(torch) -> list[str]:
         "- thread waiting: "
         + (", ".join(waiting) if waiting else "libgomp defaults (no OMP_*/GOMP_* set)")
     )
+    lines.append(f"- BLAS loaded (numpy's serves numpy's and jitgrad's matmuls): {_blas()}")
     if os.environ.get("OPENBLAS_CORETYPE"):
-        lines.append(f"- OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} (no row uses BLAS)")
+        lines.append(f"- OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']}")
     return lines
+
+
+def _blas() -> str:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "unknown (threadpoolctl not installed)"
+    found = [f"{i['internal_api']} {i.get('version') or '?'} ({os.path.basename(i['filepath'])}"
+             f"), {i['num_threads']} threads" for i in threadpool_info()
+             if i["user_api"] == "blas"]  # fmt: skip
+    return "; ".join(found) or "none loaded"
 
 
 _QUICK_NOTE = " — quick mode: small sizes, few repeats (a smoke check, not a result)"
@@ -373,10 +478,10 @@ _QUICK_NOTE = " — quick mode: small sizes, few repeats (a smoke check, not a r
 
 def report(results: list[Result], ctx: Context, command: str, repeats: int, wait: float,
            sections: list[str] = ()) -> str:  # fmt: skip
-    with_torch = ctx.torch is not None
+    installed = {side: getattr(ctx, side) is not None for side in COMPARATORS}
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out = [
-        "# jitgrad performance against numpy",
+        "# jitgrad performance against numpy, PyTorch and JAX",
         "",
         f"Command: `{command}` — {when}" + _QUICK_NOTE * ctx.quick,
         "",
@@ -389,7 +494,15 @@ def report(results: list[Result], ctx: Context, command: str, repeats: int, wait
         "is measured again (up to three attempts, the later ones after waiting up to "
         f"{wait:g} s for a quiet machine) and the least disturbed attempt is kept.",
         "",
-        *table(results, with_torch),
+        '"torch" is PyTorch eager and "jax" is `jax.jit` (on the autograd rows, eager '
+        "`jax.grad`, as their notes say); each JAX call waits for its result with "
+        "`block_until_ready()`. Both run on the CPU in the row's dtype, in the same rounds, "
+        "after a warm-up call of their own whose result is checked against numpy's. \"torch "
+        'vs numpy" and "jax vs numpy" are numpy\'s time over theirs. "not installed": the '
+        "library cannot be imported (`make perf` installs both: the `compare` extra); "
+        '"—": the row has no side for it.',
+        "",
+        *table(results, installed),
         "",
         *notes(results),
         '"page faults of the output" is the measured cost of faulting in a fresh output of '
@@ -399,10 +512,11 @@ def report(results: list[Result], ctx: Context, command: str, repeats: int, wait
         "bottleneck. jitgrad's parallel kernels fault pages in on both threads, so the share "
         "can read above 100%.",
         "",
+        *quoted(results, installed),
         *sections,
         "## Machine",
         "",
-        *machine(ctx.torch),
+        *machine(ctx),
         "",
     ]
     return "\n".join(out)

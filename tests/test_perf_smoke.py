@@ -1,5 +1,6 @@
 """The perf runner runs and writes its report (smoke only: timings are never asserted)."""
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -17,3 +18,7 @@ def test_quick_run_writes_the_report(tmp_path):
     text = out.read_text()
     assert "| fill-f32 |" in text and "| chain-forward-2^22 |" in text
     assert "## Machine" in text and "ERROR" not in text
+    for side in ("torch", "jax"):  # their columns are there, installed or not
+        assert f"| {side} | {side} vs numpy |" in text
+        if importlib.util.find_spec(side) is None:
+            assert "not installed" in text
