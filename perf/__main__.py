@@ -54,7 +54,7 @@ def main(argv=None) -> int:
         results.append(measure(ROWS[name], ctx, repeats, wait=wait))
     print("\n".join(table(results, installed) + [""] + notes(results)
                     + quoted(results, installed)))  # fmt: skip
-    sections = [] if args.quick else _rows_compute.startup_lines() + serving.serving_lines()
+    sections = [] if args.quick else _rows_compute.startup_lines(jax) + serving.serving_lines()
     print("\n".join(sections))
 
     given = sys.argv[1:] if argv is None else argv
