@@ -251,23 +251,23 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
     step over the same arrays only swaps the scalars in, which is what makes a training
     step's update cost one kernel call per parameter."""
     present = [t for t in tensors if t is not None]
-    numbers = sorted(k for k, v in hyper.items() if not isinstance(v, bool))
-    flags = tuple(sorted((k, v) for k, v in hyper.items() if isinstance(v, bool)))
     arrays = [t._storage.kernel_array for t in present]
-    reuse = (formula, flags, id(present[0]))
     if launches is not None:
-        launch = launches.get(reuse)
+        launch = launches.get((formula, id(present[0])))
         if (
             launch is not None
-            and all(a is b for a, b in zip(launch.arrays, arrays))
+            and all(hyper[k] == v for k, v in launch.flags)
             and len(launch.arrays) == len(arrays)
+            and all(a is b for a, b in zip(launch.arrays, arrays))
         ):
-            launch.set_scalars([launch.scalar_type(hyper[k]) for k in numbers])
+            launch.set_scalars([launch.scalar_type(hyper[k]) for k in launch.numbers])
             run(launch)
             for o in outputs:
                 if o is not None:
                     o._storage._version += 1
             return True
+    numbers = sorted(k for k, v in hyper.items() if not isinstance(v, bool))
+    flags = tuple(sorted((k, v) for k, v in hyper.items() if isinstance(v, bool)))
     shape = present[0].shape
     d = present[0].dtype
     if not d.is_floating_point or any(t.shape != shape or t.dtype is not d for t in present):
@@ -295,9 +295,9 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
 
     key = ("update", formula, flags, tuple(numbers), which, ct, loads, where.pattern)
     launch = _run(key, exprs, present, where, loads, scalars, ct, targets)
-    launch.scalar_type = kind
+    launch.scalar_type, launch.numbers, launch.flags = kind, numbers, flags
     if launches is not None:
-        launches[reuse] = launch
+        launches[(formula, id(present[0]))] = launch
     for o in targets:
         o._storage._version += 1
     return True

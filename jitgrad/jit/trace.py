@@ -23,6 +23,8 @@ import logging
 import time
 import warnings
 
+import numpy as np
+
 from .._config import config
 from ..autograd.tensor import Tensor
 from ..tensor import TensorBase, wrap_numpy
@@ -80,17 +82,24 @@ class Plan:
         self.fresh = tape.fresh
         self.result = result
         self.trace_seconds = seconds
+        # numpy views of the input buffers, made once: a replay copies arguments in with
+        # np.copyto below a kernel's worth of elements, without building views per call.
+        self._input_views = [(buffer.numpy(), buffer, path) for buffer, path in inputs]
+        self._result_views = _map(result, lambda t, _: t.numpy())
 
     def replay(self, args):
-        # A leaf that accumulates across calls and still holds this plan's buffer from the
-        # last call keeps its value: the steps below rewrite that buffer.
-        kept = {id(t): _copy_out(t.grad) for t, g in self.grad_outputs
-                if id(t) in self.fresh and t.grad is g}  # fmt: skip
-        for tensor, _ in self.grad_outputs:
-            if id(tensor) in kept:
-                tensor._grad = kept[id(tensor)]
-        for buffer, path in self.inputs:
-            TensorBase.copy_(buffer, _get(args, path))
+        if self.fresh:
+            # A leaf that accumulates across calls and still holds this plan's buffer from
+            # the last call keeps its value: the steps below rewrite that buffer.
+            for tensor, grad in self.grad_outputs:
+                if id(tensor) in self.fresh and tensor.grad is grad:
+                    tensor._grad = _copy_out(grad)
+        for view, buffer, path in self._input_views:
+            source = _get(args, path)
+            if view.size < config.parallel_threshold:
+                np.copyto(view, source.numpy())
+            else:
+                TensorBase.copy_(buffer, source)
         for tensor, buffer in self.grad_inputs:
             if tensor.grad is None:
                 TensorBase.fill_(buffer, 0)
@@ -99,7 +108,7 @@ class Plan:
         for fn, call_args in self.steps:
             fn(*call_args)
         self.hand_back_grads(args, accumulate=True)
-        return _copy_out(self.result)
+        return _map(self._result_views, lambda view, _: wrap_numpy(view.copy(), Tensor), np.ndarray)
 
     def hand_back_grads(self, args, accumulate: bool) -> None:
         """Point the leaves at their gradients: the plan's own buffers, rewritten in place
@@ -150,7 +159,7 @@ class Jitted:
         if config.debug:
             log.info("tracing %s for a new signature: %s", self.__name__, key[2])
         inputs: list = []
-        bound = _bind(args, (), inputs)
+        bound = _bind(args, inputs)
         tape = Tape()
         previous, config.thread.tape = config.thread.tape, tape
         start = time.perf_counter()
@@ -208,19 +217,31 @@ def _signature(value):
     return ("object", id(value))
 
 
-def _bind(value, path, inputs):
-    """``value`` with every tensor replaced by an input buffer of the same layout."""
-    if isinstance(value, TensorBase):
+def _map(value, fn, leaf=TensorBase, path=()):
+    """``value`` with every ``leaf`` inside lists, tuples and dicts replaced by
+    ``fn(leaf, path)``; the one walker over the containers a jitted function takes and
+    returns."""
+    if isinstance(value, leaf):
+        return fn(value, path)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map(v, fn, leaf, path + (i,)) for i, v in enumerate(value))
+    if isinstance(value, dict):
+        return {k: _map(v, fn, leaf, path + (k,)) for k, v in value.items()}
+    return value
+
+
+def _bind(args, inputs: list):
+    """``args`` with every tensor replaced by an input buffer of the same layout; the
+    (buffer, path) pairs are appended to ``inputs``."""
+
+    def buffer_for(value, path):
         buffer = Tensor._make(*_cloned(value))
         if isinstance(value, Tensor) and value.requires_grad:
             buffer.requires_grad_()
         inputs.append((buffer, path))
         return buffer
-    if isinstance(value, (list, tuple)):
-        return type(value)(_bind(v, path + (i,), inputs) for i, v in enumerate(value))
-    if isinstance(value, dict):
-        return {k: _bind(v, path + (k,), inputs) for k, v in value.items()}
-    return value
+
+    return _map(args, buffer_for)
 
 
 def _kept_arrays(tape: Tape, inputs, result) -> list:
@@ -232,13 +253,9 @@ def _kept_arrays(tape: Tape, inputs, result) -> list:
 
 
 def _tensors_in(value) -> list:
-    if isinstance(value, TensorBase):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors_in(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _tensors_in(v)]
-    return []
+    found: list = []
+    _map(value, lambda t, _: found.append(t))
+    return found
 
 
 def _get(value, path):
@@ -249,13 +266,7 @@ def _get(value, path):
 
 def _copy_out(value):
     """Results leave as fresh tensors: the plan overwrites its buffers on the next call."""
-    if isinstance(value, TensorBase):
-        return Tensor._make(*_cloned(value))
-    if isinstance(value, (list, tuple)):
-        return type(value)(_copy_out(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _copy_out(v) for k, v in value.items()}
-    return value
+    return _map(value, lambda t, _: Tensor._make(*_cloned(t)))
 
 
 def _cloned(value: TensorBase):
