@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._config import config
+from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor
 from ..ops import reduce
 from ..ops.elementwise import where
@@ -115,7 +117,6 @@ def cross_entropy(
         raise ValueError(f"{name}: logits must have a class dimension, got a 0-d tensor")
     axis = 1 if logits.ndim > 1 else 0
     n_classes = logits.shape[axis]
-    logp = log_softmax(logits, axis)
     broadcast = tuple(n_classes if i == axis else 1 for i in range(logits.ndim))
     w = None
     if weight is not None:
@@ -131,9 +132,16 @@ def cross_entropy(
         q = target
         if label_smoothing:
             q = q * (1 - label_smoothing) + label_smoothing / n_classes
+        logp = log_softmax(logits, axis)
         loss = -reduce.sum(q * logp if w is None else q * w * logp, axis)
         return _reduce(loss, reduction)
     labels = _checked_labels(name, logits, target, axis, ignore_index)
+    lowering = config.lowering if config.backend == "jit" else None
+    if w is None and not label_smoothing and lowering and lowering.cross_entropy_applies(
+        logits, target
+    ):
+        return _SoftmaxCrossEntropy(ignore_index, reduction)(logits, target)
+    logp = log_softmax(logits, axis)
     dtype = logp.dtype.numpy
     # Label-dependent arrays go through compute(): a jitted step rebuilds them per batch.
     q = as_tensor(compute(_target_distribution, labels, n_classes, axis, ignore_index,
@@ -146,6 +154,39 @@ def cross_entropy(
     hot = compute(_target_distribution, labels, n_classes, axis, ignore_index, 0.0, dtype)
     hot = as_tensor(hot)
     return reduce.sum(loss) / reduce.sum(hot * w)
+
+
+class _SoftmaxCrossEntropy(Function):
+    """Cross-entropy of (N, C) logits with integer labels as one forward and one backward
+    kernel (``jit/rows.py``); the composite form above is the reference."""
+
+    def __init__(self, ignore_index: int, reduction: str):
+        self.ignore_index, self.reduction = ignore_index, reduction
+
+    def forward(self, logits, target):
+        self._logits = logits.contiguous()
+        loss, self._count = config.lowering.cross_entropy_forward(
+            self._logits, target, self.ignore_index, self.reduction
+        )
+        return loss
+
+    def backward(self, gy):
+        logits, target = self.inputs
+        if config.thread.grad_enabled:  # create_graph: the same gradient from recorded ops
+            hot = as_tensor(compute(_target_distribution, target.numpy(), logits.shape[1], 1,
+                                    self.ignore_index, 0.0, logits.dtype.numpy))  # fmt: skip
+            counted = reduce.sum(hot, 1, keepdims=True)  # 0 on ignored rows
+            if self.reduction == "none":
+                scale = gy.reshape(-1, 1)
+            elif self.reduction == "mean":
+                scale = gy / self._count.astype(logits.dtype).reshape(())
+            else:
+                scale = gy
+            return (softmax(logits, 1) * counted - hot) * scale, None
+        dz = config.lowering.cross_entropy_backward(
+            self._logits, target, self.ignore_index, self.reduction, gy, self._count
+        )
+        return dz, None
 
 
 def _checked_labels(name, logits, target, axis, ignore_index) -> np.ndarray:

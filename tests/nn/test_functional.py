@@ -219,6 +219,50 @@ def test_cross_entropy_gradient_is_softmax_minus_one_hot():
     np.testing.assert_allclose(x.grad.numpy(), expected, atol=1e-12)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("ignore_index", [-100, 2])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fused_cross_entropy_equals_the_composite_form(reduction, ignore_index, dtype):
+    from jitgrad._config import config
+
+    logits = data((7, 5), 9, dtype.numpy, scale=3.0)
+    labels = jg.tensor([2, 0, 4, 2, 1, 3, 0])
+    weights = jg.tensor(data((7,), 10) if reduction == "none" else 1.5, dtype=dtype)
+    results = {}
+    for backend in ("jit", "reference"):  # the reference runs the composite form
+        previous, config.backend = config.backend, backend
+        try:
+            x = jg.tensor(logits, requires_grad=True)
+            loss = F.cross_entropy(x, labels, ignore_index=ignore_index, reduction=reduction)
+            (loss * weights).sum().backward()
+            results[backend] = loss.numpy(), x.grad.numpy()
+        finally:
+            config.backend = previous
+    for got, expected in zip(results["jit"], results["reference"]):
+        np.testing.assert_allclose(got, expected, **TOL[dtype])
+
+
+def test_fused_cross_entropy_second_order_and_all_ignored():
+    x = leaf((3, 4), 11)
+    labels = jg.tensor([1, 3, 0])
+    (g,) = grad(F.cross_entropy(x, labels), [x], create_graph=True)
+    (gg,) = grad((g * g).sum(), [x])
+    p = np.exp(np_log_softmax(x.numpy(), 1))
+    np.testing.assert_allclose(g.numpy(), (p - np.eye(4)[[1, 3, 0]]) / 3, atol=1e-12)
+    assert gradcheck(lambda t: grad(F.cross_entropy(t, labels), [t], create_graph=True)[0], x)
+    assert np.all(np.isfinite(gg.numpy()))
+    ignored = F.cross_entropy(jg.zeros((2, 3)), jg.tensor([-100, -100]))
+    assert np.isnan(ignored.item())  # 0/0, as PyTorch
+
+
+def test_labels_out_of_range_are_caught_inside_a_jitted_step():
+    logits = jg.zeros((2, 3), requires_grad=True)
+    step = jg.jit(lambda y: F.cross_entropy(logits, y))
+    step(jg.tensor([0, 2]))
+    with pytest.raises(IndexError, match="out of range"):
+        step(jg.tensor([0, 3]))  # a replay: the Python checks do not run again
+
+
 def test_cross_entropy_errors():
     logits = jg.zeros((3, 4))
     with pytest.raises(IndexError, match="label 4 .* 4 classes"):

@@ -1,0 +1,135 @@
+"""Softmax cross-entropy over the rows of (N, C) logits with integer labels, as two kernels.
+
+The composite form (log_softmax, a one-hot target, a product and two sums) costs a
+dozen launches and a label-dependent numpy step per training step; PyTorch and every
+other framework fuse it. The forward kernel computes each row's log-sum-exp and loss and
+the reduced loss in one pass; the backward kernel recomputes the row's softmax (cheaper
+than storing it) and writes ``scale · (softmax − onehot)``. Labels are checked inside
+the kernel as well, since a replayed plan never runs the Python checks again.
+"""
+
+from __future__ import annotations
+
+from .. import dtypes
+from ..autograd.tensor import Tensor
+from ..creation import empty
+from ..recording import run
+from . import cache
+
+_TEMPLATE = '''\
+import numpy as np
+from numba import njit
+from jitgrad.jit import vmath as vm
+
+DT = np.{dtype}
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def exp_shifted(z, out):
+    """out = exp(z - max of its row); returns each row's max and sum of out. The
+    exponentials run as one flat loop over all rows: rows are often shorter than a
+    vector (10 classes), and a loop per row would never leave its scalar remainder."""
+    n, c = z.shape
+    tops = np.empty(n, DT)
+    for i in range(n):
+        row = z[i]
+        top = row[0]
+        for j in range(1, c):
+            v = row[j]
+            if v > top or v != v:
+                top = v
+        tops[i] = top
+        for j in range(c):
+            out[i, j] = row[j] - top
+    flat = out.reshape(n * c)
+    for k in range(n * c):
+        flat[k] = vm.exp_{suffix}(flat[k])
+    sums = np.empty(n, DT)
+    for i in range(n):
+        total = DT(0)
+        for j in range(c):
+            total += out[i, j]
+        sums[i] = total
+    return tops, sums
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def label_of(labels, i, n_classes, ignore_index):
+    label = labels[i]
+    if label != ignore_index and (label < 0 or label >= n_classes):
+        raise IndexError("cross_entropy: a target label is out of range for the classes")
+    return label
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def forward(z, labels, ignore_index, mean, losses, total, count):
+    n, c = z.shape
+    tops, sums = exp_shifted(z, np.empty((n, c), DT))
+    acc = 0.0
+    valid = 0
+    for i in range(n):
+        label = label_of(labels, i, c, ignore_index)
+        if label == ignore_index:
+            losses[i] = DT(0)
+            continue
+        # (z - top) first, as log_softmax does: top + log(s) would round away log(s).
+        losses[i] = vm.log_{suffix}(sums[i]) - (z[i, label] - tops[i])
+        acc += losses[i]
+        valid += 1
+    count[0] = valid
+    total[0] = DT(acc / valid) if mean else DT(acc)
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def backward(z, labels, ignore_index, mean, g, per_row, count, dz):
+    n, c = z.shape
+    shared = g[0] / DT(count[0]) if mean else g[0]
+    _, sums = exp_shifted(z, dz)
+    for i in range(n):
+        out = dz[i]
+        label = label_of(labels, i, c, ignore_index)
+        if label == ignore_index:
+            out[:] = DT(0)
+            continue
+        scale = g[i] if per_row else shared
+        factor = scale / sums[i]
+        for j in range(c):
+            out[j] *= factor
+        out[label] -= scale
+'''
+
+
+def applies(logits, target) -> bool:
+    """Whether the kernels cover these operands: (N, C) float32/64 logits, 1-d labels."""
+    return (logits.ndim == 2 and target.ndim == 1
+            and logits.dtype in (dtypes.float32, dtypes.float64))  # fmt: skip
+
+
+def _kernel(d):
+    suffix = {"float32": "f32", "float64": "f64"}[d.name]
+    return cache.get(("cross_entropy", d.name),
+                     lambda: _TEMPLATE.format(dtype=d.name, suffix=suffix))  # fmt: skip
+
+
+def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reduction: str):
+    """(loss, count): the reduced loss (0-d) or per-row losses for ``reduction="none"``,
+    and the number of counted labels (a 1-element int64 tensor the backward reads)."""
+    kernel = _kernel(z.dtype)
+    losses = empty((z.shape[0],), dtype=z.dtype)
+    total = empty((), dtype=z.dtype)
+    count = empty((1,), dtype=dtypes.int64)
+    run(kernel.run, "forward", z.numpy(), labels.numpy(), ignore_index, reduction == "mean",
+        losses.numpy(), total.numpy().reshape(1), count.numpy())  # fmt: skip
+    return (losses if reduction == "none" else total), count
+
+
+def cross_entropy_backward(z: Tensor, labels: Tensor, ignore_index: int, reduction: str,
+                           g: Tensor, count: Tensor) -> Tensor:  # fmt: skip
+    kernel = _kernel(z.dtype)
+    dz = empty(z.shape, dtype=z.dtype)
+    # Cast and copy as recorded ops: a replay must refill this exact array.
+    g = (g if g.dtype is z.dtype else g.astype(z.dtype)).contiguous()
+    g_rows = g.numpy().reshape(-1)
+    run(kernel.run, "backward", z.numpy(), labels.numpy(), ignore_index, reduction == "mean",
+        g_rows, reduction == "none", count.numpy(), dz.numpy())  # fmt: skip
+    return dz
