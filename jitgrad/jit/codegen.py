@@ -41,6 +41,11 @@ class Signature:
     broadcast: tuple[bool, ...]  # flat loops: inputs that are one element
     inner: tuple[str, ...] = ()  # strided loops: each input's innermost stride, "unit",
     # "zero" or "any"
+    # Flat loops: per output, the input whose memory it is (an in-place update), or None.
+    # Storing through that input's own slice tells LLVM that each element is read, then
+    # written, at one index; through a separate pointer, its overlap check fails at run
+    # time and the scalar loop runs (an SGD update over 8192 float32: 4.4 -> ~1 us).
+    aliases: tuple = ()
 
 
 def generate(outputs: list[ir.Expr], sig: Signature) -> str:
@@ -82,7 +87,8 @@ def _function(outputs: list[ir.Expr], sig: Signature, name: str) -> str:
                 lines.append(f"        x{i} = {body.load(i, f'v{i}[i]')}")
         index = "i"
         indent = "        "
-        targets = outs
+        targets = [outs[k] if j is None else f"v{j}"
+                   for k, j in enumerate(sig.aliases or [None] * len(outs))]  # fmt: skip
     else:
         d = sig.ndim
         params = ["shape"] + [f"a{i}, o{i}, st{i}" for i in range(n_in)] + scalars + outs

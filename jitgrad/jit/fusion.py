@@ -111,8 +111,9 @@ def _merge(group, readers) -> lowering.Launch:
     outs = [out for out, _ in stored]
     exprs = [e for _, e in stored]
     where = lowering.plan_layout(shape, strides)
+    aliases = lowering.in_place_aliases(where.pattern, arrays, offsets, outs)
     source = lowering._source(exprs, tuple(loads), group[0].ct, tuple(o.dtype for o in outs),
-                              len(scalars), where.pattern)  # fmt: skip
+                              len(scalars), where.pattern, aliases)  # fmt: skip
     kernel = cache.get(("fused", source), lambda: source)
     return lowering.Launch(kernel, where, arrays, offsets, tuple(loads), scalars, group[0].ct,
                            outs, exprs)  # fmt: skip

@@ -157,12 +157,16 @@ class Launch:
 
 def _run(key, exprs, xs, where: Layout, loads, scalars, ct, outs) -> Launch:
     out_dtypes = tuple(o.dtype.numpy for o in outs)
+    arrays = [x._storage.kernel_array for x in xs]
+    offsets = [x._offset for x in xs]
+    out_arrays = [o._storage.kernel_array for o in outs]
+    aliases = in_place_aliases(where.pattern, arrays, offsets, out_arrays)
     kernel = cache.get(
-        key, lambda: _source(exprs(), loads, ct, out_dtypes, len(scalars), where.pattern)
+        (key, aliases),
+        lambda: _source(exprs(), loads, ct, out_dtypes, len(scalars), where.pattern, aliases),
     )
     tracing = config.thread.tape is not None
-    launch = Launch(kernel, where, [x._storage.kernel_array for x in xs], [x._offset for x in xs],
-                    loads, scalars, ct, [o._storage.kernel_array for o in outs],
+    launch = Launch(kernel, where, arrays, offsets, loads, scalars, ct, out_arrays,
                     exprs() if tracing else None)  # fmt: skip
     if layout.numel(where.shape):
         run(launch)
@@ -215,7 +219,20 @@ def _broadcast_strides(xs, shape) -> list[tuple]:
     return [layout.broadcast_strides(x.shape, x.stride(), shape) for x in xs]
 
 
-def _source(exprs, loads, ct, out_dtypes, n_scalars, pattern) -> str:
+def in_place_aliases(pattern, arrays, offsets, out_arrays) -> tuple:
+    """Per output of a flat loop, the input that is the same memory (an in-place update
+    reading and writing each element at one index), or None."""
+    if pattern[0] != "flat":
+        return ()
+    broadcast = pattern[1]
+    return tuple(
+        next((k for k, (a, o) in enumerate(zip(arrays, offsets))
+              if a is out and o == 0 and not broadcast[k]), None)  # fmt: skip
+        for out in out_arrays
+    )
+
+
+def _source(exprs, loads, ct, out_dtypes, n_scalars, pattern, aliases=()) -> str:
     kind, detail, *inner = pattern
     sig = codegen.Signature(
         input_dtypes=tuple(d for d, _ in loads),
@@ -227,6 +244,7 @@ def _source(exprs, loads, ct, out_dtypes, n_scalars, pattern) -> str:
         ndim=detail if kind == "strided" else 0,
         broadcast=detail if kind == "flat" else (),
         inner=inner[0] if inner else (),
+        aliases=aliases,
     )
     return codegen.generate(exprs, sig)
 
@@ -252,22 +270,16 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
     ``launches`` (the optimizer's) keeps the prepared launch of each parameter: the next
     step over the same arrays only swaps the scalars in, which is what makes a training
     step's update cost one kernel call per parameter."""
-    present = [t for t in tensors if t is not None]
-    arrays = [t._storage.kernel_array for t in present]
     if launches is not None:
-        launch = launches.get((formula, id(present[0])))
-        if (
-            launch is not None
-            and all(hyper[k] == v for k, v in launch.flags)
-            and len(launch.arrays) == len(arrays)
-            and all(a is b for a, b in zip(launch.arrays, arrays))
-        ):
-            launch.set_scalars([launch.scalar_type(hyper[k]) for k in launch.numbers])
+        launch = launches.get((formula, id(tensors[0])))
+        if launch is not None and _reusable(launch, tensors, hyper):
             run(launch)
             for o in outputs:
                 if o is not None:
                     o._storage._version += 1
             return True
+    present = [t for t in tensors if t is not None]
+    arrays = [t._storage.kernel_array for t in present]
     numbers = sorted(k for k, v in hyper.items() if not isinstance(v, bool))
     flags = tuple(sorted((k, v) for k, v in hyper.items() if isinstance(v, bool)))
     shape = present[0].shape
@@ -298,8 +310,28 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
     key = ("update", formula, flags, tuple(numbers), which, ct, loads, where.pattern)
     launch = _run(key, exprs, present, where, loads, scalars, ct, targets)
     launch.scalar_type, launch.numbers, launch.flags = kind, numbers, flags
+    launch.hyper_values = tuple(hyper.values())
     if launches is not None:
-        launches[(formula, id(present[0]))] = launch
+        launches[(formula, id(tensors[0]))] = launch
     for o in targets:
         o._storage._version += 1
     return True
+
+
+def _reusable(launch: Launch, tensors, hyper: dict) -> bool:
+    """Whether an update's prepared launch serves this call: same flags, same arrays (its
+    scalars are refreshed when a number changed). The hot path of every optimizer step."""
+    values = tuple(hyper.values())
+    if values != launch.hyper_values:
+        if any(hyper[k] != v for k, v in launch.flags):
+            return False
+        launch.set_scalars([launch.scalar_type(hyper[k]) for k in launch.numbers])
+        launch.hyper_values = values
+    arrays = launch.arrays
+    k = 0
+    for t in tensors:
+        if t is not None:
+            if k == len(arrays) or t._storage.kernel_array is not arrays[k]:
+                return False
+            k += 1
+    return k == len(arrays)

@@ -111,6 +111,21 @@ def test_layouts_classify_each_operands_innermost_stride():
     assert plan_layout((6, 8), [(8, 1), (0, 0)]).pattern == ("flat", (False, True))
 
 
+def test_in_place_updates_store_through_the_inputs_own_slice():
+    from jitgrad.optim.optimizer import apply_update
+
+    def axpy(m, p, g, *, lr):
+        return (p - lr * g,)
+
+    p, g = jg.arange(10.0, dtype=jg.float32), jg.ones(10, dtype=jg.float32)
+    launches = {}
+    for _ in range(2):  # the second call reuses the prepared launch
+        apply_update(axpy, [p, g], [p], launches, lr=0.5)
+    np.testing.assert_array_equal(p.numpy(), np.arange(10.0) - 1.0)
+    (launch,) = launches.values()
+    assert "store(v0, i," in launch.kernel.source  # the parameter's own slice
+
+
 @pytest.mark.parametrize("threshold", [1, 1 << 40], ids=["parallel", "serial"])
 def test_strided_loops_for_every_kind_of_innermost_stride(monkeypatch, threshold):
     monkeypatch.setattr(config, "parallel_threshold", threshold)
