@@ -30,6 +30,11 @@ MAX_NDIM = 4
 
 def forward(op, xs) -> Tensor | None:
     """The op's output computed by a kernel, or None when kernels do not apply."""
+    signature = _eager_signature(op, xs)
+    if signature is not None:
+        decided = _decided.get(signature)
+        if decided is not None:
+            return _launch_decided(decided, op, xs)[0]
     ct = _compute_dtype(op)
     if ct is None:
         return None
@@ -46,41 +51,98 @@ def forward(op, xs) -> Tensor | None:
 
     key = ("forward", type(op), _params(op), tuple(op._slots), ct, out_dtype.name, loads,
            where.pattern)  # fmt: skip
-    _run(key, exprs, xs, where, loads, _scalars(op, ct), ct, [out])
+    launch = _run(key, exprs, xs, where, loads, _scalars(op, ct), ct, [out])
+    _decide(signature, launch, where, [out_dtype], ct)
     return out
 
 
 def backward(op, xs, gy: Tensor):
     """Every needed input gradient in one kernel (then summed over broadcast axes)."""
-    ct = _compute_dtype(op)
-    needed = [p for p, (rule, slot) in enumerate(zip(op.grad_rules, op._slots))
-              if rule is not None and slot is not None and xs[slot].requires_grad]  # fmt: skip
-    shape = gy.shape
     operands = [*xs, gy]
-    where = plan_layout(shape, _broadcast_strides(operands, shape))
-    if ct is None or where is None or not needed:
-        return None
-    targets = [xs[op._slots[p]] for p in needed]
-    out_dtypes = tuple(x.dtype if x.shape == shape else dtypes.as_dtype(ct) for x in targets)
-    outs = [_empty(shape, d) for d in out_dtypes]
-    loads = _loads(op, xs) + ((gy._storage.kernel_array.dtype.name, False),)
+    signature = _eager_signature(op, operands, tuple(x.requires_grad for x in xs))
+    decided = _decided.get(signature) if signature is not None else None
+    if decided is not None:
+        outs = _launch_decided(decided, op, operands)
+        needed = decided.needed
+    else:
+        ct = _compute_dtype(op)
+        needed = [p for p, (rule, slot) in enumerate(zip(op.grad_rules, op._slots))
+                  if rule is not None and slot is not None and xs[slot].requires_grad]  # fmt: skip
+        shape = gy.shape
+        where = plan_layout(shape, _broadcast_strides(operands, shape))
+        if ct is None or where is None or not needed:
+            return None
+        targets = [xs[op._slots[p]] for p in needed]
+        out_dtypes = [x.dtype if x.shape == shape else dtypes.as_dtype(ct) for x in targets]
+        outs = [_empty(shape, d) for d in out_dtypes]
+        loads = _loads(op, xs) + ((gy._storage.kernel_array.dtype.name, False),)
 
-    def exprs():
-        args = _symbolic_args(op)
-        g = ir.load(len(xs))
-        y = op.f(ir.symbolic, *args) if op.saves_output else None
-        return [getattr(op, op.grad_rules[p])(ir.symbolic, g, y, *args) for p in needed]
+        def exprs():
+            args = _symbolic_args(op)
+            g = ir.load(len(xs))
+            y = op.f(ir.symbolic, *args) if op.saves_output else None
+            return [getattr(op, op.grad_rules[p])(ir.symbolic, g, y, *args) for p in needed]
 
-    key = ("backward", type(op), _params(op), tuple(op._slots), tuple(needed), ct,
-           tuple(d.name for d in out_dtypes), loads, where.pattern)  # fmt: skip
-    _run(key, exprs, operands, where, loads, _scalars(op, ct), ct, outs)
+        key = ("backward", type(op), _params(op), tuple(op._slots), tuple(needed), ct,
+               tuple(d.name for d in out_dtypes), loads, where.pattern)  # fmt: skip
+        launch = _run(key, exprs, operands, where, loads, _scalars(op, ct), ct, outs)
+        _decide(signature, launch, where, out_dtypes, ct, needed)
     grads = [None] * len(xs)
-    for p, x, g in zip(needed, targets, outs):
+    for p, g in zip(needed, outs):
+        slot = op._slots[p]
+        x = xs[slot]
         if g.shape != x.shape:
             g = sum_to_as(g, x)
-        slot = op._slots[p]
         grads[slot] = g if grads[slot] is None else grads[slot] + g
     return tuple(grads)
+
+
+# -- eager dispatch ---------------------------------------------------------------------------
+# Eager code repeats a few signatures (op, constants' positions, operands' dtypes, shapes
+# and strides) over and over. What a call decides from them (the kernel, its loop layout,
+# the output dtypes) is remembered per signature, so a repeated call only allocates its
+# outputs and launches: the per-op overhead is what eager autograd is judged by.
+
+
+class _Decided:
+    __slots__ = ("kernel", "where", "out_dtypes", "scalar_type", "variant", "needed")
+
+    def __init__(self, kernel, where, out_dtypes, scalar_type, variant, needed):
+        self.kernel, self.where, self.out_dtypes = kernel, where, out_dtypes
+        self.scalar_type, self.variant, self.needed = scalar_type, variant, needed
+
+
+_decided: dict = {}
+_DECIDED_LIMIT = 4096
+
+
+def _eager_signature(op, xs, extra=()):
+    if config.thread.tape is not None:
+        return None  # a trace keeps every launch with its body, for fusion
+    return (type(op), _params(op), tuple(op._slots), op._dtype, extra,
+            *[(x.dtype, x._shape, x._strides) for x in xs])  # fmt: skip
+
+
+def _decide(signature, launch, where, out_dtypes, ct, needed=None) -> None:
+    if signature is None:
+        return
+    if len(_decided) >= _DECIDED_LIMIT:
+        _decided.clear()
+    _decided[signature] = _Decided(launch.kernel, where, out_dtypes, np.dtype(ct).type,
+                                   launch.variant, needed)  # fmt: skip
+
+
+def _launch_decided(decided: _Decided, op, operands) -> list:
+    where = decided.where
+    outs = [_empty(where.shape, d) for d in decided.out_dtypes]
+    args = where.kernel_args([x._storage.kernel_array for x in operands],
+                             [x._offset for x in operands])  # fmt: skip
+    kind = decided.scalar_type
+    args += [kind(c) for c, slot in zip(op._constants, op._slots) if slot is None]
+    args += [o._storage.kernel_array for o in outs]
+    if outs[0].numel():
+        decided.kernel.run(decided.variant, *args)
+    return outs
 
 
 class Layout:
@@ -92,21 +154,24 @@ class Layout:
     laid out like the contiguous output or is one element, else ("strided", merged ndim,
     each input's innermost stride: "unit", "zero" or "any")."""
 
-    __slots__ = ("shape", "strides", "pattern", "merged_shape", "merged_strides")
+    __slots__ = ("shape", "strides", "pattern", "_size_arg", "_stride_args")
 
-    def __init__(self, shape, strides, pattern, merged_shape=(), merged_strides=()):
+    def __init__(self, shape, strides, pattern, merged_shape=None, merged_strides=()):
         self.shape, self.strides, self.pattern = shape, strides, pattern
-        self.merged_shape, self.merged_strides = merged_shape, merged_strides
+        if merged_shape is None:
+            self._size_arg = layout.numel(shape)
+        else:
+            self._size_arg = np.array(merged_shape, dtype=np.int64)
+        self._stride_args = [np.array(s, dtype=np.int64) for s in merged_strides]
 
     def kernel_args(self, arrays, offsets) -> list:
+        args = [self._size_arg]
         if self.pattern[0] == "flat":
-            args = [layout.numel(self.shape)]
             for a, o in zip(arrays, offsets):
                 args += [a, o]
-            return args
-        args = [np.array(self.merged_shape, dtype=np.int64)]
-        for a, o, s in zip(arrays, offsets, self.merged_strides):
-            args += [a, o, np.array(s, dtype=np.int64)]
+        else:
+            for a, o, s in zip(arrays, offsets, self._stride_args):
+                args += [a, o, s]
         return args
 
 
@@ -257,7 +322,7 @@ def sum_to_as(g: Tensor, x: Tensor) -> Tensor:
 
 
 def _empty(shape, d) -> Tensor:
-    return Tensor._make(storage_class(d)(layout.numel(shape)), shape,
+    return Tensor._make(storage_class(d)._uninitialised(layout.numel(shape)), shape,
                         layout.contiguous_strides(shape), 0)  # fmt: skip
 
 

@@ -135,7 +135,7 @@ def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool):
     sizes, strides = described
     kept = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
     shape = kept if keepdims else tuple(n for i, n in enumerate(x.shape) if i not in axes)
-    out = Tensor._make(storage_class(d)(layout.numel(shape)), shape,
+    out = Tensor._make(storage_class(d)._uninitialised(layout.numel(shape)), shape,
                        layout.contiguous_strides(shape), 0)  # fmt: skip
     kernel = cache.get(("reduce", kind, d.name), lambda: _source(kind, d.name))
     # The arrays are arguments of the recorded call: a traced plan's fusion sees what the

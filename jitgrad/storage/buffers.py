@@ -20,8 +20,16 @@ import numpy as np
 ALIGNMENT = 64
 
 
+# Below this size alignment buys nothing (a few vectors) and finding the address costs
+# more than allocating: numpy's own 16-byte alignment serves every dtype.
+SMALL_BYTES = 4096
+
+
 def allocate(nbytes: int) -> np.ndarray:
-    """Uninitialised heap bytes whose first byte is 64-byte aligned."""
+    """Uninitialised heap bytes; from ``SMALL_BYTES`` up the first byte is 64-byte
+    aligned."""
+    if nbytes < SMALL_BYTES:
+        return np.empty(nbytes, dtype=np.uint8)
     return _aligned(np.empty(nbytes + ALIGNMENT, dtype=np.uint8), nbytes)
 
 

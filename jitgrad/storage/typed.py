@@ -50,6 +50,14 @@ class Storage(ElementOps):
             self._untyped = UntypedStorage._wrap(data, resizable=True)
 
     @classmethod
+    def _uninitialised(cls, numel: int) -> Storage:
+        """``numel`` uninitialised elements, without the constructor's checks: the
+        allocation behind every op result."""
+        self = object.__new__(cls)
+        self._untyped = UntypedStorage._pooled(numel * cls.dtype.itemsize)
+        return self
+
+    @classmethod
     def from_untyped(cls, untyped: UntypedStorage) -> Storage:
         """This type over ``untyped``'s bytes, sharing them."""
         if untyped.nbytes() % cls.dtype.itemsize:
