@@ -7,7 +7,7 @@ import os
 import shlex
 import sys
 
-from . import ROWS, Context, comparators, serving
+from . import ROWS, Context, comparators, serving, startup
 from . import rows as _rows  # noqa: F401  (registers the rows)
 from . import rows_compute as _rows_compute  # noqa: F401
 from .runner import COMPARATORS, measure, notes, plot, quoted, report, table
@@ -54,7 +54,7 @@ def main(argv=None) -> int:
         results.append(measure(ROWS[name], ctx, repeats, wait=wait))
     print("\n".join(table(results, installed) + [""] + notes(results)
                     + quoted(results, installed)))  # fmt: skip
-    sections = [] if args.quick else _rows_compute.startup_lines(jax) + serving.serving_lines()
+    sections = [] if args.quick else startup.startup_lines(jax) + serving.serving_lines()
     print("\n".join(sections))
 
     given = sys.argv[1:] if argv is None else argv

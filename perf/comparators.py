@@ -64,18 +64,32 @@ def torch_chain(torch, x, backward: bool):
     return run
 
 
+def _jax_chain(jax):
+    def chain(v):
+        return jax.numpy.tanh(v * 0.7 + 0.1) * jax.nn.sigmoid(v) + 0.5 * v * v
+
+    return chain
+
+
 def jax_chain(jax, x, backward: bool):
     """``jax.jit`` of the chain, or of ``jax.grad`` of its sum."""
     if jax is None:
         return None
-    jnp = jax.numpy
-
-    def chain(v):
-        return jnp.tanh(v * 0.7 + 0.1) * jax.nn.sigmoid(v) + 0.5 * v * v
-
+    chain = _jax_chain(jax)
     fn = jax.jit(jax.grad(lambda v: chain(v).sum()) if backward else chain)
     jx = jax.device_put(x)
     return lambda: fn(jx).block_until_ready()
+
+
+def jax_chain_value_and_grad(jax, x):
+    """``jax.jit(jax.value_and_grad)`` of the chain's sum: the value and d/dx, as jitgrad's
+    ``chain(x).sum().backward()`` gives them (the compile rows time its first call)."""
+    if jax is None:
+        return None
+    chain = _jax_chain(jax)
+    fn = jax.jit(jax.value_and_grad(lambda v: chain(v).sum()))
+    jx = jax.device_put(x)
+    return lambda: jax.block_until_ready(fn(jx))
 
 
 # -- eager per-op overhead: (tanh, ·0.9) repeated, forward and backward ---------------------

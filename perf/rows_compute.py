@@ -1,35 +1,16 @@
 """Rows for the layers above the storage: autograd overhead, fused elementwise chains
-forward and backward, the digits training step, and compile / warm-start times."""
+forward and backward, and the digits training step. Their compile and warm-start times,
+which need fresh processes, are in ``startup``."""
 
 from __future__ import annotations
-
-import os
-import subprocess
-import sys
-import tempfile
 
 import numpy as np
 
 import jitgrad as jg
 
 from . import Case, comparators, row
+from .chain import A, B, chain, chain_numpy, chain_numpy_grad
 from .runner import copy_bandwidth
-
-
-def _chain_numpy(x, a, b):
-    return np.tanh(x * a + b) * (1 / (1 + np.exp(-x))) + 0.5 * x * x
-
-
-def _chain_numpy_grad(x, a, b):
-    """d/dx sum(chain), derived by hand as a numpy user would."""
-    t = np.tanh(x * a + b)
-    s = 1 / (1 + np.exp(-x))
-    return (1 - t * t) * a * s + t * s * (1 - s) + x
-
-
-@jg.function
-def _chain(x, a, b):
-    return jg.tanh(x * a + b) * jg.sigmoid(x) + 0.5 * x * x
 
 
 def _chain_case(ctx, n, backward: bool):
@@ -37,18 +18,18 @@ def _chain_case(ctx, n, backward: bool):
     x = ctx.rng.standard_normal(n).astype(np.float32)
     if not backward:
         t = jg.from_numpy(x)
-        run_jitgrad = lambda: _chain(t, 0.7, 0.1)  # noqa: E731
-        numpy = lambda: _chain_numpy(x, np.float32(0.7), np.float32(0.1))  # noqa: E731
+        run_jitgrad = lambda: chain(t, A, B)  # noqa: E731
+        numpy = lambda: chain_numpy(x, np.float32(A), np.float32(B))  # noqa: E731
     else:
         leaf = jg.from_numpy(x.copy()).requires_grad_()
         seed = jg.ones(n, dtype=jg.float32)
 
         def run_jitgrad():
             leaf.grad = None
-            _chain(leaf, 0.7, 0.1).backward(seed)  # the gradient of the sum
+            chain(leaf, A, B).backward(seed)  # the gradient of the sum
             return leaf.grad
 
-        numpy = lambda: _chain_numpy_grad(x, np.float32(0.7), np.float32(0.1))  # noqa: E731
+        numpy = lambda: chain_numpy_grad(x, np.float32(A), np.float32(B))  # noqa: E731
     torch = comparators.torch_chain(ctx.torch, x, backward)
     jax = comparators.jax_chain(ctx.jax, x, backward)
     return Case(f"2^{n.bit_length() - 1} float32", jitgrad=run_jitgrad, numpy=numpy,
@@ -173,93 +154,3 @@ def _(ctx):
      quoted="issue 5: jax.jit ≈ 2.3× numpy at full batch; jitgrad ≥ 2.3× numpy")  # fmt: skip
 def _(ctx):
     return _digits_case(ctx, 1437)
-
-
-_PROBE = """
-import time
-start = time.perf_counter()
-from jitgrad.examples import digits
-import jitgrad as jg
-model = digits.build_model(0)
-opt = digits.make_optimizer("adam", model.parameters())
-x, y, _, _ = digits.load_data(0)
-step = jg.jit(digits.train_step)
-t = time.perf_counter()
-step(model, opt, jg.asarray(x[:64]), jg.asarray(y[:64]))
-print(time.perf_counter() - t, time.perf_counter() - start, jg.jit.stats()["compiled"])
-"""
-
-
-def _probe(cache: str) -> tuple[float, float, int]:
-    env = dict(os.environ, JITGRAD_CACHE_DIR=cache)
-    out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True,
-                         text=True, check=True)  # fmt: skip
-    first, total, compiled = out.stdout.split()
-    return float(first), float(total), int(compiled)
-
-
-# The same step in JAX (perf.comparators), first call timed the same way. Data straight
-# from scikit-learn and seeded parameters: importing jitgrad would charge JAX its import.
-_JAX_PROBE = """
-import time
-start = time.perf_counter()
-import os, sys
-sys.path.insert(0, sys.argv[1])
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
-import jax
-import numpy as np
-from sklearn.datasets import load_digits
-from perf.comparators import jax_digits_step
-data = load_digits()
-x, y = (data.data[:64] / 16.0).astype(np.float32), data.target[:64]
-rng = np.random.default_rng(0)
-shapes = [(128, 64), (128,), (10, 128), (10,)]
-params = [rng.uniform(-0.1, 0.1, s).astype(np.float32) for s in shapes]
-step = jax_digits_step(jax, params, x, y, "adam")
-t = time.perf_counter()
-step()
-print(time.perf_counter() - t, time.perf_counter() - start)
-"""
-
-
-def _jax_probe(cache: str) -> tuple[float, float]:
-    """JAX keeps compiled steps on disk only when given a directory: cache them all."""
-    env = dict(os.environ, JAX_COMPILATION_CACHE_DIR=cache,
-               JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
-               JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0")  # fmt: skip
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "-c", _JAX_PROBE, root], env=env,
-                         capture_output=True, text=True, check=True)  # fmt: skip
-    first, total = out.stdout.split()
-    return float(first), float(total)
-
-
-def startup_lines(jax=None) -> list[str]:
-    """The jitted digits step's first call in fresh processes: with an empty kernel cache
-    (cold compile) and with the cache the first process left (warm start); the same for
-    ``jax.jit`` of that step when jax (the module, or None) is installed."""
-    lines = [
-        "## Compile and warm start (digits training step, batch 64, Adam)",
-        "",
-        "| process | first jitted step | from process start (import included) | kernels compiled |",
-        "|---|---|---|---|",
-    ]
-    with tempfile.TemporaryDirectory() as cache:
-        for label in ("cold: empty kernel cache", "warm: disk cache filled"):
-            first, total, compiled = _probe(cache)
-            lines.append(f"| jg.jit, {label} | {first:.2f} s | {total:.2f} s | {compiled} |")
-    if jax is None:
-        lines.append("| jax.jit | jax not installed | | |")
-    else:
-        with tempfile.TemporaryDirectory() as cache:
-            for label in ("cold: empty compilation cache", "warm: compilation cache filled"):
-                first, total = _jax_probe(cache)
-                lines.append(f"| jax.jit, {label} | {first:.2f} s | {total:.2f} s | — |")
-    return [
-        *lines,
-        "",
-        "Targets (issue 5): cold compile ≤ 3 s; warm start: first step within 1 s of starting "
-        "(the issue quotes torch.compile's first step at about 20 s, jax.jit's at about 0.3 s; "
-        "torch.compile is not run here).",
-        "",
-    ]

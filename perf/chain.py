@@ -1,0 +1,27 @@
+"""Issue 4's elementwise chain, y = tanh(0.7x + 0.1)·sigmoid(x) + 0.5x², defined once: the
+rows time it in the runner's process (``rows_compute``), the compile row in fresh ones
+(``startup``), which import only this module and jitgrad."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import jitgrad as jg
+
+A, B = 0.7, 0.1  # the constants every side of the chain rows uses
+
+
+@jg.function
+def chain(x, a, b):
+    return jg.tanh(x * a + b) * jg.sigmoid(x) + 0.5 * x * x
+
+
+def chain_numpy(x, a, b):
+    return np.tanh(x * a + b) * (1 / (1 + np.exp(-x))) + 0.5 * x * x
+
+
+def chain_numpy_grad(x, a, b):
+    """d/dx sum(chain), derived by hand as a numpy user would."""
+    t = np.tanh(x * a + b)
+    s = 1 / (1 + np.exp(-x))
+    return (1 - t * t) * a * s + t * s * (1 - s) + x
