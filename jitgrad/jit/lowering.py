@@ -210,11 +210,19 @@ class Launch:
         n = layout.numel(self.shape)
         self.variant = "parallel" if n >= config.parallel_threshold else "serial"
         prefix = where.kernel_args(arrays, offsets)
+        self._per_input = 2 if where.pattern[0] == "flat" else 3  # (a, o) or (a, o, strides)
         self._scalar_slots = slice(len(prefix), len(prefix) + len(scalars))
         self.args = prefix + list(scalars) + outs
 
     def set_scalars(self, values) -> None:
         self.args[self._scalar_slots] = values
+
+    def array_positions(self) -> list[tuple[int, int | None]]:
+        """(position of an array in ``args``, position of its offset or None for outputs)."""
+        step = self._per_input
+        inputs = [(1 + step * k, 2 + step * k) for k in range(len(self.arrays))]
+        first_out = len(self.args) - len(self.outs)
+        return inputs + [(first_out + k, None) for k in range(len(self.outs))]
 
     def __call__(self) -> None:
         self.kernel.run(self.variant, *self.args)

@@ -6,7 +6,9 @@ attached to the thread: every write into array memory passes through
 Those arrays become the plan's buffers: allocated once, written again by every replay.
 The function's tensor arguments are copied into input buffers first, so every view,
 kernel argument and BLAS call in the tape stays valid, and a replay is a loop of kernel
-launches with no graph building, no dispatch and no allocation.
+launches with no graph building, no dispatch and no allocation. Large buffers that only
+kernel launches touch skip those copies (``binding.py``): the launches read the caller's
+arrays, and results leave in the buffers they were computed in.
 
 What is specialised at trace time, as with any tracing JIT: Python control flow, Python
 numbers computed from tensors (``.item()``) and attributes read inside the function
@@ -28,6 +30,7 @@ import numpy as np
 from .._config import config
 from ..autograd.tensor import Tensor
 from ..tensor import TensorBase, wrap_numpy
+from . import binding
 from .fusion import fuse
 
 log = logging.getLogger("jitgrad.jit")
@@ -82,10 +85,33 @@ class Plan:
         self.fresh = tape.fresh
         self.result = result
         self.trace_seconds = seconds
-        # numpy views of the input buffers, made once: a replay copies arguments in with
-        # np.copyto below a kernel's worth of elements, without building views per call.
-        self._input_views = [(buffer.numpy(), buffer, path) for buffer, path in inputs]
-        self._result_views = _map(result, lambda t, _: t.numpy())
+        self._by_reference(inputs)
+
+    def _by_reference(self, inputs) -> None:
+        """Which large buffers pass by reference (``binding``): inputs that only launches
+        read, and results that only launches write and no leaf holds as its ``.grad``."""
+        found = binding.launch_slots(self.steps)
+        # numpy views of the copied input buffers, made once: a replay copies small
+        # arguments in with np.copyto, without building views per call.
+        self._inputs = []
+        for buffer, path in inputs:
+            slots = binding.slots_of(found, buffer) if binding.big(buffer) else None
+            if slots is not None and slots.written:
+                slots = None
+            self._inputs.append((buffer.numpy(), buffer, path, slots))
+        kept = {id(t._storage) for t, _ in self.inputs}
+        kept |= {id(g._storage) for _, g in self.grad_outputs}
+        kept |= {id(b._storage) for _, b in self.grad_inputs}
+        groups: dict[int, tuple] = {}
+        seen: set[int] = set()
+        for t in _tensors_in(self.result) + [g for _, g, _ in self.input_grads]:
+            if id(t) in seen or id(t._storage) in kept or not binding.big(t):
+                continue
+            seen.add(id(t))
+            slots = binding.slots_of(found, t)
+            if slots is not None:
+                groups.setdefault(id(t._storage), (slots, []))[1].append(t)
+        self._handed = list(groups.values())
 
     def replay(self, args):
         if self.fresh:
@@ -94,9 +120,11 @@ class Plan:
             for tensor, grad in self.grad_outputs:
                 if id(tensor) in self.fresh and tensor.grad is grad:
                     tensor._grad = _copy_out(grad)
-        for view, buffer, path in self._input_views:
+        for view, buffer, path, slots in self._inputs:
             source = _get(args, path)
-            if view.size < config.parallel_threshold:
+            if slots is not None:
+                slots.point_at(source._storage.kernel_array, source._offset)
+            elif view.size < config.parallel_threshold:
                 np.copyto(view, source.numpy())
             else:
                 TensorBase.copy_(buffer, source)
@@ -107,10 +135,21 @@ class Plan:
                 TensorBase.copy_(buffer, tensor.grad)
         for fn, call_args in self.steps:
             fn(*call_args)
-        self.hand_back_grads(args, accumulate=True)
-        return _map(self._result_views, lambda view, _: wrap_numpy(view.copy(), Tensor), np.ndarray)
+        for _, buffer, _, slots in self._inputs:
+            if slots is not None:  # hold no reference to the caller's memory
+                slots.point_at(buffer._storage.kernel_array, 0)
+        # Results in handed-over buffers leave with those buffers; the plan takes fresh
+        # ones (from the pool, once earlier results have been dropped).
+        handed = {id(t): t._storage for _, tensors in self._handed for t in tensors}
+        for slots, tensors in self._handed:
+            fresh = binding.fresh_storage_like(tensors[0]._storage)
+            slots.point_at(fresh.kernel_array, 0)
+            for t in tensors:
+                t._storage = fresh
+        self.hand_back_grads(args, accumulate=True, handed=handed)
+        return _map(self.result, lambda t, _: _give(t, handed))
 
-    def hand_back_grads(self, args, accumulate: bool) -> None:
+    def hand_back_grads(self, args, accumulate: bool, handed=None) -> None:
         """Point the leaves at their gradients: the plan's own buffers, rewritten in place
         by the next call (as PyTorch updates ``.grad`` in place). A leaf whose gradient was
         None when the plan was traced but is set now accumulates, as eager backward would."""
@@ -122,7 +161,7 @@ class Plan:
         for path, grad, accumulates in self.input_grads:
             original = _get(args, path)
             if original.grad is None or not accumulates:
-                original.grad = _copy_out(grad)
+                original.grad = _give(grad, handed or {})
             else:
                 original.grad = wrap_numpy(original.grad.numpy() + grad.numpy(), Tensor)
 
@@ -267,6 +306,17 @@ def _get(value, path):
 def _copy_out(value):
     """Results leave as fresh tensors: the plan overwrites its buffers on the next call."""
     return _map(value, lambda t, _: Tensor._make(*_cloned(t)))
+
+
+def _give(t: TensorBase, handed: dict) -> Tensor:
+    """What the caller gets for the plan's tensor ``t``: the handed-over storage it was
+    computed in, or a copy (numpy's for small ones: fewer steps than a kernel's)."""
+    storage = handed.get(id(t))
+    if storage is not None:
+        return Tensor._make(storage, t.shape, t.stride(), t.storage_offset())
+    if binding.big(t):
+        return Tensor._make(*_cloned(t))
+    return wrap_numpy(t.numpy().copy(), Tensor)
 
 
 def _cloned(value: TensorBase):

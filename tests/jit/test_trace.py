@@ -167,3 +167,59 @@ def test_optimizer_zero_grad_inside_a_jitted_step_does_not_accumulate():
     first = model.weight.grad.numpy().copy()
     step(x)
     np.testing.assert_allclose(model.weight.grad.numpy(), first)  # replaced, not summed
+
+
+BIG = 1 << 17  # above the parallel threshold: large buffers pass by reference
+
+
+def test_large_inputs_and_results_pass_by_reference_without_aliasing():
+    @jg.jit
+    def scaled(x):
+        return jg.tanh(x) * 2 + x
+
+    rng = np.random.default_rng(5)
+    xs = [rng.standard_normal(BIG).astype(np.float32) for _ in range(3)]
+    kept = [x.copy() for x in xs]
+    results = [scaled(jg.tensor(x)) for x in xs]
+    plan = next(iter(scaled.plans.values()))
+    assert plan._inputs[0][3] is not None and plan._handed  # neither copied in nor out
+    for x, before, r in zip(xs, kept, results):  # earlier results survive later calls
+        np.testing.assert_array_equal(x, before)
+        np.testing.assert_allclose(r.numpy(), np.tanh(x) * 2 + x, rtol=1e-6, atol=1e-6)
+    assert len({r.data_ptr() for r in results}) == 3
+
+
+def test_large_gradients_by_reference_match_eager():
+    seed = jg.full((BIG,), 0.5)
+
+    def grad_of(x):
+        (jg.sigmoid(x) * x).backward(seed)
+        return x.grad
+
+    jitted = jg.jit(grad_of)
+    rng = np.random.default_rng(6)
+    for _ in range(3):
+        x = rng.standard_normal(BIG).astype(np.float32)
+        eager_leaf, jit_leaf = jg.tensor(x, requires_grad=True), jg.tensor(x, requires_grad=True)
+        expected = grad_of(eager_leaf).numpy()
+        got = jitted(jit_leaf)
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
+        np.testing.assert_allclose(jit_leaf.grad.numpy(), expected, rtol=1e-6)
+
+
+def test_large_buffers_read_outside_kernels_are_still_copied():
+    w = jg.ones((BIG // 64, 64)) * 0.5
+
+    @jg.jit
+    def project(x):
+        y = jg.exp(x)
+        return y, y @ w.T[:, :1]  # y also feeds BLAS: it must not leave with the caller
+
+    x = np.random.default_rng(7).standard_normal((BIG // 64, 64)).astype(np.float32)
+    first = project(jg.tensor(x))
+    second = project(jg.tensor(x * 2))
+    plan = next(iter(project.plans.values()))
+    assert not plan._handed
+    np.testing.assert_allclose(first[0].numpy(), np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(second[1].numpy(), np.exp(2 * x) @ np.full((64, 1), 0.5),
+                               rtol=1e-5)  # fmt: skip
