@@ -93,30 +93,34 @@ def row(x, start, n, step):
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def serial(x, offset, sizes, strides, out):
+def outer(x, offset, sizes, strides, out):
+    nk0, nk1, nr0, nr1 = sizes[0], sizes[1], sizes[2], sizes[3]
+    sk0, sr0, sr1 = strides[0], strides[2], strides[3]
+    for k0 in range(nk0):
+        o = out[k0 * nk1:(k0 + 1) * nk1]
+        base = offset + k0 * sk0
+        v = x[base:base + nk1]
+        for k1 in range(nk1):
+            o[k1] = v[k1]
+        for r in range(1, nr0 * nr1):
+            r0 = r // nr1
+            start = base + r0 * sr0 + (r - r0 * nr1) * sr1
+            v = x[start:start + nk1]
+            for k1 in range(nk1):
+                o[k1] = combine(o[k1], v[k1])
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def inner(x, offset, sizes, strides, out):
     nk0, nk1, nr0, nr1 = sizes[0], sizes[1], sizes[2], sizes[3]
     sk0, sk1, sr0, sr1 = strides[0], strides[1], strides[2], strides[3]
-    if sk1 == 1 and nk1 > 1 and sr1 != 1:
-        for k0 in range(nk0):
-            o = out[k0 * nk1:(k0 + 1) * nk1]
-            base = offset + k0 * sk0
-            v = x[base:base + nk1]
-            for k1 in range(nk1):
-                o[k1] = v[k1]
-            for r in range(1, nr0 * nr1):
-                r0 = r // nr1
-                start = base + r0 * sr0 + (r - r0 * nr1) * sr1
-                v = x[start:start + nk1]
-                for k1 in range(nk1):
-                    o[k1] = combine(o[k1], v[k1])
-    else:
-        for k0 in range(nk0):
-            for k1 in range(nk1):
-                base = offset + k0 * sk0 + k1 * sk1
-                acc = row(x, base, nr1, sr1)
-                for r0 in range(1, nr0):
-                    acc = combine(acc, row(x, base + r0 * sr0, nr1, sr1))
-                out[k0 * nk1 + k1] = acc
+    for k0 in range(nk0):
+        for k1 in range(nk1):
+            base = offset + k0 * sk0 + k1 * sk1
+            acc = row(x, base, nr1, sr1)
+            for r0 in range(1, nr0):
+                acc = combine(acc, row(x, base + r0 * sr0, nr1, sr1))
+            out[k0 * nk1 + k1] = acc
 '''
 
 
@@ -135,9 +139,12 @@ def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool):
     out = Tensor._make(storage_class(d)._uninitialised(layout.numel(shape)), shape,
                        layout.contiguous_strides(shape), 0)  # fmt: skip
     kernel = cache.get(("reduce", kind, d.name), lambda: _source(kind, d.name))
+    # Two loop orders, each compiled on first use: whole rows combined into the output
+    # when the kept dimension has unit stride, else one run per output element.
+    variant = "outer" if strides[1] == 1 and sizes[1] > 1 and strides[3] != 1 else "inner"
     # The arrays are arguments of the recorded call: a traced plan's fusion sees what the
     # reduction reads.
-    run(kernel.run, "serial", x._storage.kernel_array, x._offset,
+    run(kernel.run, variant, x._storage.kernel_array, x._offset,
         np.array(sizes, dtype=np.int64), np.array(strides, dtype=np.int64),
         out._storage.kernel_array)  # fmt: skip
     return out
