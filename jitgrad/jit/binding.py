@@ -81,10 +81,10 @@ def big(tensor: TensorBase) -> bool:
     return tensor.numel() >= config.parallel_threshold
 
 
-def fresh_storage_like(storage):
-    """A pooled storage of ``storage``'s type and size, for a plan whose buffer left with
-    a result."""
-    return storage_class(storage.dtype)._uninitialised(storage.size())
+def fresh_storage_like(storage, numel: int | None = None):
+    """A pooled storage of ``storage``'s type (and size), for a plan whose buffer left
+    with a result."""
+    return storage_class(storage.dtype)._uninitialised(storage.size() if numel is None else numel)
 
 
 def _owners_in(value) -> list[int]:

@@ -25,10 +25,9 @@ import logging
 import time
 import warnings
 
-import numpy as np
-
 from .._config import config
 from ..autograd.tensor import Tensor
+from ..storage import kernels
 from ..tensor import TensorBase, wrap_numpy
 from . import binding
 from .fusion import fuse
@@ -91,14 +90,12 @@ class Plan:
         """Which large buffers pass by reference (``binding``): inputs that only launches
         read, and results that only launches write and no leaf holds as its ``.grad``."""
         found = binding.launch_slots(self.steps)
-        # numpy views of the copied input buffers, made once: a replay copies small
-        # arguments in with np.copyto, without building views per call.
         self._inputs = []
         for buffer, path in inputs:
             slots = binding.slots_of(found, buffer) if binding.big(buffer) else None
             if slots is not None and slots.written:
                 slots = None
-            self._inputs.append((buffer.numpy(), buffer, path, slots))
+            self._inputs.append((buffer, path, slots))
         kept = {id(t._storage) for t, _ in self.inputs}
         kept |= {id(g._storage) for _, g in self.grad_outputs}
         kept |= {id(b._storage) for _, b in self.grad_inputs}
@@ -120,12 +117,13 @@ class Plan:
             for tensor, grad in self.grad_outputs:
                 if id(tensor) in self.fresh and tensor.grad is grad:
                     tensor._grad = _copy_out(grad)
-        for view, buffer, path, slots in self._inputs:
+        for buffer, path, slots in self._inputs:
             source = _get(args, path)
             if slots is not None:
                 slots.point_at(source._storage.kernel_array, source._offset)
-            elif view.size < config.parallel_threshold:
-                np.copyto(view, source.numpy())
+            elif source._strides == buffer._strides:  # one flat copy kernel call
+                kernels.copy(source._storage.kernel_array, source._offset,
+                             buffer._storage.kernel_array, 0, buffer.numel())  # fmt: skip
             else:
                 TensorBase.copy_(buffer, source)
         for tensor, buffer in self.grad_inputs:
@@ -135,7 +133,7 @@ class Plan:
                 TensorBase.copy_(buffer, tensor.grad)
         for fn, call_args in self.steps:
             fn(*call_args)
-        for _, buffer, _, slots in self._inputs:
+        for buffer, _, slots in self._inputs:
             if slots is not None:  # hold no reference to the caller's memory
                 slots.point_at(buffer._storage.kernel_array, 0)
         # Results in handed-over buffers leave with those buffers; the plan takes fresh
@@ -310,13 +308,15 @@ def _copy_out(value):
 
 def _give(t: TensorBase, handed: dict) -> Tensor:
     """What the caller gets for the plan's tensor ``t``: the handed-over storage it was
-    computed in, or a copy (numpy's for small ones: fewer steps than a kernel's)."""
+    computed in, or a copy."""
     storage = handed.get(id(t))
     if storage is not None:
         return Tensor._make(storage, t.shape, t.stride(), t.storage_offset())
-    if binding.big(t):
+    if not t.is_contiguous():
         return Tensor._make(*_cloned(t))
-    return wrap_numpy(t.numpy().copy(), Tensor)
+    copy = binding.fresh_storage_like(t._storage, t.numel())
+    kernels.copy(t._storage.kernel_array, t._offset, copy.kernel_array, 0, t.numel())
+    return Tensor._make(copy, t.shape, t.stride(), 0)
 
 
 def _cloned(value: TensorBase):

@@ -182,7 +182,7 @@ def test_large_inputs_and_results_pass_by_reference_without_aliasing():
     kept = [x.copy() for x in xs]
     results = [scaled(jg.tensor(x)) for x in xs]
     plan = next(iter(scaled.plans.values()))
-    assert plan._inputs[0][3] is not None and plan._handed  # neither copied in nor out
+    assert plan._inputs[0][2] is not None and plan._handed  # neither copied in nor out
     for x, before, r in zip(xs, kept, results):  # earlier results survive later calls
         np.testing.assert_array_equal(x, before)
         np.testing.assert_allclose(r.numpy(), np.tanh(x) * 2 + x, rtol=1e-6, atol=1e-6)
