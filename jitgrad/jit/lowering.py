@@ -334,11 +334,12 @@ def _empty(shape, d) -> Tensor:
                         layout.contiguous_strides(shape), 0)  # fmt: skip
 
 
-def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None) -> bool:
+def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None):
     """Run an optimizer's update formula as one kernel writing its results in place
     (``optim.optimizer.apply_update``). Numbers are runtime scalars, so a changing learning
-    rate or step count never recompiles; bools are structural. False when it cannot run
-    as a kernel (the caller then uses the reference evaluator).
+    rate or step count never recompiles; bools are structural. Returns the launch (its
+    ``updated`` tensors are ``outputs``), or None when it cannot run as a kernel (the
+    caller then uses the reference evaluator).
 
     ``launches`` (the optimizer's) keeps the prepared launch of each parameter: the next
     step over the same arrays only swaps the scalars in, which is what makes a training
@@ -350,7 +351,7 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
             for o in outputs:
                 if o is not None:
                     o._storage._version += 1
-            return True
+            return launch
     present = [t for t in tensors if t is not None]
     arrays = [t._storage.kernel_array for t in present]
     numbers = sorted(k for k, v in hyper.items() if not isinstance(v, bool))
@@ -358,15 +359,15 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
     shape = present[0].shape
     d = present[0].dtype
     if not d.is_floating_point or any(t.shape != shape or t.dtype is not d for t in present):
-        return False
+        return None
     targets = [o for o in outputs if o is not None]
     contiguous = layout.contiguous_strides(shape)
     if any(o._offset != 0 or (o.stride() != contiguous and o.numel() > 1) for o in targets):
-        return False
+        return None
     where = plan_layout(shape, [layout.broadcast_strides(t.shape, t.stride(), shape)
                                 for t in present])  # fmt: skip
     if where is None:
-        return False
+        return None
     ct = "float32" if d is dtypes.float16 else d.name
     loads = tuple((a.dtype.name, False) for a in arrays)
     kind = np.dtype(ct).type
@@ -384,11 +385,12 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
     launch = _run(key, exprs, present, where, loads, scalars, ct, targets)
     launch.scalar_type, launch.numbers, launch.flags = kind, numbers, flags
     launch.hyper_values = tuple(hyper.values())
+    launch.updated = list(outputs)
     if launches is not None:
         launches[(formula, id(tensors[0]))] = launch
     for o in targets:
         o._storage._version += 1
-    return True
+    return launch
 
 
 def _reusable(launch: Launch, tensors, hyper: dict) -> bool:

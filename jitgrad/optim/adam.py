@@ -76,14 +76,14 @@ class Adam(Optimizer):
         if group["weight_decay"] < 0:
             raise ValueError(f"invalid weight_decay value: {group['weight_decay']}")
 
-    def _update(self, group: dict, param, grad, state: dict) -> None:
+    def _update(self, group: dict, param, grad, state: dict):
         state["step"] = state.get("step", 0) + 1
         exp_avg = self._zeros_state(state, "exp_avg", param)
         exp_avg_sq = self._zeros_state(state, "exp_avg_sq", param)
         amsgrad = bool(group["amsgrad"])
         max_sq = self._zeros_state(state, "max_exp_avg_sq", param) if amsgrad else None
         beta1, beta2 = group["betas"]
-        apply_update(
+        return apply_update(
             adam_update, [param, grad, exp_avg, exp_avg_sq, max_sq],
             [param, exp_avg, exp_avg_sq, max_sq], self._launches,
             **scalars(group, ("lr", "eps", "weight_decay")),

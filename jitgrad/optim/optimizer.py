@@ -39,22 +39,24 @@ from ..tensor import TensorBase, wrap_numpy
 
 def apply_update(formula: Callable, tensors: Sequence[Tensor | None],
                  outputs: Sequence[Tensor | None], launches: dict | None = None,
-                 **hyper) -> None:  # fmt: skip
+                 **hyper):  # fmt: skip
     """Evaluate ``formula(reference, *tensors, **hyper)`` on numpy views and write its
-    i-th result into ``outputs[i]`` (None: nothing to write).
+    i-th result into ``outputs[i]`` (None: nothing to write). Returns the kernel launch
+    that did it, or None when the numpy reference evaluator did.
 
     float16 tensors are computed in float32 and rounded once, as the kernels do.
 
     >>> import jitgrad as jg
     >>> from jitgrad import optim
     >>> p, g = jg.ones(3), jg.full((3,), 2.0)
-    >>> apply_update(lambda m, p, g, *, lr: (p - lr * g,), [p, g], [p], lr=0.25)
+    >>> _ = apply_update(lambda m, p, g, *, lr: (p - lr * g,), [p, g], [p], lr=0.25)
     >>> p.tolist()
     [0.5, 0.5, 0.5]
     """
     if config.backend == "jit" and config.lowering is not None:
-        if config.lowering.update(formula, tensors, outputs, hyper, launches):
-            return  # one fused kernel, writing parameter and state in place
+        launch = config.lowering.update(formula, tensors, outputs, hyper, launches)
+        if launch is not None:
+            return launch  # one fused kernel, writing parameter and state in place
     arrays = [None if t is None else _compute_array(t) for t in tensors]
     with np.errstate(all="ignore"):  # inf/nan propagate as in the kernels, silently
         results = formula(reference, *arrays, **hyper)
@@ -104,6 +106,8 @@ class Optimizer:
         self.defaults = dict(defaults)
         self.state: dict = {}  # parameter -> dict of its state (keyed by identity)
         self._launches: dict = {}  # prepared update kernels, reused while arrays stay
+        # id(work list) -> (work, token, launches) for the lists a jitted step replays
+        self._replays: dict = {}
         self.param_groups: list[dict] = []
         if isinstance(params, Tensor):
             raise TypeError(
@@ -178,15 +182,37 @@ class Optimizer:
         # One recorded step: a replay of a jitted training step reruns the whole update,
         # reading the learning rate and step counts as they are then, with the gradients
         # the replay computed.
+        if config.thread.tape is not None:
+            self._replays[id(work)] = (work, None, [])  # replays will pass this list again
         run(self._apply, work)
         return loss
 
     def _apply(self, work) -> None:
+        # A replayed jitted step passes the same work list every time. While nothing the
+        # updates depend on has changed (``_replay_token``), the kernel launches the last
+        # call prepared run again directly: no per-parameter Python.
+        token = self._replay_token(work)
+        cached = self._replays.get(id(work))
+        if token is not None and cached is not None and cached[0] is work and cached[1] == token:
+            for launch, outputs in cached[2]:
+                launch()
+                for o in outputs:
+                    o._storage._version += 1
+            return
         with no_grad():
-            for group, p, grad, state in work:
-                self._update(group, p, grad, state)
+            launches = [self._update(group, p, grad, state) for group, p, grad, state in work]
+        if cached is not None and token is not None and all(u is not None for u in launches):
+            prepared = [(launch, [o for o in launch.updated if o is not None])
+                        for launch in launches]  # fmt: skip
+            self._replays[id(work)] = (work, token, prepared)
 
-    def _update(self, group: dict, param: Tensor, grad: Tensor, state: dict) -> None:
+    def _replay_token(self, work):
+        """What this step's update kernels depend on beyond their arrays (hyper-parameters,
+        state flags), or None when every step differs (Adam's step count)."""
+        return None
+
+    def _update(self, group: dict, param: Tensor, grad: Tensor, state: dict):
+        """Update one parameter; return ``apply_update``'s result."""
         raise NotImplementedError(f"{type(self).__name__} does not define _update()")
 
     @staticmethod

@@ -30,6 +30,9 @@ def sgd_update(m, param, grad, momentum_buffer, *, lr, weight_decay, momentum, d
     return param - lr * direction, buf
 
 
+_NUMBERS = ("lr", "weight_decay", "momentum", "dampening")
+
+
 class SGD(Optimizer):
     """``SGD(params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
     maximize=False)``.
@@ -59,14 +62,20 @@ class SGD(Optimizer):
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
 
-    def _update(self, group: dict, param, grad, state: dict) -> None:
+    def _replay_token(self, work):
+        if not all("momentum_buffer" in state for *_, state in work):
+            return None  # a first step: its kernels differ from the next one's
+        return tuple(tuple(g[k] for k in _NUMBERS + ("nesterov", "maximize"))
+                     for g in self.param_groups)  # fmt: skip
+
+    def _update(self, group: dict, param, grad, state: dict):
         buf = None
         first = "momentum_buffer" not in state
         if group["momentum"] != 0:
             buf = self._zeros_state(state, "momentum_buffer", param)
-        apply_update(
+        return apply_update(
             sgd_update, [param, grad, buf], [param, buf], self._launches,
-            **scalars(group, ("lr", "weight_decay", "momentum", "dampening")),
+            **scalars(group, _NUMBERS),
             nesterov=bool(group["nesterov"]), maximize=bool(group["maximize"]),
             first_step=first,
         )  # fmt: skip

@@ -169,6 +169,35 @@ def test_optimizer_zero_grad_inside_a_jitted_step_does_not_accumulate():
     np.testing.assert_allclose(model.weight.grad.numpy(), first)  # replaced, not summed
 
 
+@pytest.mark.parametrize("make", [
+    lambda ps: jg.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
+    lambda ps: jg.optim.Adam(ps, lr=0.05),
+])  # fmt: skip
+def test_optimizers_under_jit_follow_eager_through_a_learning_rate_change(make):
+    from jitgrad import nn
+
+    models = [nn.Linear(3, 2, generator=jg.random.default_rng(0)) for _ in range(2)]
+    opts = [make(list(m.parameters())) for m in models]
+
+    def step(model, opt, x):
+        opt.zero_grad()
+        loss = (model(x) ** 2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    jitted = jg.jit(step)
+    x = jg.tensor(np.random.default_rng(1).standard_normal((4, 3)))
+    for i in range(8):
+        if i == 5:  # read live by every replay, as a scheduler would change it
+            for opt in opts:
+                opt.param_groups[0]["lr"] = 0.01
+        step(models[0], opts[0], x)
+        jitted(models[1], opts[1], x)
+        for a, b in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)
+
+
 BIG = 1 << 17  # above the parallel threshold: large buffers pass by reference
 
 
