@@ -93,6 +93,11 @@ def row(x, start, n, step):
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
+def whole(x, offset, sizes, strides, out):
+    out[0] = DT(unit_sum(x, offset, sizes[3]))
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
 def outer(x, offset, sizes, strides, out):
     nk0, nk1, nr0, nr1 = sizes[0], sizes[1], sizes[2], sizes[3]
     sk0, sr0, sr1 = strides[0], strides[2], strides[3]
@@ -139,9 +144,14 @@ def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool):
     out = Tensor._make(storage_class(d)._uninitialised(layout.numel(shape)), shape,
                        layout.contiguous_strides(shape), 0)  # fmt: skip
     kernel = cache.get(("reduce", kind, d.name), lambda: _source(kind, d.name))
-    # Two loop orders, each compiled on first use: whole rows combined into the output
-    # when the kept dimension has unit stride, else one run per output element.
-    variant = "outer" if strides[1] == 1 and sizes[1] > 1 and strides[3] != 1 else "inner"
+    # Loop orders, each compiled on first use: whole rows combined into the output when
+    # the kept dimension has unit stride, else one run per output element.
+    if kind == "sum" and sizes[:3] == (1, 1, 1) and strides[3] == 1:
+        variant = "whole"  # the sum of a contiguous run: the smallest kernel to compile
+    elif strides[1] == 1 and sizes[1] > 1 and strides[3] != 1:
+        variant = "outer"
+    else:
+        variant = "inner"
     # The arrays are arguments of the recorded call: a traced plan's fusion sees what the
     # reduction reads.
     run(kernel.run, variant, x._storage.kernel_array, x._offset,
