@@ -87,13 +87,13 @@ class Elementwise(Function):
         return args
 
     def forward(self, *xs):
-        layout.broadcast_shapes(*(x.shape for x in xs))  # names the shapes on mismatch
         self._lowered = config.backend == "jit" and config.lowering is not None
-        if self._lowered:
+        if self._lowered:  # the lowering checks that the shapes broadcast
             out = config.lowering.forward(self, xs)
             if out is not None:
                 return out
             self._lowered = False
+        layout.broadcast_shapes(*(x.shape for x in xs))  # names the shapes on mismatch
         y = compute(self._reference_forward, *(x.numpy() for x in xs))
         out = wrap_numpy(y, Tensor)
         if self.saves_output:
