@@ -1,9 +1,11 @@
 """jitgrad's benchmarks: ratios against numpy, and PyTorch and JAX when installed, side by side.
 
-A row is one operation measured on jitgrad, numpy and (when installed, and where the row
-gives them) PyTorch and JAX in the same process, with repeats interleaved so that machine
-noise hits all sides alike. Rows are registered with
-``@row``; a row's function builds its data (smaller with ``--quick``) and returns a
+A row is one operation measured on jitgrad and numpy in the runner's process, with repeats
+interleaved so that machine noise hits both alike, and (when installed, and where the row
+gives them) on PyTorch and JAX, each in a process of its own right after (``isolated``):
+torch and jax are never imported where jitgrad and numpy are timed. Rows are registered
+with ``@row``; a row's function builds its data (smaller with ``--quick``) from
+``ctx.rng``, which starts from the same seed for every row in every process, and returns a
 ``Case`` of callables. ``python -m perf`` runs them and writes ``perf/RESULTS.md``.
 
 Adding a row::
@@ -17,11 +19,17 @@ Adding a row::
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+
+# The thread-waiting policy the run was started with, read before anything imports jitgrad
+# (which sets OMP_WAIT_POLICY=PASSIVE for its own OpenMP threads): the comparators'
+# processes get this one, as any user of their library would (``isolated``).
+LAUNCH_OMP_WAIT_POLICY = os.environ.get("OMP_WAIT_POLICY")
 
 
 @dataclass(frozen=True)
@@ -52,15 +60,21 @@ class Case:
 
 @dataclass(frozen=True)
 class Context:
-    """Handed to every row function."""
+    """Handed to every row function. ``torch`` and ``jax`` are set only in that library's
+    own process (``isolated``); where jitgrad and numpy are timed both are None."""
 
     quick: bool
-    torch: Any = None  # the torch module, or None when it is not importable
+    torch: Any = None  # the torch module, or None
     jax: Any = None  # the jax module (CPU, float64 enabled), or None
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
 
     def pick(self, full, quick):
         return quick if self.quick else full
+
+    def seeded(self) -> Context:
+        """This context with a new generator at seed 0: a row gets the same data whether it
+        runs alone, after other rows, or in a comparator's process."""
+        return replace(self, rng=np.random.default_rng(0))
 
 
 @dataclass(frozen=True)

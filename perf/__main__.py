@@ -7,7 +7,7 @@ import os
 import shlex
 import sys
 
-from . import ROWS, Context, comparators, serving, startup
+from . import ROWS, Context, isolated, serving, startup
 from . import rows as _rows  # noqa: F401  (registers the rows)
 from . import rows_compute as _rows_compute  # noqa: F401
 from .runner import COMPARATORS, measure, notes, plot, quoted, report, table
@@ -41,20 +41,26 @@ def main(argv=None) -> int:
     repeats = args.repeat or (3 if args.quick else 15)
     wait = args.wait_quiet if args.wait_quiet is not None else (0.0 if args.quick else 5.0)
 
-    torch, jax = comparators.load()
-    ctx = Context(quick=args.quick, torch=torch, jax=jax)
-    installed = {side: getattr(ctx, side) is not None for side in COMPARATORS}
-    missing = [side for side, there in installed.items() if not there]
-    if missing:
-        print(f"not installed: {', '.join(missing)} (their columns say so; `make perf` "
-              "installs them)", file=sys.stderr)  # fmt: skip
     results = []
-    for name in names:
-        print(f"running {name} ...", file=sys.stderr, flush=True)
-        results.append(measure(ROWS[name], ctx, repeats, wait=wait))
+    with isolated.start(args.quick) as children:  # torch and jax, each in its own process
+        installed = {child.library: child.installed for child in children}
+        compared_with = ", ".join(child.about for child in children)
+        missing = [side for side, there in installed.items() if not there]
+        if missing:
+            print(f"not installed: {', '.join(missing)} (their columns say so; `make perf` "
+                  "installs them)", file=sys.stderr)  # fmt: skip
+        for name in names:
+            print(f"running {name} ...", file=sys.stderr, flush=True)
+            result = measure(ROWS[name], Context(quick=args.quick), repeats, wait=wait)
+            _check_isolated(name)
+            for child in children:
+                child.measure(result, repeats, wait)
+            results.append(result)
     print("\n".join(table(results, installed) + [""] + notes(results)
                     + quoted(results, installed)))  # fmt: skip
-    sections = [] if args.quick else startup.startup_lines(jax) + serving.serving_lines()
+    sections = []
+    if not args.quick:
+        sections = startup.startup_lines(installed["jax"]) + serving.serving_lines()
     print("\n".join(sections))
 
     given = sys.argv[1:] if argv is None else argv
@@ -66,9 +72,22 @@ def main(argv=None) -> int:
                        f"(plots/{os.path.basename(chart)})")  # fmt: skip
             sections = [picture, "", *sections]
         with open(args.output, "w") as f:
-            f.write(report(results, ctx, command, repeats, wait, sections))
+            f.write(report(results, args.quick, installed, compared_with, command, repeats, wait,
+                           sections))  # fmt: skip
         print(f"wrote {os.path.relpath(args.output)}", file=sys.stderr)
     return 1 if any(r.error for r in results) else 0
+
+
+def _check_isolated(name: str) -> None:
+    """Fail the run as soon as a row imports a comparator into this process: its threads
+    would move every later jitgrad and numpy time."""
+    leaked = [side for side in COMPARATORS if side in sys.modules]
+    if leaked:
+        raise RuntimeError(
+            f"row {name} imported {', '.join(leaked)} into the process that times jitgrad and "
+            "numpy; build comparators' sides from ctx.torch and ctx.jax, which are set only in "
+            "their own processes (perf.isolated)"
+        )
 
 
 if __name__ == "__main__":

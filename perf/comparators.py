@@ -1,36 +1,46 @@
 """PyTorch and JAX, the libraries the report compares with beside numpy (when installed).
 
-``load()`` imports them set up for this machine. The functions below build the
-comparators' sides of the rows as a user of each library would write them, PyTorch eager
-and JAX under ``jax.jit``, and return None when their library is not installed. JAX
-dispatches asynchronously, so every JAX side ends in ``block_until_ready()``: a timed call
-includes the work, not just its launch."""
+``load()`` imports one of them set up for this machine; only that library's own process
+(``perf.isolated``) calls it. The functions below build the comparators' sides of the rows
+as a user of each library would write them, PyTorch eager and JAX under ``jax.jit``, and
+return None when their library is not loaded. JAX dispatches asynchronously, so every JAX
+side ends in ``block_until_ready()``: a timed call includes the work, not just its launch."""
 
 from __future__ import annotations
 
+import importlib
 import os
 
 
-def load():
-    """(torch, jax): each module, or None when it is not importable."""
-    # jitgrad sets OMP_WAIT_POLICY=PASSIVE when imported; torch's own OpenMP runtime reads
-    # it when torch is imported, so its idle threads then sleep instead of spinning on a
-    # core that jitgrad's next call (interleaved with torch's) needs.
-    import jitgrad  # noqa: F401
+def load(library: str):
+    """The module ``library`` ("torch" or "jax"), or None when it is not importable.
 
+    Call it before importing jitgrad: jitgrad sets OMP_WAIT_POLICY=PASSIVE for its own
+    OpenMP threads, and torch's OpenMP runtime reads the variable when torch is imported;
+    imported first, PyTorch runs with the thread settings any of its users gets."""
+    if library == "jax":
+        # CPU only: no probing for GPU/TPU plugins (and their warnings) on a machine with none.
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
     try:
-        import torch
+        module = importlib.import_module(library)
     except ImportError:
-        torch = None
-    # CPU only: no probing for GPU/TPU plugins (and their warnings) on a machine with none.
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    try:
-        import jax
-    except ImportError:
-        return torch, None
-    # float64 rows need it; float32 inputs stay float32 (Python scalars are weakly typed).
-    jax.config.update("jax_enable_x64", True)
-    return torch, jax
+        return None
+    if library == "jax":
+        # float64 rows need it; float32 inputs stay float32 (Python scalars are weakly typed).
+        module.config.update("jax_enable_x64", True)
+    return module
+
+
+def about(library: str, module) -> str:
+    """The loaded library's version and how it runs, for the report's machine section."""
+    if library == "torch":
+        waiting = os.environ.get("OMP_WAIT_POLICY", "unset")
+        return (f"torch {module.__version__} ({module.get_num_threads()} threads, "
+                f"OMP_WAIT_POLICY {waiting})")  # fmt: skip
+    import jaxlib
+
+    devices = ", ".join(sorted({d.platform for d in module.devices()}))
+    return f"jax {module.__version__} with jaxlib {jaxlib.__version__} on {devices}"
 
 
 def jax_jit(jax, fn, *arrays):

@@ -5,12 +5,15 @@ then the sides are timed in interleaved rounds (the order rotates every round) a
 median per side is kept. Calls faster than a few milliseconds are repeated in batches
 so that one sample is long enough for the clock. The machine is shared and noisy:
 only the ratios measured in one run mean anything, never absolute times across runs.
+The same ``measure`` times jitgrad and numpy in the runner's process and one comparator
+in each comparator's process (``isolated``), which adds its time to the runner's Result.
 """
 
 from __future__ import annotations
 
 import datetime
 import gc
+import hashlib
 import os
 import platform
 import statistics
@@ -33,6 +36,8 @@ class Result:
     error: str = ""
     spread: dict = field(default_factory=dict)  # side -> (fastest, slowest) round
     failed: dict = field(default_factory=dict)  # comparator side -> why it was not timed
+    loads: dict = field(default_factory=dict)  # comparator side -> others' load in its process
+    built: str = ""  # the case's size and its data's fingerprint: equal where built alike
 
     def vs_numpy(self, side: str) -> float | None:
         """numpy's time over ``side``'s: above 1 that side is faster than numpy."""
@@ -134,20 +139,27 @@ class _LoadMeter:
         return sum(fields[i] for i in (0, 1, 2, 5, 6, 7) if i < len(fields)) / cls._TICK
 
 
-def measure(row: Row, ctx: Context, repeats: int, attempts: int = 3, wait: float = 0.0) -> Result:
-    """Measure a row; while other processes load the machine, measure again (up to
+def measure(row: Row, ctx: Context, repeats: int, attempts: int = 3, wait: float = 0.0,
+            sides: tuple[str, ...] = ("numpy", "jitgrad")) -> Result:  # fmt: skip
+    """Measure a row's ``sides`` (of "numpy", "jitgrad" and COMPARATORS), building it from
+    ``ctx.seeded()``; while other processes load the machine, measure again (up to
     ``attempts`` times in all, each after waiting up to ``wait`` seconds for the machine
     to be quiet) and keep the attempt they disturbed least."""
+    ctx = ctx.seeded()
     try:
         case = row.build(ctx)
     except Exception as exc:  # a broken row must not hide the others
         return Result(row, None, {}, error=f"setup failed: {type(exc).__name__}: {exc}")
+    # Where the generator ended fingerprints the data drawn from it (same seed, same draws).
+    state = hashlib.sha256(repr(ctx.rng.bit_generator.state).encode()).hexdigest()[:12]
+    built = f"{case.size}, data {state}"
     best = None
     for attempt in range(attempts):
         if attempt:
             wait_quiet(wait)
-        result = _measure_case(row, case, repeats)
-        if result.error:
+        result = _measure_case(row, case, repeats, sides)
+        result.built = built
+        if result.error or not result.times:
             return result
         if best is None or result.others < best.others:
             best = result
@@ -173,36 +185,41 @@ BUSY = 0.25  # cores used by other processes above which a row is measured again
 COMPARATORS = ("torch", "jax")  # the libraries beside numpy, as Case and Context name them
 
 
-def _measure_case(row: Row, case: Case, repeats: int) -> Result:
-    sides = {"numpy": case.numpy, "jitgrad": case.jitgrad}
+def _measure_case(row: Row, case: Case, repeats: int, sides: tuple[str, ...]) -> Result:
+    """Time ``sides`` of ``case`` in interleaved rounds. numpy's first call gives the result
+    the other sides' first calls are checked against, whether numpy is timed or not; a
+    comparator whose first call fails or differs is reported in ``failed``, not timed."""
+    fns = {side: getattr(case, side) for side in sides if getattr(case, side) is not None}
+    if not fns:
+        return Result(row, case, {})  # the row has no side for this library
     failed = {}
-    if case.alloc_bytes:
-        sides["fault"], sides["fault-base"] = _fault_pair(case.alloc_bytes)
     try:
         expected = np.array(case.numpy())  # warm-up calls: compile time stays out
         if case.reset is not None:
             case.reset()
-        got = case.jitgrad()
-        if expected.ndim and not _same(got, expected, case.rtol):
-            return Result(row, case, {}, error="jitgrad's result differs from numpy's")
-        del got
-        for side in COMPARATORS:  # a comparator that fails is reported, not fatal
-            fn = getattr(case, side)
-            if fn is None:
-                continue
+        for side in [s for s in fns if s != "numpy"]:
             try:
-                got = fn()
-                if expected.ndim and not _same(got, expected, case.rtol):
-                    failed[side] = "result differs from numpy's"
-                else:
-                    sides[side] = fn
+                got = fns[side]()
+                same = not expected.ndim or _same(got, expected, case.rtol)
+                why = "" if same else "result differs from numpy's"
                 del got
             except Exception as exc:
-                failed[side] = f"{type(exc).__name__}: {exc}"
+                if side == "jitgrad":
+                    raise
+                why = f"{type(exc).__name__}: {exc}"
+            if why and side == "jitgrad":
+                return Result(row, case, {}, error=f"jitgrad's {why}")
+            if why:  # a comparator that fails is reported, not fatal
+                failed[side] = why
+                del fns[side]
         del expected
-        numbers = {side: _batch(fn) for side, fn in sides.items()}
-        samples: dict[str, list[float]] = {side: [] for side in sides}
-        names = list(sides)
+        if not fns:
+            return Result(row, case, {}, failed=failed)
+        if "numpy" in fns and case.alloc_bytes:
+            fns["fault"], fns["fault-base"] = _fault_pair(case.alloc_bytes)
+        numbers = {side: _batch(fn) for side, fn in fns.items()}
+        samples: dict[str, list[float]] = {side: [] for side in fns}
+        names = list(fns)
         gc.collect()
         gc_was_enabled = gc.isenabled()
         gc.disable()
@@ -211,7 +228,7 @@ def _measure_case(row: Row, case: Case, repeats: int) -> Result:
                 for rnd in range(repeats):
                     k = rnd % len(names)
                     for side in names[k:] + names[:k]:
-                        samples[side].append(_time(sides[side], numbers[side]))
+                        samples[side].append(_time(fns[side], numbers[side]))
         finally:
             if gc_was_enabled:
                 gc.enable()
@@ -219,7 +236,7 @@ def _measure_case(row: Row, case: Case, repeats: int) -> Result:
         return Result(row, case, {}, error=f"{type(exc).__name__}: {exc}")
     times = {side: statistics.median(s) for side, s in samples.items()}
     spread = {side: (min(s), max(s)) for side, s in samples.items()}
-    if case.alloc_bytes:
+    if "fault" in times:
         times["fault"] = max(0.0, times["fault"] - times.pop("fault-base"))
     return Result(row, case, times, others=load.others, spread=spread, failed=failed)
 
@@ -383,6 +400,10 @@ def notes(results: list[Result]) -> list[str]:
                 f"other processes kept {r.others:.1f} of the cores busy during its quietest "
                 "attempt: the parallel kernels' second thread competed with them"
             )
+        for side, load in r.loads.items():
+            if load >= BUSY:
+                said.append(f"other processes kept {load:.1f} of the cores busy while "
+                            f"{_LABELS[side]}'s process timed it")  # fmt: skip
         if said:
             lines.append(f"- {r.row.name}: " + "; ".join(said))
     return [*lines, ""] if lines else []
@@ -416,21 +437,7 @@ def _read(path: str) -> str:
 _THREAD_ENV = ("NUMBA_THREADING_LAYER", "NUMBA_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 
-def _comparator_versions(ctx: Context) -> str:
-    torch, jax = ctx.torch, ctx.jax
-    if torch is None:
-        said = "torch not installed"
-    else:
-        said = f"torch {torch.__version__} ({torch.get_num_threads()} threads)"
-    if jax is None:
-        return said + ", jax not installed"
-    import jaxlib
-
-    devices = ", ".join(sorted({d.platform for d in jax.devices()}))
-    return said + f", jax {jax.__version__} with jaxlib {jaxlib.__version__} on {devices}"
-
-
-def machine(ctx: Context) -> list[str]:
+def machine(compared_with: str) -> list[str]:
     import llvmlite
     import numba
 
@@ -446,7 +453,7 @@ def machine(ctx: Context) -> list[str]:
         f"- load average at the end of the run: {' '.join(_read('/proc/loadavg').split()[:3])}",
         f"- Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}"
         f", llvmlite {llvmlite.__version__}",
-        f"- compared with: {_comparator_versions(ctx)}",
+        f"- compared with (each in a process of its own): {compared_with}",
         f"- numba threads: {numba.get_num_threads()}, threading layer: {layer}; "
         f"jitgrad parallel_threshold: {config.parallel_threshold} elements",
         f"- transparent huge pages: {_read('/sys/kernel/mm/transparent_hugepage/enabled')}",
@@ -476,14 +483,15 @@ def _blas() -> str:
 _QUICK_NOTE = " — quick mode: small sizes, few repeats (a smoke check, not a result)"
 
 
-def report(results: list[Result], ctx: Context, command: str, repeats: int, wait: float,
-           sections: list[str] = ()) -> str:  # fmt: skip
-    installed = {side: getattr(ctx, side) is not None for side in COMPARATORS}
+def report(results: list[Result], quick: bool, installed: dict[str, bool], compared_with: str,
+           command: str, repeats: int, wait: float, sections: list[str] = ()) -> str:  # fmt: skip
+    """The whole RESULTS.md; ``installed`` and ``compared_with`` (the comparators' versions)
+    come from the comparators' processes."""
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out = [
         "# jitgrad performance against numpy, PyTorch and JAX",
         "",
-        f"Command: `{command}` — {when}" + _QUICK_NOTE * ctx.quick,
+        f"Command: `{command}` — {when}" + _QUICK_NOTE * quick,
         "",
         "Times are medians per call over " + f"{repeats} interleaved rounds (fastest–slowest "
         "round in brackets), after one warm-up "
@@ -496,11 +504,26 @@ def report(results: list[Result], ctx: Context, command: str, repeats: int, wait
         "",
         '"torch" is PyTorch eager and "jax" is `jax.jit` (on the autograd rows, eager '
         "`jax.grad`, as their notes say); each JAX call waits for its result with "
-        "`block_until_ready()`. Both run on the CPU in the row's dtype, in the same rounds, "
-        "after a warm-up call of their own whose result is checked against numpy's. \"torch "
-        'vs numpy" and "jax vs numpy" are numpy\'s time over theirs. "not installed": the '
-        "library cannot be imported (`make perf` installs both: the `compare` extra); "
-        '"—": the row has no side for it.',
+        "`block_until_ready()`. Both run on the CPU in the row's dtype, each in a process of "
+        "its own started once per run: neither library is ever imported into the process "
+        "that times jitgrad and numpy, where PyTorch's OpenMP runtime and JAX's thread pools "
+        "would compete with numba's and OpenBLAS's threads for the cores and move their "
+        "times (on this 2-core machine by up to 2×). Row by row, this process times jitgrad "
+        "and numpy, then PyTorch's process and then JAX's time their side of the same row "
+        "while the other processes wait idle: built by the same row function from the same "
+        "seeded data (checked: same size, same draws), checked against numpy's result "
+        "computed there after a warm-up call, timed in as many rounds with the same "
+        'batching, medians and re-measuring when disturbed. "torch vs numpy" and "jax vs '
+        'numpy" are the numpy median measured in this process (the one jitgrad is compared '
+        "with) over theirs; \"others' load\" is that of this process's timing (a "
+        "comparator's process disturbed by others gets a note). PyTorch's process starts "
+        "with the OMP_WAIT_POLICY this run was started with, not the PASSIVE that jitgrad "
+        "sets for its own threads; unset, PyTorch's OpenMP threads spin while they wait, as "
+        "its users get them: on a quiet machine about twice as fast on its small parallel "
+        "calls as with PASSIVE, but while another process holds a core its calls can stretch "
+        'to whole scheduler ticks (here multiples of 4 ms). "not installed": the library cannot '
+        'be imported (`make perf` installs both: the `compare` extra); "—": the row has no '
+        "side for it.",
         "",
         *table(results, installed),
         "",
@@ -516,7 +539,7 @@ def report(results: list[Result], ctx: Context, command: str, repeats: int, wait
         *sections,
         "## Machine",
         "",
-        *machine(ctx),
+        *machine(compared_with),
         "",
     ]
     return "\n".join(out)

@@ -201,8 +201,8 @@ _HEAD = [
 ]
 
 
-def _table(name: str, starts, jax_starts, jax, repeats: int, targets, quoted_jax: str,
-           python: list) -> list[str]:  # fmt: skip
+def _table(name: str, starts, jax_starts, jax_installed: bool, repeats: int, targets,
+           quoted_jax: str, python: list) -> list[str]:  # fmt: skip
     """Lines of one table: jitgrad (``name``) cold and warm with their targets, then JAX's;
     appends the jitgrad processes' start-up seconds to ``python``."""
     cold_target, warm_target = targets
@@ -220,7 +220,7 @@ def _table(name: str, starts, jax_starts, jax, repeats: int, targets, quoted_jax
         f"| {_seconds(warm, 'total')} | {_kernels(warm)} "
         f"| from process start ≤ {warm_target:g} s | {_status(warm, 'total', warm_target)} |",
     ]
-    if jax is None:
+    if not jax_installed:
         return [*lines, "| jax.jit | jax not installed | | | | |"]
     try:
         cold, warm = jax_starts(repeats)
@@ -235,13 +235,14 @@ def _table(name: str, starts, jax_starts, jax, repeats: int, targets, quoted_jax
     ]
 
 
-def startup_lines(jax=None, repeats: int = 3) -> list[str]:
-    """The report's compile and warm-start section; ``jax`` is the module or None."""
+def startup_lines(jax_installed: bool = False, repeats: int = 3) -> list[str]:
+    """The report's compile and warm-start section (JAX's lines need it installed; this
+    process never imports it)."""
     python: list[float] = []
-    chain = _table("jg.function", chain_starts, jax_chain_starts, jax, repeats, CHAIN_TARGETS,
-                   "issue 4 quotes 0.07–0.36 s", python)  # fmt: skip
-    digits = _table("jg.jit", digits_starts, jax_digits_starts, jax, repeats, DIGITS_TARGETS,
-                    "issue 5 quotes about 0.3 s", python)  # fmt: skip
+    chain = _table("jg.function", chain_starts, jax_chain_starts, jax_installed, repeats,
+                   CHAIN_TARGETS, "issue 4 quotes 0.07–0.36 s", python)  # fmt: skip
+    digits = _table("jg.jit", digits_starts, jax_digits_starts, jax_installed, repeats,
+                    DIGITS_TARGETS, "issue 5 quotes about 0.3 s", python)  # fmt: skip
     spawn = f"{statistics.median(python) * 1e3:.0f} ms" if python else "—"
     return [
         "## Compile and warm start",
