@@ -1,10 +1,13 @@
 """The JIT: elementwise formulas lowered to generated numba kernels, whole steps traced.
 
 Importing this package makes every elementwise op run its forward and its backward as one
-generated kernel each (``config.backend = "reference"`` switches back to the numpy
-evaluator, the oracle of the tests). Kernels are cached in memory by structure and on
-disk under ``JITGRAD_CACHE_DIR``. ``jg.jit(fn)`` (this module is callable) traces a whole
-training step once per signature and replays it (see ``trace.py``).
+generated kernel each, sums and extrema over axes run as reduction kernels
+(``reduction.py``) and cross-entropy over class rows as two kernels (``rows.py``)
+(``config.backend = "reference"`` switches back to the numpy evaluator, the oracle of the
+tests). Kernels are cached in memory by structure and on disk under
+``JITGRAD_CACHE_DIR``. ``jg.jit(fn)`` (this module is callable) traces a whole training
+step once per signature and replays it (see ``trace.py``), with large buffers passed by
+reference (``binding.py``).
 """
 
 from __future__ import annotations
