@@ -295,8 +295,18 @@ class TensorBase:
 
     def _empty_like(self, dtype=None) -> TensorBase:
         d = self.dtype if dtype is None else dtypes.as_dtype(dtype)
-        return self._make(storage_class(d)(self.numel()), self._shape,
+        return self._make(storage_class(d)._uninitialised(self.numel()), self._shape,
                           layout.contiguous_strides(self._shape), 0)  # fmt: skip
+
+    def _copied(self, dtype=None) -> TensorBase:
+        """A contiguous copy in a fresh storage: nothing to check about a destination that
+        nothing else can see or overlap."""
+        out = self._empty_like(dtype)
+        if out.numel():
+            self._check_in_storage()
+            run(copy_strided, self._storage.kernel_array, self._offset, self._strides,
+                out._storage.kernel_array, 0, out._strides, self._shape)  # fmt: skip
+        return out
 
     def contiguous(self) -> TensorBase:
         """Self when already row-major dense, else a copy into a new storage."""
@@ -305,17 +315,13 @@ class TensorBase:
         return self.clone()
 
     def clone(self) -> TensorBase:
-        out = self._empty_like()
-        out._copy_from(self)
-        return out
+        return self._copied()
 
     def astype(self, dtype, copy: bool = True) -> TensorBase:
         d = dtypes.as_dtype(dtype)
         if d is self.dtype and not copy:
             return self
-        out = self._empty_like(d)
-        out._copy_from(self)
-        return out
+        return self._copied(d)
 
     def to(self, dtype) -> TensorBase:
         """Self when already of ``dtype``, else a cast copy (PyTorch)."""
