@@ -217,6 +217,11 @@ class Launch:
     def set_scalars(self, values) -> None:
         self.args[self._scalar_slots] = values
 
+    def set_number(self, name: str, value) -> None:
+        """One named scalar of an update launch (``update``), e.g. Adam's step count."""
+        self.args[self._scalar_slots.start + self.numbers.index(name)] = self.scalar_type(value)
+        self.hyper_values = None  # the next ``update`` call refreshes every scalar
+
     def array_positions(self) -> list[tuple[int, int | None]]:
         """(position of an array in ``args``, position of its offset or None for outputs)."""
         step = self._per_input

@@ -43,6 +43,9 @@ def adam_update(m, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, *, lr, beta
     return param - (lr / bias_correction1) * exp_avg / denom, exp_avg, exp_avg_sq, max_exp_avg_sq
 
 
+_GROUP_KEYS = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize")
+
+
 class Adam(Optimizer):
     """``Adam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
     amsgrad=False, maximize=False)``; weight decay is L2 added to the gradient.
@@ -75,6 +78,16 @@ class Adam(Optimizer):
             raise ValueError(f"invalid epsilon value: {group['eps']}")
         if group["weight_decay"] < 0:
             raise ValueError(f"invalid weight_decay value: {group['weight_decay']}")
+
+    def _replay_token(self, work):
+        if not all("exp_avg" in state for *_, state in work):
+            return None  # a first step creates the state its kernels read
+        return tuple(tuple(g[k] for k in _GROUP_KEYS) for g in self.param_groups)
+
+    def _advance(self, work, launches) -> None:
+        for (*_, state), launch in zip(work, launches):
+            state["step"] += 1
+            launch.set_number("step", state["step"])
 
     def _update(self, group: dict, param, grad, state: dict):
         state["step"] = state.get("step", 0) + 1

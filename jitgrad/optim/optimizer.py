@@ -194,6 +194,7 @@ class Optimizer:
         token = self._replay_token(work)
         cached = self._replays.get(id(work))
         if token is not None and cached is not None and cached[0] is work and cached[1] == token:
+            self._advance(work, [launch for launch, _ in cached[2]])
             for launch, outputs in cached[2]:
                 launch()
                 for o in outputs:
@@ -207,9 +208,13 @@ class Optimizer:
             self._replays[id(work)] = (work, token, prepared)
 
     def _replay_token(self, work):
-        """What this step's update kernels depend on beyond their arrays (hyper-parameters,
-        state flags), or None when every step differs (Adam's step count)."""
+        """What this step's update kernels depend on beyond their arrays and ``_advance``
+        (hyper-parameters, state flags), or None to run ``_update`` for every parameter."""
         return None
+
+    def _advance(self, work, launches) -> None:
+        """Before prepared launches rerun: move per-step state on (a step count) and put
+        the numbers that follow from it into the launches."""
 
     def _update(self, group: dict, param: Tensor, grad: Tensor, state: dict):
         """Update one parameter; return ``apply_update``'s result."""
