@@ -299,6 +299,12 @@ class Optimizer:
             for key, value in old.items():
                 if key != "params":
                     new[key] = tuple(value) if isinstance(value, list) else value
+        # Jitted steps replay work lists holding the state they were traced with: point
+        # them at the restored state, and drop the launches prepared over the old one.
+        self._launches.clear()
+        for key, (work, _, _) in list(self._replays.items()):
+            work[:] = [(g, p, grad, self.state.setdefault(p, {})) for g, p, grad, _ in work]
+            self._replays[key] = (work, None, [])
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]

@@ -198,6 +198,45 @@ def test_optimizers_under_jit_follow_eager_through_a_learning_rate_change(make):
             np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)
 
 
+def _snapshot(value):
+    if isinstance(value, jg.Tensor):
+        return value.detach().clone()
+    if isinstance(value, dict):
+        return {k: _snapshot(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_snapshot(v) for v in value)
+    return value
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam"])
+def test_a_jitted_step_follows_a_loaded_optimizer_state(name):
+    from jitgrad import nn
+
+    options = dict(lr=0.1, momentum=0.9) if name == "SGD" else dict(lr=0.05)
+    models = [nn.Linear(3, 2, generator=jg.random.default_rng(0)) for _ in range(2)]
+    opts = [getattr(jg.optim, name)(list(m.parameters()), **options) for m in models]
+
+    def step(model, opt, x):
+        opt.zero_grad()
+        (model(x) ** 2).sum().backward()
+        opt.step()
+
+    jitted = jg.jit(step)
+    x = jg.tensor(np.random.default_rng(2).standard_normal((4, 3)))
+    saved = None
+    for i in range(9):
+        if i == 3:
+            saved = [_snapshot((m.state_dict(), o.state_dict())) for m, o in zip(models, opts)]
+        if i == 6:  # back to the state of step 3, restored into fresh tensors
+            for (m_state, o_state), m, o in zip(saved, models, opts):
+                m.load_state_dict(m_state)
+                o.load_state_dict(o_state)
+        step(models[0], opts[0], x)
+        jitted(models[1], opts[1], x)
+        for a, b in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)
+
+
 BIG = 1 << 17  # above the parallel threshold: large buffers pass by reference
 
 
