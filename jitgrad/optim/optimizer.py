@@ -86,6 +86,7 @@ def scalars(group: dict, names: Iterable[str]) -> dict:
 
 
 _REQUIRED = object()
+_MAX_REPLAYED = 16  # traced steps whose optimizer work lists are remembered (see _apply)
 
 
 class Optimizer:
@@ -182,8 +183,10 @@ class Optimizer:
         # One recorded step: a replay of a jitted training step reruns the whole update,
         # reading the learning rate and step counts as they are then, with the gradients
         # the replay computed.
-        if config.thread.tape is not None:
-            self._replays[id(work)] = (work, None, [])  # replays will pass this list again
+        if config.thread.tape is not None:  # replays will pass this list again
+            if len(self._replays) >= _MAX_REPLAYED:  # plans retraced away: forget the oldest
+                del self._replays[next(iter(self._replays))]
+            self._replays[id(work)] = (work, None, [])
         run(self._apply, work)
         return loss
 
