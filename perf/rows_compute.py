@@ -24,7 +24,8 @@ def _chain_case(ctx, n, backward: bool, jitted: bool = False):
         numpy = lambda: chain_numpy(x, np.float32(A), np.float32(B))  # noqa: E731
     else:
         leaf = jg.from_numpy(x.copy()).requires_grad_()
-        seed = jg.ones(n, dtype=jg.float32)
+        # d sum(y)/dy as sum's backward hands it on: one 1 broadcast over n elements.
+        seed = jg.ones((), dtype=jg.float32).expand(n)
 
         def gradient(t):
             chain(t, A, B).backward(seed)  # the gradient of the sum
