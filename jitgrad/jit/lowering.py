@@ -205,6 +205,7 @@ class Launch:
     def __init__(self, kernel, where: Layout, arrays, offsets, loads, scalars, ct, outs,
                  exprs=None):  # fmt: skip
         self.kernel, self.shape, self.strides = kernel, where.shape, where.strides
+        self._compiled = None
         self.arrays, self.offsets, self.loads = arrays, offsets, loads
         self.scalars, self.ct, self.outs, self.exprs = scalars, ct, outs, exprs
         n = layout.numel(self.shape)
@@ -230,7 +231,13 @@ class Launch:
         return inputs + [(first_out + k, None) for k in range(len(self.outs))]
 
     def __call__(self) -> None:
-        self.kernel.run(self.variant, *self.args)
+        compiled = self._compiled
+        if compiled is None:  # the first call compiles or loads (``cache.Kernel.run``)
+            self.kernel.run(self.variant, *self.args)
+            self._compiled = getattr(self.kernel.module, self.variant)
+        else:  # replays call the compiled function directly: a plan makes many calls
+            compiled(*self.args)
+            self.kernel.calls += 1
 
 
 def _run(key, exprs, xs, where: Layout, loads, scalars, ct, outs) -> Launch:
