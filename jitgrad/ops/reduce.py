@@ -64,10 +64,7 @@ def sum_to_data(g, shape) -> Tensor:
     shape = tuple(shape)
     if g.shape == shape:
         return g
-    lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
-    )
+    axes = layout.broadcast_axes(g.shape, shape)
     return TensorBase.reshape(_reduced("sum", g, axes, False, np.sum), shape)
 
 

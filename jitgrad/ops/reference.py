@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from ..strided import layout as _layout  # private: this module is a formula namespace
+
 pi = math.pi
 
 # numpy's ufuncs under jitgrad's names (most are identical).
@@ -50,8 +52,4 @@ def sum_to(g, shape):
     g = np.asarray(g)
     if g.shape == tuple(shape):
         return g
-    lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
-    )
-    return g.sum(axis=axes, keepdims=True).reshape(shape)
+    return g.sum(axis=_layout.broadcast_axes(g.shape, shape), keepdims=True).reshape(shape)

@@ -170,6 +170,19 @@ def broadcast_strides(shape: Shape, strides: Shape, target: Shape) -> Shape:
     return tuple(out)
 
 
+def broadcast_axes(shape: Shape, target: Shape) -> tuple[int, ...]:
+    """The axes of ``shape`` that broadcasting ``target`` up to it added or repeated: what
+    summing back to ``target`` reduces over.
+
+    >>> broadcast_axes((4, 3, 5), (3, 1))
+    (0, 2)
+    """
+    lead = len(shape) - len(target)
+    return tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(target) if n == 1 and shape[lead + i] != 1
+    )
+
+
 def index_layout(shape: Shape, strides: Shape, offset: int, key) -> tuple[Shape, Shape, int]:
     """Apply a basic index (ints, slices, Ellipsis, None) to a layout."""
     if not isinstance(key, tuple):
