@@ -49,7 +49,7 @@ def launch_slots(steps) -> dict[int, tuple[np.ndarray, Slots] | None]:
     found: dict[int, tuple[np.ndarray, Slots] | None] = {}
     for fn, args in steps:
         if not isinstance(fn, Launch):
-            for key in _owners_in(args):
+            for key in owners_in(args):
                 found[key] = None
             continue
         outs_from = len(fn.args) - len(fn.outs)
@@ -87,13 +87,15 @@ def fresh_storage_like(storage, numel: int | None = None):
     return storage_class(storage.dtype)._uninitialised(storage.size() if numel is None else numel)
 
 
-def _owners_in(value) -> list[int]:
+def owners_in(value) -> list[int]:
+    """The allocations a recorded call's arguments reach: arrays and tensors, inside
+    lists, tuples and dicts (an optimizer step's work list)."""
     if isinstance(value, np.ndarray):
         return [owner(value)]
     if isinstance(value, TensorBase):
         return [owner(value._storage.kernel_array)]
     if isinstance(value, (list, tuple)):
-        return [k for v in value for k in _owners_in(v)]
+        return [k for v in value for k in owners_in(v)]
     if isinstance(value, dict):
-        return [k for v in value.values() for k in _owners_in(v)]
+        return [k for v in value.values() for k in owners_in(v)]
     return []

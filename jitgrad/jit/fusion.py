@@ -14,6 +14,7 @@ import numpy as np
 
 from ..strided import layout
 from . import cache, ir, lowering
+from .binding import owner, owners_in
 
 
 def fuse(steps: list, keep: list[np.ndarray]) -> list:
@@ -41,33 +42,19 @@ def fuse(steps: list, keep: list[np.ndarray]) -> list:
     return fused
 
 
-def _owner(a):
-    """The object that owns ``a``'s memory: arrays with different owners never overlap."""
-    while isinstance(getattr(a, "base", None), np.ndarray):
-        a = a.base
-    return id(a.base if a.base is not None else a)
-
-
 def _readers(steps, keep) -> dict[int, set[int]]:
     """For each memory owner, the indices of the steps that use it (-1: must be kept)."""
     users: dict[int, set[int]] = {}
     for fn, args in steps:
-        arrays = (
-            list(fn.arrays) + list(fn.outs) if isinstance(fn, lowering.Launch) else _arrays_in(args)
-        )
-        for a in arrays:
-            users.setdefault(_owner(a), set()).add(id(fn))
+        if isinstance(fn, lowering.Launch):
+            owners = [owner(a) for a in list(fn.arrays) + list(fn.outs)]
+        else:
+            owners = owners_in(args)
+        for key in owners:
+            users.setdefault(key, set()).add(id(fn))
     for a in keep:
-        users.setdefault(_owner(a), set()).add(-1)
+        users.setdefault(owner(a), set()).add(-1)
     return users
-
-
-def _arrays_in(value) -> list:
-    if isinstance(value, np.ndarray):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [a for v in value for a in _arrays_in(v)]
-    return []
 
 
 def _merge(group, readers) -> lowering.Launch:
@@ -107,7 +94,7 @@ def _merge(group, readers) -> lowering.Launch:
         for out, e in zip(launch.outs, exprs):
             produced[id(out)] = (e, out.dtype.name)
             outputs.append((out, e))
-    stored = [(out, e) for out, e in outputs if readers.get(_owner(out), set()) - members]
+    stored = [(out, e) for out, e in outputs if readers.get(owner(out), set()) - members]
     outs = [out for out, _ in stored]
     exprs = [e for _, e in stored]
     where = lowering.plan_layout(shape, strides)
