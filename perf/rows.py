@@ -43,24 +43,28 @@ def _(ctx):
     return _transpose(ctx, np.float64)
 
 
-@row("permute4d-f32", target=2.5)
-def _(ctx):
-    """A 4-d gather: NCHW-like (0, 2, 3, 1) permutation made contiguous."""
-    n = ctx.pick(64, 32)
-    a = _random(ctx, (n, n, n, n), np.float32)
+def _to_channels_last(ctx, a, label: str) -> Case:
+    """``a`` permuted (0, 2, 3, 1) into contiguous memory, on every side."""
     t = jg.from_numpy(a)
     torch_fn = None
     if ctx.torch is not None:
         ta = ctx.torch.from_numpy(a)
         torch_fn = lambda: ta.permute(0, 2, 3, 1).contiguous()  # noqa: E731
     return Case(
-        f"{n}⁴ float32, axes (0,2,3,1)",
+        f"{label}, axes (0,2,3,1)",
         jitgrad=lambda: t.permute(0, 2, 3, 1).contiguous(),
         numpy=lambda: np.ascontiguousarray(a.transpose(0, 2, 3, 1)),
         torch=torch_fn,
         jax=jax_jit(ctx.jax, lambda v: v.transpose(0, 2, 3, 1), a),
         alloc_bytes=a.nbytes,
     )
+
+
+@row("permute4d-f32", target=2.5)
+def _(ctx):
+    """A 4-d gather: NCHW-like (0, 2, 3, 1) permutation made contiguous."""
+    n = ctx.pick(64, 32)
+    return _to_channels_last(ctx, _random(ctx, (n, n, n, n), np.float32), f"{n}⁴ float32")
 
 
 @row("permute-nhwc-f32", note="3 channels: short destination runs")
@@ -68,19 +72,7 @@ def _(ctx):
     """NCHW -> NHWC with C=3, the image-batch layout change."""
     n, hw = ctx.pick(16, 4), ctx.pick(512, 256)
     a = _random(ctx, (n, 3, hw, hw), np.float32)
-    t = jg.from_numpy(a)
-    torch_fn = None
-    if ctx.torch is not None:
-        ta = ctx.torch.from_numpy(a)
-        torch_fn = lambda: ta.permute(0, 2, 3, 1).contiguous()  # noqa: E731
-    return Case(
-        f"{n}×3×{hw}×{hw} float32, axes (0,2,3,1)",
-        jitgrad=lambda: t.permute(0, 2, 3, 1).contiguous(),
-        numpy=lambda: np.ascontiguousarray(a.transpose(0, 2, 3, 1)),
-        torch=torch_fn,
-        jax=jax_jit(ctx.jax, lambda v: v.transpose(0, 2, 3, 1), a),
-        alloc_bytes=a.nbytes,
-    )
+    return _to_channels_last(ctx, a, f"{n}×3×{hw}×{hw} float32")
 
 
 @row("fill-f32", target=1.0, note="no jax side: JAX arrays are immutable (no in-place fill)")
