@@ -15,7 +15,9 @@ import numpy as np
 from ._config import config
 
 
-@dataclass(frozen=True)
+# One instance per dtype (the table below): identity is equality, which keeps hashing a
+# dtype (every eager dispatch key holds some) as cheap as hashing an object.
+@dataclass(frozen=True, eq=False)
 class DType:
     name: str
     numpy: np.dtype = field(repr=False)
@@ -40,6 +42,9 @@ class DType:
 
     def __repr__(self) -> str:
         return f"jitgrad.{self.name}"
+
+    def __reduce__(self):
+        return as_dtype, (self.name,)
 
 
 def _row(name: str, storage_name: str) -> DType:

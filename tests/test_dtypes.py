@@ -54,3 +54,13 @@ def test_weak_scalars_follow_the_default_dtype():
         jg.set_default_dtype(jg.float64)
     with pytest.raises(TypeError, match="at least one"):
         result_type()
+
+
+def test_dtypes_are_singletons_across_copies_and_pickles():
+    import copy
+    import pickle
+
+    for d in jg.dtypes.ALL_DTYPES:
+        assert pickle.loads(pickle.dumps(d)) is d
+        assert copy.deepcopy(d) is d
+    assert jg.float32 != jg.float64 and len({jg.float32, jg.float32, jg.float64}) == 2
