@@ -54,7 +54,9 @@ class Storage(ElementOps):
         """``numel`` uninitialised elements, without the constructor's checks: the
         allocation behind every op result."""
         self = object.__new__(cls)
-        self._untyped = UntypedStorage._pooled(numel * cls.dtype.itemsize)
+        self._untyped = untyped = UntypedStorage._pooled(numel * cls._itemsize)
+        data = untyped._bytes.view(cls._numpy)  # typed_arrays' work, done while it is cheap
+        untyped._typed[cls._numpy] = (data, data.view(np.uint16) if cls._half else data)
         return self
 
     @classmethod
@@ -251,7 +253,10 @@ def _view_of(cls_self: Storage, other: Storage, offset, size) -> UntypedStorage:
 def _make_storage_class(d: dtypes.DType) -> type[Storage]:
     bases = (Storage, _ByteText) if d.storage_name in ("Byte", "Char") else (Storage,)
     name = f"{d.storage_name}Storage"
-    cls = type(name, bases, {"dtype": d, "__doc__": f"A flat buffer of {d.name} elements."})
+    doc = f"A flat buffer of {d.name} elements."
+    namespace = {"dtype": d, "__doc__": doc, "_numpy": d.numpy, "_itemsize": d.itemsize,
+                 "_half": d is dtypes.float16}  # fmt: skip
+    cls = type(name, bases, namespace)
     cls.__module__ = "jitgrad"
     return cls
 

@@ -16,6 +16,8 @@ from .. import dtypes
 from . import buffers, kernels
 from .elements import ElementOps
 
+_HALF = np.dtype(np.float16)
+
 
 class UntypedStorage(ElementOps):
     """A flat buffer of bytes, PyTorch's ``torch.UntypedStorage``.
@@ -35,22 +37,35 @@ class UntypedStorage(ElementOps):
         else:
             self._init(_sequence_to_array(arg, np.dtype(np.uint8)), resizable=True)
 
+    # Defaults of the rarely changed state, kept on the class: every op result wraps a
+    # storage, so its construction sets only what differs.
+    _owner = None
+    _base: UntypedStorage | None = None
+    _resizable = False
+    _views: weakref.WeakSet[UntypedStorage] | None = None  # created on first view_bytes
+    _refcount = 1
+    filename: str | None = None
+    _shared = False
+    _finalizer = None
+    # Reference counting, resizing and moving to shared memory are rare and brief: one
+    # lock serves every storage.
+    _lock = threading.Lock()
+
     def _init(self, data: np.ndarray, *, owner=None, base=None, resizable=False,
               filename=None, shared=False) -> None:  # fmt: skip
         self._bytes: np.ndarray | None = data
         self._typed: dict[np.dtype, tuple[np.ndarray, np.ndarray]] = {}
-        self._owner = owner
-        self._base = base
-        self._resizable = resizable
-        # Created on first use: every op result wraps a storage, so this path is hot.
-        self._views: weakref.WeakSet[UntypedStorage] | None = None
-        self._lock = threading.Lock()
-        self._refcount = 1
-        self.filename: str | None = filename
-        self._shared = shared
-        self._finalizer = (
-            None if owner is None else weakref.finalize(self, buffers.close_owner, owner)
-        )
+        if resizable:
+            self._resizable = True
+        if base is not None:
+            self._base = base
+        if filename is not None:
+            self.filename = filename
+        if shared:
+            self._shared = True
+        if owner is not None:
+            self._owner = owner
+            self._finalizer = weakref.finalize(self, buffers.close_owner, owner)
 
     @classmethod
     def _pooled(cls, nbytes: int) -> UntypedStorage:
@@ -61,7 +76,7 @@ class UntypedStorage(ElementOps):
     def _init_pooled(self, nbytes: int) -> None:
         """Owned, uninitialised bytes; large ones come from and return to the pool."""
         data, raw = buffers.pool.allocate(nbytes)
-        self._init(data, resizable=True)
+        self._bytes, self._typed, self._resizable = data, {}, True
         if raw is not None:
             weakref.finalize(self, buffers.pool.recycle, raw)
 
@@ -151,13 +166,11 @@ class UntypedStorage(ElementOps):
     def typed_arrays(self, np_dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
         """This storage's bytes as a 1-D array of ``np_dtype``, and the array kernels take
         (the same, or its uint16 bits for float16, which numba does not support)."""
-        try:
-            return self._typed[np_dtype]
-        except KeyError:
-            pass
-        data = self._data().view(np_dtype)
-        pair = (data, data.view(np.uint16) if np_dtype == np.float16 else data)
-        self._typed[np_dtype] = pair
+        pair = self._typed.get(np_dtype)
+        if pair is None:  # the first use of a fresh op result: kept cheap
+            data = self._data().view(np_dtype)
+            pair = (data, data.view(np.uint16) if np_dtype is _HALF else data)
+            self._typed[np_dtype] = pair
         return pair
 
     @property
