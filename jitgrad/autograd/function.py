@@ -67,20 +67,28 @@ class Function(Node):
         return self._record(xs, ys, recording)
 
     def _record(self, xs, ys, recording: bool):
-        single = not isinstance(ys, tuple)
-        outputs = (ys,) if single else ys
+        if not recording:
+            return ys
+        outputs = ys if isinstance(ys, tuple) else (ys,)
         # Integer and bool outputs (argmax, comparisons) never carry gradients.
-        recording = recording and any(y.dtype.is_floating_point for y in outputs)
-        if recording:
-            self.inputs = xs
-            self.next_edges = tuple(x._edge() for x in xs)
-            self.generation = 1 + max(e[0].generation for e in self.next_edges if e is not None)
-            self._versions = tuple(x._storage._version for x in xs)
-            self._output_meta = tuple((y.shape, y.dtype) for y in outputs)
-            self.outputs = tuple(weakref.ref(y) for y in outputs)
-            for i, y in enumerate(outputs):
-                if y.dtype.is_floating_point:
-                    y._set_creator(self, i)
+        floating = [y._storage.dtype.kind == "f" for y in outputs]
+        if not any(floating):
+            return ys
+        # Plain loops: this runs once per recorded op, and eager overhead is per op.
+        edges, versions, generation = [], [], 0
+        for x in xs:
+            edge = x._edge()
+            edges.append(edge)
+            versions.append(x._storage._version)
+            if edge is not None and edge[0].generation >= generation:
+                generation = edge[0].generation + 1
+        self.inputs, self.next_edges, self._versions = xs, edges, versions
+        self.generation = generation
+        self._output_meta = [(y._shape, y._storage.dtype) for y in outputs]
+        self.outputs = [weakref.ref(y) for y in outputs]
+        for i, y in enumerate(outputs):
+            if floating[i]:
+                y._grad_fn, y._output_nr, y._requires_grad = self, i, True
         return ys
 
     def forward(self, *xs):
