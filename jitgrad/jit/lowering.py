@@ -34,7 +34,8 @@ def forward(op, xs) -> Tensor | None:
     if signature is not None:
         decided = _decided.get(signature)
         if decided is not None:
-            return _launch_decided(decided, op, xs)[0]
+            op._decision = decided
+            return launch(decided, op, xs)[0]
     ct = _compute_dtype(op)
     if ct is None:
         return None
@@ -51,18 +52,24 @@ def forward(op, xs) -> Tensor | None:
 
     key = ("forward", type(op), _params(op), tuple(op._slots), ct, out_dtype.name, loads,
            where.pattern)  # fmt: skip
-    launch = _run(key, exprs, xs, where, loads, _scalars(op, ct), ct, [out])
-    _decide(signature, launch, where, [out_dtype], ct)
+    prepared = _run(key, exprs, xs, where, loads, _scalars(op, ct), ct, [out])
+    op._decision = _decide(signature, prepared, where, [out_dtype], ct)
     return out
 
 
 def backward(op, xs, gy: Tensor):
     """Every needed input gradient in one kernel (then summed over broadcast axes)."""
     operands = [*xs, gy]
-    signature = _eager_signature(op, operands, tuple(x.requires_grad for x in xs))
+    mask = tuple([x._requires_grad for x in xs])
+    if op._known is not None and config.thread.tape is None:
+        # The forward's known call fixes the op and its operands' layouts: only which inputs
+        # need a gradient and the incoming gradient's layout can still differ.
+        signature = (op._known, mask, gy._storage.dtype, gy._shape, gy._strides)
+    else:
+        signature = _eager_signature(op, operands, mask)
     decided = _decided.get(signature) if signature is not None else None
     if decided is not None:
-        outs = _launch_decided(decided, op, operands)
+        outs = launch(decided, op, operands)
         needed = decided.needed
     else:
         ct = _compute_dtype(op)
@@ -85,8 +92,8 @@ def backward(op, xs, gy: Tensor):
 
         key = ("backward", type(op), _params(op), tuple(op._slots), tuple(needed), ct,
                tuple(d.name for d in out_dtypes), loads, where.pattern)  # fmt: skip
-        launch = _run(key, exprs, operands, where, loads, _scalars(op, ct), ct, outs)
-        _decide(signature, launch, where, out_dtypes, ct, needed)
+        prepared = _run(key, exprs, operands, where, loads, _scalars(op, ct), ct, outs)
+        _decide(signature, prepared, where, out_dtypes, ct, needed)
     grads = [None] * len(xs)
     for p, g in zip(needed, outs):
         slot = op._slots[p]
@@ -105,10 +112,16 @@ def backward(op, xs, gy: Tensor):
 
 
 class _Decided:
-    __slots__ = ("kernel", "where", "out_dtypes", "scalar_type", "variant", "needed")
+    __slots__ = ("kernel", "compiled", "where", "out_storages", "numel", "out_strides",
+                 "scalar_type", "variant", "needed")  # fmt: skip
 
     def __init__(self, kernel, where, out_dtypes, scalar_type, variant, needed):
-        self.kernel, self.where, self.out_dtypes = kernel, where, out_dtypes
+        """``scalar_type`` converts the op's constants, None when it has none."""
+        self.kernel, self.where = kernel, where
+        self.compiled = getattr(kernel.module, variant)  # the first call compiled or loaded it
+        self.out_storages = [storage_class(d) for d in out_dtypes]
+        self.numel = layout.numel(where.shape)
+        self.out_strides = layout.contiguous_strides(where.shape)
         self.scalar_type, self.variant, self.needed = scalar_type, variant, needed
 
 
@@ -123,25 +136,32 @@ def _eager_signature(op, xs, extra=()):
             *[(x.dtype, x._shape, x._strides) for x in xs])  # fmt: skip
 
 
-def _decide(signature, launch, where, out_dtypes, ct, needed=None) -> None:
-    if signature is None:
-        return
+def _decide(signature, launch, where, out_dtypes, ct, needed=None) -> _Decided | None:
+    if signature is None or not layout.numel(where.shape):
+        return None  # (an empty launch compiled nothing to remember)
     if len(_decided) >= _DECIDED_LIMIT:
         _decided.clear()
-    _decided[signature] = _Decided(launch.kernel, where, out_dtypes, np.dtype(ct).type,
-                                   launch.variant, needed)  # fmt: skip
+    scalar_type = np.dtype(ct).type if launch.scalars else None
+    decided = _decided[signature] = _Decided(launch.kernel, where, out_dtypes, scalar_type,
+                                             launch.variant, needed)  # fmt: skip
+    return decided
 
 
-def _launch_decided(decided: _Decided, op, operands) -> list:
-    where = decided.where
-    outs = [_empty(where.shape, d) for d in decided.out_dtypes]
+def launch(decided: _Decided, op, operands) -> list:
+    """Run a remembered decision on new operands of the same signature: its outputs."""
+    where, n, strides = decided.where, decided.numel, decided.out_strides
+    outs = [Tensor._make(cls._uninitialised(n), where.shape, strides, 0)
+            for cls in decided.out_storages]  # fmt: skip
     args = where.kernel_args([x._storage.kernel_array for x in operands],
                              [x._offset for x in operands])  # fmt: skip
     kind = decided.scalar_type
-    args += [kind(c) for c, slot in zip(op._constants, op._slots) if slot is None]
-    args += [o._storage.kernel_array for o in outs]
-    if outs[0].numel():
-        decided.kernel.run(decided.variant, *args)
+    if kind is not None:
+        args += [kind(c) for c, slot in zip(op._constants, op._slots) if slot is None]
+    for o in outs:
+        args.append(o._storage.kernel_array)
+    if n:
+        decided.compiled(*args)
+        decided.kernel.calls += 1
     return outs
 
 
@@ -166,12 +186,12 @@ class Layout:
 
     def kernel_args(self, arrays, offsets) -> list:
         args = [self._size_arg]
-        if self.pattern[0] == "flat":
-            for a, o in zip(arrays, offsets):
-                args += [a, o]
-        else:
+        if self._stride_args:
             for a, o, s in zip(arrays, offsets, self._stride_args):
-                args += [a, o, s]
+                args += (a, o, s)
+        else:
+            for a, o in zip(arrays, offsets):
+                args += (a, o)
         return args
 
 

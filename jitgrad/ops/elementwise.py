@@ -33,10 +33,16 @@ class Elementwise(Function):
 
     result = "same"
     saves_output = False
+    _known: _KnownCall | None = None  # set by calls that dispatch through the memo
     grad_rules: tuple[str | None, ...] = ()
     params: tuple[str, ...] = ()  # attributes that change the formula (part of kernel keys)
 
     def __call__(self, *inputs):
+        signature = _call_signature(self, inputs)
+        if signature is not None:
+            known = _known_calls.get(signature)
+            if known is not None:
+                return self._call_known(known, inputs)
         for x in inputs:
             # Symbolic values (the JIT's IR) build a kernel body from the same formula.
             namespace = getattr(type(x), "formula_namespace", None)
@@ -58,7 +64,24 @@ class Elementwise(Function):
                 self._slots.append(len(tensors))
                 self._constants.append(None)
                 tensors.append(as_tensor(x))
-        return super().__call__(*tensors)
+        self._decision = self._known = None
+        out = super().__call__(*tensors)
+        if signature is not None and self._decision is not None:
+            if len(_known_calls) >= _KNOWN_LIMIT:
+                _known_calls.clear()
+            self._known = _KnownCall(self._dtype, tuple(self._slots), self._decision)
+            _known_calls[signature] = self._known
+        return out
+
+    def _call_known(self, known: _KnownCall, inputs):
+        """A call whose signature was seen: launch the remembered kernel and record."""
+        slots = known.slots
+        self._dtype, self._slots, self._lowered, self._known = known.dtype, slots, True, known
+        self._constants = [None if slot is not None else x for x, slot in zip(inputs, slots)]
+        tensors = tuple(x for x, slot in zip(inputs, slots) if slot is not None)
+        out = config.lowering.launch(known.decision, self, tensors)[0]
+        recording = config.thread.grad_enabled and any(x._requires_grad for x in tensors)
+        return self._record(tensors, out, recording) if recording else out
 
     def _dtype_operands(self, operands):
         return operands
@@ -141,6 +164,16 @@ class Elementwise(Function):
             return np.asarray(reference.sum_to(g, x.shape), dtype=x.dtype.numpy)
 
     def _inputs_read_by_backward(self):
+        known = self._known
+        if known is None:
+            return self._find_inputs_read()
+        mask = tuple([x._requires_grad for x in self.inputs])
+        found = known.reads.get(mask)
+        if found is None:
+            found = known.reads[mask] = self._find_inputs_read()
+        return found
+
+    def _find_inputs_read(self):
         reads = _rule_reads(type(self))
         needed = set()
         for rule, slot in zip(self.grad_rules, self._slots):
@@ -155,6 +188,51 @@ class Elementwise(Function):
 
     def _release(self) -> None:
         self._y = None
+
+
+# -- eager dispatch ---------------------------------------------------------------------------
+# Eager code calls the same op on the same kind of operands over and over. What a call
+# decides from its operands (the result dtype, where the tensors sit among the arguments,
+# the kernel and its loop layout) is remembered per call signature: the op, its parameters,
+# each tensor's dtype, shape and strides and each constant's Python type. A repeated call
+# then only allocates its output, launches and records: the per-op overhead is what eager
+# autograd is judged by. (Constants' values are not part of it: NEP 50 promotion looks at
+# their type, and a value out of an integer dtype's range still fails converting.)
+
+
+class _KnownCall:
+    """What calls of one signature share: the result dtype, the tensors' places among the
+    arguments, the forward kernel's decision, and per set of inputs requiring grad, the
+    inputs the backward reads."""
+
+    __slots__ = ("dtype", "slots", "decision", "reads")
+
+    def __init__(self, dtype, slots, decision):
+        self.dtype, self.slots, self.decision, self.reads = dtype, slots, decision, {}
+
+
+_known_calls: dict = {}
+_KNOWN_LIMIT = 4096
+_CONSTANT_TYPES = (float, int, bool)
+
+
+def _call_signature(op: Elementwise, inputs) -> tuple | None:
+    """The call's signature, or None when it is not to be remembered (tracing records each
+    launch, the reference backend runs no kernels, other operand types convert first)."""
+    if config.thread.tape is not None or config.backend != "jit":
+        return None
+    signature = [type(op), config.default_dtype]
+    for name in op.params:
+        signature.append(getattr(op, name))
+    for x in inputs:
+        kind = type(x)
+        if kind in _CONSTANT_TYPES:
+            signature.append(kind)
+        elif isinstance(x, Tensor):
+            signature += (x._storage.dtype, x._shape, x._strides)
+        else:
+            return None
+    return tuple(signature)
 
 
 class _Probe:

@@ -236,3 +236,40 @@ def test_a_corrupt_cache_entry_is_rebuilt(tmp_path):
     assert {p: p.read_text() for p in sources} == sources
     compiled, disk_hits, _ = run_child(tmp_path)
     assert compiled == 0 and disk_hits > 0
+
+
+def test_repeated_eager_calls_reuse_decisions_but_not_values():
+    """The eager dispatch memo keys on dtypes, shapes, strides and constants' types: every
+    other input of a call must still reach its result."""
+    from jitgrad.ops import elementwise
+
+    base = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = jg.tensor(base)
+    for c in (0.5, 2.0, -3.0):  # same signature, new constant each time
+        np.testing.assert_array_equal((x * c).numpy(), base * np.float32(c))
+    assert any(k[0] is elementwise.Multiply for k in elementwise._known_calls)
+    # Same dtype and shape, other strides: the transposed operand is read as such.
+    np.testing.assert_array_equal((x.T * 2.0).numpy(), base.T * 2)
+    # A Python int out of an integer tensor's range still fails on a repeated call.
+    small = jg.tensor(np.array([1, 2], dtype=np.int8))
+    assert (small + 3).tolist() == [4, 5]
+    with pytest.raises(OverflowError):
+        small + 300
+    # The default dtype decides int * float: a change of it is seen by the next call.
+    ints = jg.tensor(np.array([1, 2], dtype=np.int32))
+    assert (ints * 0.5).dtype is jg.float64
+    jg.set_default_dtype("float32")
+    try:
+        assert (ints * 0.5).dtype is jg.float32
+    finally:
+        jg.set_default_dtype("float64")
+    # Which inputs require grad may change between calls of one signature.
+    for a_grad, b_grad in ((True, True), (True, False), (False, True)):
+        a = jg.tensor(base, requires_grad=a_grad)
+        b = jg.tensor(base + 1, requires_grad=b_grad)
+        (a * b).sum().backward()
+        assert (a.grad is None) != a_grad and (b.grad is None) != b_grad
+        if a_grad:
+            np.testing.assert_array_equal(a.grad.numpy(), base + 1)
+        if b_grad:
+            np.testing.assert_array_equal(b.grad.numpy(), base)
