@@ -198,7 +198,9 @@ def zeros(shape, dtype) -> Tensor:
 
 
 def ones_like_data(t: TensorBase) -> Tensor:
-    return zeros(t.shape, t.dtype).fill_(1)
+    return Tensor._make(
+        storage_class(t.dtype)(t.numel()), t.shape, layout.contiguous_strides(t.shape), 0
+    ).fill_(1)
 
 
 def as_tensor(value, dtype=None) -> Tensor:

@@ -84,7 +84,7 @@ def big(tensor: TensorBase) -> bool:
 def fresh_storage_like(storage, numel: int | None = None):
     """A pooled storage of ``storage``'s type (and size), for a plan whose buffer left
     with a result."""
-    return storage_class(storage.dtype)._uninitialised(storage.size() if numel is None else numel)
+    return type(storage)._uninitialised(storage.size() if numel is None else numel)
 
 
 def owners_in(value) -> list[int]:
