@@ -15,6 +15,7 @@ import logging
 import os
 import pickle
 import platform
+import py_compile
 import shutil
 import sys
 import tempfile
@@ -141,6 +142,7 @@ def _load(source: str, reason) -> Kernel:
     for attempt in range(2):
         if attempt or not _is_entry(path, source):
             _write_atomically(path, source)
+            py_compile.compile(str(path), doraise=True)  # (see _import)
         try:
             module = _import(path, f"jitgrad_kernels.k_{digest[:32]}")
             return Kernel(digest, source, module, path)
@@ -177,6 +179,11 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 def _import(path: Path, module_name: str):
+    # Every fresh process imports its kernels' modules: their bytecode is kept beside
+    # numba's compiled code even where the interpreter writes none (PYTHONDONTWRITEBYTECODE),
+    # so a warm start compiles nothing, not even Python source.
+    if not os.path.exists(importlib.util.cache_from_source(str(path))):
+        py_compile.compile(str(path), doraise=True)
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

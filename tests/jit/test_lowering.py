@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+from importlib.util import cache_from_source
 
 import numpy as np
 import pytest
@@ -219,6 +220,9 @@ def run_child(cache):
 def test_a_fresh_process_loads_kernels_from_disk(tmp_path):
     compiled, _, _ = run_child(tmp_path)
     assert compiled > 0
+    # Each kernel module's bytecode is kept too, whatever PYTHONDONTWRITEBYTECODE says.
+    sources = list((tmp_path / "kernels").glob("k_*.py"))
+    assert sources and all(os.path.exists(cache_from_source(str(p))) for p in sources)
     compiled, disk_hits, _ = run_child(tmp_path)
     assert compiled == 0 and disk_hits > 0
 
