@@ -35,8 +35,12 @@ class Tensor(TensorBase):
 
     @classmethod
     def _make(cls, storage, shape, strides, offset):
-        t = super()._make(storage, shape, strides, offset)
-        t._init_autograd()
+        # TensorBase._make's and _init_autograd's work in one frame: every op result is made
+        # here, and eager overhead is per op.
+        t = cls.__new__(cls)
+        t._storage, t._shape, t._strides, t._offset = storage, tuple(shape), tuple(strides), offset
+        t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = (
+            False, None, None, 0, None)  # fmt: skip
         return t
 
     def _init_autograd(self) -> None:

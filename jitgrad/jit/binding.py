@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from .._config import config
-from ..storage import storage_class
 from ..tensor import TensorBase
 from .lowering import Launch
 

@@ -54,8 +54,14 @@ class Storage(ElementOps):
         """``numel`` uninitialised elements, without the constructor's checks: the
         allocation behind every op result."""
         self = object.__new__(cls)
-        self._untyped = untyped = UntypedStorage._pooled(numel * cls._itemsize)
-        data = untyped._bytes.view(cls._numpy)  # typed_arrays' work, done while it is cheap
+        nbytes = numel * cls._itemsize
+        if nbytes < buffers.SMALL_BYTES:  # most results: numpy's allocator serves them
+            data = np.empty(numel, cls._numpy)
+            self._untyped = untyped = UntypedStorage._owning(data.view(np.uint8))
+        else:
+            self._untyped = untyped = UntypedStorage._pooled(nbytes)
+            data = untyped._bytes.view(cls._numpy)
+        # typed_arrays' work, done while it is cheap
         untyped._typed[cls._numpy] = (data, data.view(np.uint16) if cls._half else data)
         return self
 
@@ -118,7 +124,9 @@ class Storage(ElementOps):
     @property
     def kernel_array(self) -> np.ndarray:
         """The array numba kernels take (float16 travels as its uint16 bits)."""
-        return self._untyped.typed_arrays(self.dtype.numpy)[1]
+        # Every launch reads it for each operand: the cached pair first, without a call.
+        pair = self._untyped._typed.get(self._numpy)
+        return (pair if pair is not None else self._untyped.typed_arrays(self._numpy))[1]
 
     def untyped(self) -> UntypedStorage:
         return self._untyped

@@ -73,6 +73,13 @@ class UntypedStorage(ElementOps):
         self._init_pooled(nbytes)
         return self
 
+    @classmethod
+    def _owning(cls, data: np.ndarray) -> UntypedStorage:
+        """A storage owning fresh bytes nothing else references."""
+        self = cls.__new__(cls)
+        self._bytes, self._typed, self._resizable = data, {}, True
+        return self
+
     def _init_pooled(self, nbytes: int) -> None:
         """Owned, uninitialised bytes; large ones come from and return to the pool."""
         data, raw = buffers.pool.allocate(nbytes)
