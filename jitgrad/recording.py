@@ -28,9 +28,9 @@ def run(fn, *args) -> None:
     tape.record(fn, args)
 
 
-def compute(fn, *args, out_param: bool = False):
+def compute(fn, *args):
     """``fn(*args)`` as a new array, recorded so that a replay recomputes it into that same
-    array. ``out_param``: ``fn`` accepts ``out=`` and the replay writes there directly."""
+    array."""
 
     tape = config.thread.tape
     config.thread.tape = None
@@ -41,16 +41,9 @@ def compute(fn, *args, out_param: bool = False):
     if any(isinstance(a, np.ndarray) and np.may_share_memory(result, a) for a in args):
         result = result.copy()  # a view of an input (einsum, 0-d indexing) is no buffer
     if tape is not None:
-        if out_param:
-            tape.record(_into_out, (fn, args, result))
-        else:
-            tape.record(_into, (fn, args, result))
+        tape.record(_into, (fn, args, result))
     return result
 
 
 def _into(fn, args, out) -> None:
     out[...] = fn(*args)
-
-
-def _into_out(fn, args, out) -> None:
-    fn(*args, out=out)

@@ -9,9 +9,11 @@ from functools import partial
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor
-from ..recording import compute
+from ..recording import compute, run
+from ..storage import storage_class
 from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
 from . import reduce
@@ -20,11 +22,26 @@ from .movement import Unview, diagonal, permute, reshape
 from .reduce import broadcast_to, sum_to
 
 
+def _matmul(a: np.ndarray, b: np.ndarray) -> Tensor:
+    """``a @ b`` with numpy's rules, written by BLAS straight into a new tensor's storage
+    (a jitted replay calls ``np.matmul`` with the same output: no wrapper, no copy)."""
+    if a.ndim == 0 or b.ndim == 0:
+        np.matmul(a, b)  # numpy names the problem
+    rows = a.shape[-2:-1] if a.ndim > 1 else ()  # a 1-d operand's dimension is dropped
+    columns = b.shape[-1:] if b.ndim > 1 else ()
+    shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), *rows, *columns)
+    out = Tensor._make(storage_class(dtypes.from_numpy_dtype(np.result_type(a, b)))
+                       ._uninitialised(layout.numel(shape)), shape,
+                       layout.contiguous_strides(shape), 0)  # fmt: skip
+    run(np.matmul, a, b, out.numpy())
+    return out
+
+
 class MatMul(Function):
     """Matrix product of operands with at least 2 dims; batch dims broadcast."""
 
     def forward(self, a, b):
-        return wrap_numpy(compute(np.matmul, a.numpy(), b.numpy(), out_param=True), Tensor)
+        return _matmul(a.numpy(), b.numpy())
 
     def backward(self, gy):
         a, b = self.inputs
@@ -65,7 +82,7 @@ class Linear(Function):
     column sum, instead of a transposed view and a broadcast add to undo."""
 
     def forward(self, x, weight, bias=None):
-        y = wrap_numpy(compute(np.matmul, x.numpy(), weight.numpy().T, out_param=True), Tensor)
+        y = _matmul(x.numpy(), weight.numpy().T)
         return y if bias is None else y + bias
 
     def backward(self, gy):
