@@ -44,6 +44,14 @@ class Kernel:
     compile_seconds: float = 0.0
     calls: int = 0
     _warm: set = field(default_factory=set)
+    _calls: dict = field(default_factory=dict)
+
+    def call(self, variant: str) -> Call:
+        """``variant`` as a callable, the one to record (``recording.run``)."""
+        found = self._calls.get(variant)
+        if found is None:
+            found = self._calls[variant] = Call(self, variant)
+        return found
 
     def run(self, variant: str, *args) -> None:
         if variant in self._warm:
@@ -64,6 +72,25 @@ class Kernel:
             self.compile_seconds += seconds
             stats.record_first_call(self, getattr(self.module, variant), seconds)
         self.calls += 1
+
+
+class Call:
+    """One variant of a kernel. Its first call compiles or loads it (``Kernel.run``); later
+    ones call the compiled function directly: a replayed plan makes many calls."""
+
+    __slots__ = ("kernel", "variant", "compiled")
+
+    def __init__(self, kernel: Kernel, variant: str):
+        self.kernel, self.variant, self.compiled = kernel, variant, None
+
+    def __call__(self, *args) -> None:
+        compiled = self.compiled
+        if compiled is None:
+            self.kernel.run(self.variant, *args)
+            self.compiled = getattr(self.kernel.module, self.variant)
+        else:
+            compiled(*args)
+            self.kernel.calls += 1
 
 
 @dataclass

@@ -113,7 +113,7 @@ def backward(op, xs, gy: Tensor):
 
 class _Decided:
     __slots__ = ("kernel", "compiled", "where", "out_storages", "numel", "out_strides",
-                 "scalar_type", "variant", "needed")  # fmt: skip
+                 "scalar_type", "needed")  # fmt: skip
 
     def __init__(self, kernel, where, out_dtypes, scalar_type, variant, needed):
         """``scalar_type`` converts the op's constants, None when it has none."""
@@ -122,7 +122,7 @@ class _Decided:
         self.out_storages = [storage_class(d) for d in out_dtypes]
         self.numel = layout.numel(where.shape)
         self.out_strides = layout.contiguous_strides(where.shape)
-        self.scalar_type, self.variant, self.needed = scalar_type, variant, needed
+        self.scalar_type, self.needed = scalar_type, needed
 
 
 _decided: dict = {}
@@ -225,11 +225,11 @@ class Launch:
     def __init__(self, kernel, where: Layout, arrays, offsets, loads, scalars, ct, outs,
                  exprs=None):  # fmt: skip
         self.kernel, self.shape, self.strides = kernel, where.shape, where.strides
-        self._compiled = None
         self.arrays, self.offsets, self.loads = arrays, offsets, loads
         self.scalars, self.ct, self.outs, self.exprs = scalars, ct, outs, exprs
         n = layout.numel(self.shape)
         self.variant = "parallel" if n >= config.parallel_threshold else "serial"
+        self._call = kernel.call(self.variant)
         prefix = where.kernel_args(arrays, offsets)
         self._per_input = 2 if where.pattern[0] == "flat" else 3  # (a, o) or (a, o, strides)
         self._scalar_slots = slice(len(prefix), len(prefix) + len(scalars))
@@ -251,13 +251,7 @@ class Launch:
         return inputs + [(first_out + k, None) for k in range(len(self.outs))]
 
     def __call__(self) -> None:
-        compiled = self._compiled
-        if compiled is None:  # the first call compiles or loads (``cache.Kernel.run``)
-            self.kernel.run(self.variant, *self.args)
-            self._compiled = getattr(self.kernel.module, self.variant)
-        else:  # replays call the compiled function directly: a plan makes many calls
-            compiled(*self.args)
-            self.kernel.calls += 1
+        self._call(*self.args)
 
 
 def _run(key, exprs, xs, where: Layout, loads, scalars, ct, outs) -> Launch:

@@ -154,7 +154,7 @@ def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool):
         variant = "inner"
     # The arrays are arguments of the recorded call: a traced plan's fusion sees what the
     # reduction reads.
-    run(kernel.run, variant, x._storage.kernel_array, x._offset,
+    run(kernel.call(variant), x._storage.kernel_array, x._offset,
         np.array(sizes, dtype=np.int64), np.array(strides, dtype=np.int64),
         out._storage.kernel_array)  # fmt: skip
     return out

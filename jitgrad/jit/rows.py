@@ -118,7 +118,7 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
     losses = empty((z.shape[0],), dtype=z.dtype)
     total = empty((), dtype=z.dtype)
     count = empty((1,), dtype=dtypes.int64)
-    run(kernel.run, "forward", z.numpy(), labels.numpy(), ignore_index, reduction == "mean",
+    run(kernel.call("forward"), z.numpy(), labels.numpy(), ignore_index, reduction == "mean",
         losses.numpy(), total.numpy().reshape(1), count.numpy())  # fmt: skip
     return (losses if reduction == "none" else total), count
 
@@ -130,6 +130,6 @@ def cross_entropy_backward(z: Tensor, labels: Tensor, ignore_index: int, reducti
     # Cast and copy as recorded ops: a replay must refill this exact array.
     g = (g if g.dtype is z.dtype else g.astype(z.dtype)).contiguous()
     g_rows = g.numpy().reshape(-1)
-    run(kernel.run, "backward", z.numpy(), labels.numpy(), ignore_index, reduction == "mean",
+    run(kernel.call("backward"), z.numpy(), labels.numpy(), ignore_index, reduction == "mean",
         g_rows, reduction == "none", count.numpy(), dz.numpy())  # fmt: skip
     return dz
