@@ -195,16 +195,19 @@ class _HookHandle:
             self._hooks.remove(self._hook)
 
 
-def zeros(shape, dtype) -> Tensor:
+def filled(shape, dtype, value) -> Tensor:
+    """A new contiguous tensor of ``value`` (one fill: a traced step records one write)."""
     return Tensor._make(
         storage_class(dtype)(layout.numel(shape)), shape, layout.contiguous_strides(shape), 0
-    ).fill_(0)
+    ).fill_(value)
+
+
+def zeros(shape, dtype) -> Tensor:
+    return filled(shape, dtype, 0)
 
 
 def ones_like_data(t: TensorBase) -> Tensor:
-    return Tensor._make(
-        storage_class(t.dtype)(t.numel()), t.shape, layout.contiguous_strides(t.shape), 0
-    ).fill_(1)
+    return filled(t.shape, t.dtype, 1)
 
 
 def as_tensor(value, dtype=None) -> Tensor:

@@ -77,13 +77,16 @@ class UntypedStorage(ElementOps):
     def _owning(cls, data: np.ndarray) -> UntypedStorage:
         """A storage owning fresh bytes nothing else references."""
         self = cls.__new__(cls)
-        self._bytes, self._typed, self._resizable = data, {}, True
+        self._own(data)
         return self
+
+    def _own(self, data: np.ndarray) -> None:
+        self._bytes, self._typed, self._resizable = data, {}, True
 
     def _init_pooled(self, nbytes: int) -> None:
         """Owned, uninitialised bytes; large ones come from and return to the pool."""
         data, raw = buffers.pool.allocate(nbytes)
-        self._bytes, self._typed, self._resizable = data, {}, True
+        self._own(data)
         if raw is not None:
             weakref.finalize(self, buffers.pool.recycle, raw)
 
