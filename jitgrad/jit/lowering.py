@@ -118,7 +118,7 @@ class _Decided:
     def __init__(self, kernel, where, out_dtypes, scalar_type, variant, needed):
         """``scalar_type`` converts the op's constants, None when it has none."""
         self.kernel, self.where = kernel, where
-        self.compiled = getattr(kernel.module, variant)  # the first call compiled or loaded it
+        self.compiled = kernel.call(variant).compiled  # set by the launch that decided
         self.out_storages = [storage_class(d) for d in out_dtypes]
         self.numel = layout.numel(where.shape)
         self.out_strides = layout.contiguous_strides(where.shape)
