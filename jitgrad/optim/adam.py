@@ -79,10 +79,8 @@ class Adam(Optimizer):
         if group["weight_decay"] < 0:
             raise ValueError(f"invalid weight_decay value: {group['weight_decay']}")
 
-    def _replay_token(self, work):
-        if not all("exp_avg" in state for *_, state in work):
-            return None  # a first step creates the state its kernels read
-        return tuple(tuple(g[k] for k in _GROUP_KEYS) for g in self.param_groups)
+    _token_options = _GROUP_KEYS
+    _token_state = "exp_avg"
 
     def _advance(self, work, launches) -> None:
         for (*_, state), launch in zip(work, launches):

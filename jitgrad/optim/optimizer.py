@@ -89,6 +89,16 @@ _REQUIRED = object()
 _MAX_REPLAYED = 16  # traced steps whose optimizer work lists are remembered (see _apply)
 
 
+class _Replayed:
+    """A work list a jitted step replays, and the launches its last replay prepared: the
+    token they were prepared under and the tensors they write (versions to advance)."""
+
+    __slots__ = ("work", "token", "launches", "written")
+
+    def __init__(self, work, token=None, launches=(), written=()):
+        self.work, self.token, self.launches, self.written = work, token, launches, written
+
+
 class Optimizer:
     """Base class: parameter groups (each with its own options), per-parameter state,
     ``zero_grad``, ``state_dict`` / ``load_state_dict``. Subclasses define ``step``.
@@ -107,7 +117,7 @@ class Optimizer:
         self.defaults = dict(defaults)
         self.state: dict = {}  # parameter -> dict of its state (keyed by identity)
         self._launches: dict = {}  # prepared update kernels, reused while arrays stay
-        # id(work list) -> (work, token, launches) for the lists a jitted step replays
+        # id(work list) -> _Replayed, for the lists a jitted step replays
         self._replays: dict = {}
         self.param_groups: list[dict] = []
         if isinstance(params, Tensor):
@@ -186,7 +196,7 @@ class Optimizer:
         if config.thread.tape is not None:  # replays will pass this list again
             if len(self._replays) >= _MAX_REPLAYED:  # plans retraced away: forget the oldest
                 del self._replays[next(iter(self._replays))]
-            self._replays[id(work)] = (work, None, [])
+            self._replays[id(work)] = _Replayed(work)
         run(self._apply, work)
         return loss
 
@@ -194,26 +204,36 @@ class Optimizer:
         # A replayed jitted step passes the same work list every time. While nothing the
         # updates depend on has changed (``_replay_token``), the kernel launches the last
         # call prepared run again directly: no per-parameter Python.
+        replayed = self._replays.get(id(work))
         token = self._replay_token(work)
-        cached = self._replays.get(id(work))
-        if token is not None and cached is not None and cached[0] is work and cached[1] == token:
-            self._advance(work, [launch for launch, _ in cached[2]])
-            for launch, outputs in cached[2]:
+        if replayed is not None and replayed.launches and token == replayed.token:
+            self._advance(work, replayed.launches)
+            for launch in replayed.launches:
                 launch()
-                for o in outputs:
-                    o._storage._version += 1
+            for tensor in replayed.written:
+                tensor._storage._version += 1
             return
         with no_grad():
             launches = [self._update(group, p, grad, state) for group, p, grad, state in work]
-        if cached is not None and token is not None and all(u is not None for u in launches):
-            prepared = [(launch, [o for o in launch.updated if o is not None])
-                        for launch in launches]  # fmt: skip
-            self._replays[id(work)] = (work, token, prepared)
+        if replayed is not None and token is not None and all(u is not None for u in launches):
+            written = [o for launch in launches for o in launch.updated if o is not None]
+            self._replays[id(work)] = _Replayed(work, token, launches, written)
+
+    # What prepared update launches depend on beyond their arrays and ``_advance``: these
+    # group options, and per parameter the state entry its first step creates (that step's
+    # kernels differ from the next one's).
+    _token_options: tuple[str, ...] = ()
+    _token_state: str = ""
 
     def _replay_token(self, work):
-        """What this step's update kernels depend on beyond their arrays and ``_advance``
-        (hyper-parameters, state flags), or None to run ``_update`` for every parameter."""
-        return None
+        """The token prepared launches are valid for, or None to run ``_update`` for every
+        parameter."""
+        if not self._token_options:
+            return None
+        for item in work:
+            if self._token_state not in item[3]:
+                return None
+        return [tuple(map(group.__getitem__, self._token_options)) for group in self.param_groups]
 
     def _advance(self, work, launches) -> None:
         """Before prepared launches rerun: move per-step state on (a step count) and put
@@ -305,9 +325,10 @@ class Optimizer:
         # Jitted steps replay work lists holding the state they were traced with: point
         # them at the restored state, and drop the launches prepared over the old one.
         self._launches.clear()
-        for key, (work, _, _) in list(self._replays.items()):
+        for key, replayed in list(self._replays.items()):
+            work = replayed.work
             work[:] = [(g, p, grad, self.state.setdefault(p, {})) for g, p, grad, _ in work]
-            self._replays[key] = (work, None, [])
+            self._replays[key] = _Replayed(work)
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]

@@ -62,11 +62,8 @@ class SGD(Optimizer):
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
 
-    def _replay_token(self, work):
-        if not all("momentum_buffer" in state for *_, state in work):
-            return None  # a first step: its kernels differ from the next one's
-        return tuple(tuple(g[k] for k in _NUMBERS + ("nesterov", "maximize"))
-                     for g in self.param_groups)  # fmt: skip
+    _token_options = (*_NUMBERS, "nesterov", "maximize")
+    _token_state = "momentum_buffer"
 
     def _update(self, group: dict, param, grad, state: dict):
         buf = None
