@@ -95,7 +95,7 @@ class Plan:
             slots = binding.slots_of(found, buffer) if binding.big(buffer) else None
             if slots is not None and slots.written:
                 slots = None
-            self._inputs.append((buffer, path, slots))
+            self._inputs.append((buffer, path, slots, buffer._storage.kernel_array, buffer.numel()))
         kept = {id(t._storage) for t, _ in self.inputs}
         kept |= {id(g._storage) for _, g in self.grad_outputs}
         kept |= {id(b._storage) for _, b in self.grad_inputs}
@@ -117,13 +117,12 @@ class Plan:
             for tensor, grad in self.grad_outputs:
                 if id(tensor) in self.fresh and tensor.grad is grad:
                     tensor._grad = _copy_out(grad)
-        for buffer, path, slots in self._inputs:
+        for buffer, path, slots, array, n in self._inputs:
             source = _get(args, path)
             if slots is not None:
                 slots.point_at(source._storage.kernel_array, source._offset)
             elif source._strides == buffer._strides:  # one flat copy kernel call
-                kernels.copy(source._storage.kernel_array, source._offset,
-                             buffer._storage.kernel_array, 0, buffer.numel())  # fmt: skip
+                kernels.copy(source._storage.kernel_array, source._offset, array, 0, n)
             else:
                 TensorBase.copy_(buffer, source)
         for tensor, buffer in self.grad_inputs:
@@ -133,9 +132,9 @@ class Plan:
                 TensorBase.copy_(buffer, tensor.grad)
         for fn, call_args in self.steps:
             fn(*call_args)
-        for buffer, _, slots in self._inputs:
+        for _, _, slots, array, _ in self._inputs:
             if slots is not None:  # hold no reference to the caller's memory
-                slots.point_at(buffer._storage.kernel_array, 0)
+                slots.point_at(array, 0)
         # Results in handed-over buffers leave with those buffers; the plan takes fresh
         # ones (from the pool, once earlier results have been dropped).
         handed = {id(t): t._storage for _, tensors in self._handed for t in tensors}
@@ -311,12 +310,13 @@ def _give(t: TensorBase, handed: dict) -> Tensor:
     computed in, or a copy."""
     storage = handed.get(id(t))
     if storage is not None:
-        return Tensor._make(storage, t.shape, t.stride(), t.storage_offset())
+        return Tensor._make(storage, t._shape, t._strides, t._offset)
     if not t.is_contiguous():
         return Tensor._make(*_cloned(t))
-    copy = binding.fresh_storage_like(t._storage, t.numel())
-    kernels.copy(t._storage.kernel_array, t._offset, copy.kernel_array, 0, t.numel())
-    return Tensor._make(copy, t.shape, t.stride(), 0)
+    n = t.numel()
+    copy = binding.fresh_storage_like(t._storage, n)
+    kernels.copy(t._storage.kernel_array, t._offset, copy.kernel_array, 0, n)
+    return Tensor._make(copy, t._shape, t._strides, 0)
 
 
 def _cloned(value: TensorBase):
