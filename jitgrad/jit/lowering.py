@@ -222,6 +222,10 @@ class Launch:
     """One kernel call over fixed arrays. While tracing, it also keeps what fusion needs:
     the body (``exprs``), per-input loads and strides, and the output arrays."""
 
+    # Recorded by a jg.jit trace, or prepared for a plan's replays: the plan owns the arrays
+    # it reads, so eager optimizer steps never repoint it (``_reusable``).
+    traced = False
+
     def __init__(self, kernel, where: Layout, arrays, offsets, loads, scalars, ct, outs,
                  exprs=None):  # fmt: skip
         self.kernel, self.shape, self.strides = kernel, where.shape, where.strides
@@ -242,6 +246,11 @@ class Launch:
         """One named scalar of an update launch (``update``), e.g. Adam's step count."""
         self.args[self._scalar_slots.start + self.numbers.index(name)] = self.scalar_type(value)
         self.hyper_values = None  # the next ``update`` call refreshes every scalar
+
+    def point_input(self, k: int, array, offset: int) -> None:
+        """Read input ``k`` from ``array`` at ``offset`` (same dtype and layout)."""
+        self.args[1 + self._per_input * k] = self.arrays[k] = array
+        self.args[2 + self._per_input * k] = self.offsets[k] = offset
 
     def array_positions(self) -> list[tuple[int, int | None]]:
         """(position of an array in ``args``, position of its offset or None for outputs)."""
@@ -370,9 +379,11 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
     ``launches`` (the optimizer's) keeps the prepared launch of each parameter: the next
     step over the same arrays only swaps the scalars in, which is what makes a training
     step's update cost one kernel call per parameter."""
+    tracing = config.thread.tape is not None
     if launches is not None:
         launch = launches.get((formula, id(tensors[0])))
         if launch is not None and _reusable(launch, tensors, hyper):
+            launch.traced |= tracing
             run(launch)
             for o in outputs:
                 if o is not None:
@@ -412,6 +423,7 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
     launch.scalar_type, launch.numbers, launch.flags = kind, numbers, flags
     launch.hyper_values = tuple(hyper.values())
     launch.updated = list(outputs)
+    launch.traced = tracing
     if launches is not None:
         launches[(formula, id(tensors[0]))] = launch
     for o in targets:
@@ -421,18 +433,32 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
 
 def _reusable(launch: Launch, tensors, hyper: dict) -> bool:
     """Whether an update's prepared launch serves this call: same flags, same arrays (its
-    scalars are refreshed when a number changed). The hot path of every optimizer step."""
+    scalars are refreshed when a number changed). The hot path of every optimizer step.
+
+    An eager step brings a new gradient tensor each time: an input the launch only reads
+    is repointed at the new array when dtype and layout match, unless a traced plan owns
+    the launch."""
     values = tuple(hyper.values())
     if values != launch.hyper_values:
         if any(hyper[k] != v for k, v in launch.flags):
             return False
         launch.set_scalars([launch.scalar_type(hyper[k]) for k in launch.numbers])
         launch.hyper_values = values
-    arrays = launch.arrays
+    arrays, outs = launch.arrays, launch.outs
     k = 0
     for t in tensors:
-        if t is not None:
-            if k == len(arrays) or t._storage.kernel_array is not arrays[k]:
+        if t is None:
+            continue
+        if k == len(arrays):
+            return False
+        array = t._storage.kernel_array
+        if array is not arrays[k]:
+            read_only = not any(a is o for a in (array, arrays[k]) for o in outs)
+            if not (read_only and not launch.traced and array.dtype is arrays[k].dtype
+                    and t._shape == launch.shape
+                    and layout.broadcast_strides(t._shape, t._strides, t._shape)
+                    == launch.strides[k]):  # fmt: skip
                 return False
-            k += 1
+            launch.point_input(k, array, t._offset)
+        k += 1
     return k == len(arrays)

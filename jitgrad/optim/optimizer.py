@@ -216,6 +216,8 @@ class Optimizer:
         with no_grad():
             launches = [self._update(group, p, grad, state) for group, p, grad, state in work]
         if replayed is not None and token is not None and all(u is not None for u in launches):
+            for launch in launches:
+                launch.traced = True  # the plan's now: eager steps must not repoint it
             written = [o for launch in launches for o in launch.updated if o is not None]
             self._replays[id(work)] = _Replayed(work, token, launches, written)
 

@@ -198,6 +198,35 @@ def test_optimizers_under_jit_follow_eager_through_a_learning_rate_change(make):
             np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("make", [
+    lambda ps: jg.optim.SGD(ps, lr=0.1, momentum=0.9),
+    lambda ps: jg.optim.Adam(ps, lr=0.05),
+])  # fmt: skip
+def test_eager_steps_between_jitted_ones_leave_the_plan_intact(make):
+    """Eager steps repoint an update's prepared launch at each new gradient; the launches
+    a jitted plan replays must keep reading the plan's own gradient buffers."""
+    from jitgrad import nn
+
+    models = [nn.Linear(3, 2, generator=jg.random.default_rng(0)) for _ in range(2)]
+    opts = [make(list(m.parameters())) for m in models]
+
+    def step(model, opt, x):
+        opt.zero_grad()
+        loss = (model(x) ** 2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    jitted = jg.jit(step)
+    rng = np.random.default_rng(1)
+    for i in range(8):
+        x = jg.tensor(rng.standard_normal((4, 3)))
+        step(models[0], opts[0], x)
+        (jitted if i % 3 == 0 else step)(models[1], opts[1], x)
+        for a, b in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)
+
+
 def _snapshot(value):
     if isinstance(value, jg.Tensor):
         return value.detach().clone()
