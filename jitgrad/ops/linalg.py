@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute, run
 from ..storage import storage_class
@@ -87,11 +88,18 @@ class Linear(Function):
 
     def backward(self, gy):
         x, weight = self.inputs[:2]
-        gx = matmul(gy, weight) if x.requires_grad else None
-        gw = gb = None
-        if weight.requires_grad:
-            rows = gy.reshape(-1, gy.shape[-1])
-            gw = matmul(rows.mT, x.reshape(-1, x.shape[-1]))
+        gx = gw = gb = None
+        if gy.ndim == 2 and x.ndim == 2 and not is_grad_enabled():
+            # The usual (batch, features) case outside create_graph: straight BLAS on the
+            # arrays (transposes are views), without recording transpose and matmul ops.
+            g = gy.numpy()
+            gx = _matmul(g, weight.numpy()) if x.requires_grad else None
+            gw = _matmul(g.T, x.numpy()) if weight.requires_grad else None
+        else:
+            gx = matmul(gy, weight) if x.requires_grad else None
+            if weight.requires_grad:
+                rows = gy.reshape(-1, gy.shape[-1])
+                gw = matmul(rows.mT, x.reshape(-1, x.shape[-1]))
         if len(self.inputs) > 2 and self.inputs[2].requires_grad:
             gb = reduce.sum(gy, axis=tuple(range(gy.ndim - 1)))
         return (gx, gw, gb)[: len(self.inputs)]

@@ -101,6 +101,19 @@ def test_linear_matches_numpy_and_gradcheck(x_shape, bias, rotate):
     check_grad(jg.nn.functional.linear, shapes, rotate)
 
 
+def test_linear_second_derivatives_match_the_matmul_form():
+    """create_graph takes linear's recorded backward (the first-order one is straight BLAS)."""
+
+    def second(form):
+        x, w = leaf((5, 3), 1), leaf((4, 3), 2)
+        (gw,) = jg.autograd.grad(jg.tanh(form(x, w)).sum(), [w], create_graph=True)
+        (gx,) = jg.autograd.grad((gw * gw).sum(), [x])
+        return gw.numpy(), gx.numpy()
+
+    for got, want in zip(second(jg.nn.functional.linear), second(lambda x, w: x @ w.T)):
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
 def test_linear_weight_gradient_comes_out_in_the_weights_layout():
     x, w, b = jg.tensor(data((5, 3))), leaf((4, 3), 1), leaf((4,), 2)
     jg.nn.functional.linear(x, w, b).sum().backward()
