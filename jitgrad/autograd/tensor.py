@@ -195,11 +195,15 @@ class _HookHandle:
             self._hooks.remove(self._hook)
 
 
+def uninitialised(shape, dtype) -> Tensor:
+    """A new contiguous tensor whose elements are yet to be written: every op's result."""
+    return Tensor._make(storage_class(dtype)._uninitialised(layout.numel(shape)), shape,
+                        layout.contiguous_strides(shape), 0)  # fmt: skip
+
+
 def filled(shape, dtype, value) -> Tensor:
     """A new contiguous tensor of ``value`` (one fill: a traced step records one write)."""
-    return Tensor._make(
-        storage_class(dtype)(layout.numel(shape)), shape, layout.contiguous_strides(shape), 0
-    ).fill_(value)
+    return uninitialised(shape, dtype).fill_(value)
 
 
 def zeros(shape, dtype) -> Tensor:

@@ -15,7 +15,7 @@ import functools
 from .. import dtypes
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.tensor import Tensor, as_tensor
+from ..autograd.tensor import Tensor, as_tensor, uninitialised
 from ..ops.primitives import GRADIENTS
 from ..strided import layout
 from . import ir, lowering
@@ -96,7 +96,7 @@ class _Fused(Function):
             raise ValueError(f"{self.definition.__name__}: operands with more than "
                              f"{lowering.MAX_NDIM} unmergeable dimensions")  # fmt: skip
         loads = tuple((x._storage.kernel_array.dtype.name, False) for x in xs)
-        outs = [lowering._empty(shape, d) for d in out_dtypes]
+        outs = [uninitialised(shape, d) for d in out_dtypes]
         key = ("function", self.definition.fn, which, self.ct, loads,
                tuple(d.name for d in out_dtypes), where.pattern)  # fmt: skip
         lowering._run(key, exprs, xs, where, loads, [], self.ct, outs)

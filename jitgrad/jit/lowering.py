@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import dtypes
 from .._config import config
-from ..autograd.tensor import Tensor
+from ..autograd.tensor import Tensor, uninitialised
 from ..ops.reduce import sum_to_data
 from ..recording import run
 from ..storage import storage_class
@@ -44,7 +44,7 @@ def forward(op, xs) -> Tensor | None:
     where = plan_layout(shape, _broadcast_strides(xs, shape))
     if where is None:
         return None
-    out = _empty(shape, out_dtype)
+    out = uninitialised(shape, out_dtype)
     loads = _loads(op, xs)
 
     def exprs():
@@ -81,7 +81,7 @@ def backward(op, xs, gy: Tensor):
             return None
         targets = [xs[op._slots[p]] for p in needed]
         out_dtypes = [x.dtype if x.shape == shape else dtypes.as_dtype(ct) for x in targets]
-        outs = [_empty(shape, d) for d in out_dtypes]
+        outs = [uninitialised(shape, d) for d in out_dtypes]
         loads = _loads(op, xs) + ((gy._storage.kernel_array.dtype.name, False),)
 
         def exprs():
@@ -362,11 +362,6 @@ def sum_to_as(g: Tensor, x: Tensor) -> Tensor:
     dtype."""
     summed = sum_to_data(g, x.shape)
     return summed if summed.dtype is x.dtype else summed.astype(x.dtype)
-
-
-def _empty(shape, d) -> Tensor:
-    return Tensor._make(storage_class(d)._uninitialised(layout.numel(shape)), shape,
-                        layout.contiguous_strides(shape), 0)  # fmt: skip
 
 
 def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None):

@@ -20,9 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..autograd.tensor import Tensor
+from ..autograd.tensor import uninitialised
 from ..recording import run
-from ..storage import storage_class
 from ..strided import layout
 from . import cache
 
@@ -141,8 +140,7 @@ def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool):
     sizes, strides = described
     kept = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
     shape = kept if keepdims else tuple(n for i, n in enumerate(x.shape) if i not in axes)
-    out = Tensor._make(storage_class(d)._uninitialised(layout.numel(shape)), shape,
-                       layout.contiguous_strides(shape), 0)  # fmt: skip
+    out = uninitialised(shape, d)
     kernel = cache.get(("reduce", kind, d.name), lambda: _source(kind, d.name))
     # Loop orders, each compiled on first use: whole rows combined into the output when
     # the kept dimension has unit stride, else one run per output element.

@@ -11,8 +11,7 @@ the kernel as well, since a replayed plan never runs the Python checks again.
 from __future__ import annotations
 
 from .. import dtypes
-from ..autograd.tensor import Tensor
-from ..creation import empty
+from ..autograd.tensor import Tensor, uninitialised
 from ..recording import run
 from . import cache
 
@@ -115,9 +114,9 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
     """(loss, count): the reduced loss (0-d) or per-row losses for ``reduction="none"``,
     and the number of counted labels (a 1-element int64 tensor the backward reads)."""
     kernel = _kernel(z.dtype)
-    losses = empty((z.shape[0],), dtype=z.dtype)
-    total = empty((), dtype=z.dtype)
-    count = empty((1,), dtype=dtypes.int64)
+    losses = uninitialised((z.shape[0],), z.dtype)
+    total = uninitialised((), z.dtype)
+    count = uninitialised((1,), dtypes.int64)
     run(kernel.call("forward"), z.numpy(), labels.numpy(), ignore_index, reduction == "mean",
         losses.numpy(), total.numpy().reshape(1), count.numpy())  # fmt: skip
     return (losses if reduction == "none" else total), count
@@ -126,7 +125,7 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
 def cross_entropy_backward(z: Tensor, labels: Tensor, ignore_index: int, reduction: str,
                            g: Tensor, count: Tensor) -> Tensor:  # fmt: skip
     kernel = _kernel(z.dtype)
-    dz = empty(z.shape, dtype=z.dtype)
+    dz = uninitialised(z.shape, z.dtype)
     # Cast and copy as recorded ops: a replay must refill this exact array.
     g = (g if g.dtype is z.dtype else g.astype(z.dtype)).contiguous()
     g_rows = g.numpy().reshape(-1)

@@ -12,9 +12,8 @@ import numpy as np
 from .. import dtypes
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.tensor import Tensor, as_tensor
+from ..autograd.tensor import Tensor, as_tensor, uninitialised
 from ..recording import compute, run
-from ..storage import storage_class
 from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
 from . import reduce
@@ -31,9 +30,7 @@ def _matmul(a: np.ndarray, b: np.ndarray) -> Tensor:
     rows = a.shape[-2:-1] if a.ndim > 1 else ()  # a 1-d operand's dimension is dropped
     columns = b.shape[-1:] if b.ndim > 1 else ()
     shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), *rows, *columns)
-    out = Tensor._make(storage_class(dtypes.from_numpy_dtype(np.result_type(a, b)))
-                       ._uninitialised(layout.numel(shape)), shape,
-                       layout.contiguous_strides(shape), 0)  # fmt: skip
+    out = uninitialised(shape, dtypes.from_numpy_dtype(np.result_type(a, b)))
     run(np.matmul, a, b, out.numpy())
     return out
 
