@@ -72,7 +72,7 @@ class Function(Node):
         outputs = ys if isinstance(ys, tuple) else (ys,)
         # Integer and bool outputs (argmax, comparisons) never carry gradients.
         floating = [y._storage.dtype.kind == "f" for y in outputs]
-        if not any(floating):
+        if True not in floating:
             return ys
         # Plain loops: this runs once per recorded op, and eager overhead is per op.
         edges, versions, generation = [], [], 0

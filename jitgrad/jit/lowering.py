@@ -98,7 +98,7 @@ def backward(op, xs, gy: Tensor):
     for p, g in zip(needed, outs):
         slot = op._slots[p]
         x = xs[slot]
-        if g.shape != x.shape:
+        if g._shape != x._shape:
             g = sum_to_as(g, x)
         grads[slot] = g if grads[slot] is None else grads[slot] + g
     return tuple(grads)

@@ -77,11 +77,19 @@ class Elementwise(Function):
         """A call whose signature was seen: launch the remembered kernel and record."""
         slots = known.slots
         self._dtype, self._slots, self._lowered, self._known = known.dtype, slots, True, known
-        self._constants = [None if slot is not None else x for x, slot in zip(inputs, slots)]
-        tensors = tuple(x for x, slot in zip(inputs, slots) if slot is not None)
+        constants, tensors, recording = [], [], False
+        for x, slot in zip(inputs, slots):  # one pass: this is the per-op hot path
+            if slot is None:
+                constants.append(x)
+            else:
+                constants.append(None)
+                tensors.append(x)
+                recording = recording or x._requires_grad
+        self._constants = constants
         out = config.lowering.launch(known.decision, self, tensors)[0]
-        recording = config.thread.grad_enabled and any(x._requires_grad for x in tensors)
-        return self._record(tensors, out, recording) if recording else out
+        if recording and config.thread.grad_enabled:
+            return self._record(tuple(tensors), out, True)
+        return out
 
     def _dtype_operands(self, operands):
         return operands
