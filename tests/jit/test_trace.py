@@ -169,11 +169,9 @@ def test_optimizer_zero_grad_inside_a_jitted_step_does_not_accumulate():
     np.testing.assert_allclose(model.weight.grad.numpy(), first)  # replaced, not summed
 
 
-@pytest.mark.parametrize("make", [
-    lambda ps: jg.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
-    lambda ps: jg.optim.Adam(ps, lr=0.05),
-])  # fmt: skip
-def test_optimizers_under_jit_follow_eager_through_a_learning_rate_change(make):
+def twin_linear_models(make):
+    """Two identical Linear(3, 2) models with their optimizers (``make``), and a training
+    step on ``(model ** 2).sum()``."""
     from jitgrad import nn
 
     models = [nn.Linear(3, 2, generator=jg.random.default_rng(0)) for _ in range(2)]
@@ -186,6 +184,20 @@ def test_optimizers_under_jit_follow_eager_through_a_learning_rate_change(make):
         opt.step()
         return loss
 
+    return models, opts, step
+
+
+def assert_same_parameters(models):
+    for a, b in zip(models[0].parameters(), models[1].parameters()):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps: jg.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
+    lambda ps: jg.optim.Adam(ps, lr=0.05),
+])  # fmt: skip
+def test_optimizers_under_jit_follow_eager_through_a_learning_rate_change(make):
+    models, opts, step = twin_linear_models(make)
     jitted = jg.jit(step)
     x = jg.tensor(np.random.default_rng(1).standard_normal((4, 3)))
     for i in range(8):
@@ -194,8 +206,7 @@ def test_optimizers_under_jit_follow_eager_through_a_learning_rate_change(make):
                 opt.param_groups[0]["lr"] = 0.01
         step(models[0], opts[0], x)
         jitted(models[1], opts[1], x)
-        for a, b in zip(models[0].parameters(), models[1].parameters()):
-            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)
+        assert_same_parameters(models)
 
 
 @pytest.mark.parametrize("make", [
@@ -205,26 +216,14 @@ def test_optimizers_under_jit_follow_eager_through_a_learning_rate_change(make):
 def test_eager_steps_between_jitted_ones_leave_the_plan_intact(make):
     """Eager steps repoint an update's prepared launch at each new gradient; the launches
     a jitted plan replays must keep reading the plan's own gradient buffers."""
-    from jitgrad import nn
-
-    models = [nn.Linear(3, 2, generator=jg.random.default_rng(0)) for _ in range(2)]
-    opts = [make(list(m.parameters())) for m in models]
-
-    def step(model, opt, x):
-        opt.zero_grad()
-        loss = (model(x) ** 2).sum()
-        loss.backward()
-        opt.step()
-        return loss
-
+    models, opts, step = twin_linear_models(make)
     jitted = jg.jit(step)
     rng = np.random.default_rng(1)
     for i in range(8):
         x = jg.tensor(rng.standard_normal((4, 3)))
         step(models[0], opts[0], x)
         (jitted if i % 3 == 0 else step)(models[1], opts[1], x)
-        for a, b in zip(models[0].parameters(), models[1].parameters()):
-            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)
+        assert_same_parameters(models)
 
 
 def _snapshot(value):
