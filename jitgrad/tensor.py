@@ -62,6 +62,12 @@ class TensorBase:
         t._offset = offset
         return t
 
+    @classmethod
+    def _uninitialised(cls, shape, dtype):
+        """A new contiguous tensor whose elements are yet to be written: every op's result."""
+        return cls._make(storage_class(dtype)._uninitialised(layout.numel(shape)), shape,
+                         layout.contiguous_strides(shape), 0)  # fmt: skip
+
     def _view(self, shape, strides, offset=None):
         # Layouts derived from an in-bounds one stay in bounds: no check needed.
         return self._make(self._storage, shape, strides, self._offset if offset is None else offset)
@@ -293,15 +299,11 @@ class TensorBase:
 
     # -- copies --------------------------------------------------------------------------
 
-    def _empty_like(self, dtype=None) -> TensorBase:
-        d = self.dtype if dtype is None else dtypes.as_dtype(dtype)
-        return self._make(storage_class(d)._uninitialised(self.numel()), self._shape,
-                          layout.contiguous_strides(self._shape), 0)  # fmt: skip
-
     def _copied(self, dtype=None) -> TensorBase:
         """A contiguous copy in a fresh storage: nothing to check about a destination that
         nothing else can see or overlap."""
-        out = self._empty_like(dtype)
+        d = self.dtype if dtype is None else dtypes.as_dtype(dtype)
+        out = self._uninitialised(self._shape, d)
         if out.numel():
             self._check_in_storage()
             run(copy_strided, self._storage.kernel_array, self._offset, self._strides,

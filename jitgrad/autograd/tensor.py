@@ -9,8 +9,6 @@ import numpy as np
 
 from .. import dtypes
 from .._config import config
-from ..storage import storage_class
-from ..strided import layout
 from ..tensor import TensorBase, scalar_tensor, wrap_numpy
 from .function import AccumulateGrad, Function, Node
 from .grad_mode import is_grad_enabled
@@ -197,8 +195,7 @@ class _HookHandle:
 
 def uninitialised(shape, dtype) -> Tensor:
     """A new contiguous tensor whose elements are yet to be written: every op's result."""
-    return Tensor._make(storage_class(dtype)._uninitialised(layout.numel(shape)), shape,
-                        layout.contiguous_strides(shape), 0)  # fmt: skip
+    return Tensor._uninitialised(shape, dtype)
 
 
 def filled(shape, dtype, value) -> Tensor:
