@@ -249,13 +249,17 @@ class Launch:
 
     def point_input(self, k: int, array, offset: int) -> None:
         """Read input ``k`` from ``array`` at ``offset`` (same dtype and layout)."""
-        self.args[1 + self._per_input * k] = self.arrays[k] = array
-        self.args[2 + self._per_input * k] = self.offsets[k] = offset
+        at, offset_at = self._input_positions(k)
+        self.args[at] = self.arrays[k] = array
+        self.args[offset_at] = self.offsets[k] = offset
+
+    def _input_positions(self, k: int) -> tuple[int, int]:
+        # args: the size, then per input its array, offset (and strides), ...
+        return 1 + self._per_input * k, 2 + self._per_input * k
 
     def array_positions(self) -> list[tuple[int, int | None]]:
         """(position of an array in ``args``, position of its offset or None for outputs)."""
-        step = self._per_input
-        inputs = [(1 + step * k, 2 + step * k) for k in range(len(self.arrays))]
+        inputs = [self._input_positions(k) for k in range(len(self.arrays))]
         first_out = len(self.args) - len(self.outs)
         return inputs + [(first_out + k, None) for k in range(len(self.outs))]
 
