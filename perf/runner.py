@@ -464,8 +464,12 @@ def machine(compared_with: str) -> list[str]:
         + (", ".join(waiting) if waiting else "libgomp defaults (no OMP_*/GOMP_* set)")
     )
     lines.append(f"- BLAS loaded (numpy's serves numpy's and jitgrad's matmuls): {_blas()}")
-    if os.environ.get("OPENBLAS_CORETYPE"):
-        lines.append(f"- OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']}")
+    pinned = [f"{k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+              if k in os.environ]  # fmt: skip
+    lines.append("- OpenBLAS kernels: " + (", ".join(pinned) if pinned else "OpenBLAS's own "
+                 "choice (no OPENBLAS_CORETYPE or OPENBLAS_L2_SIZE set)"))  # fmt: skip
+    lines.append(f"- matrix products up to {config.blas_one_thread_up_to} multiply-adds run "
+                 "BLAS on the calling thread (jitgrad; numpy's side uses numpy's threads)")
     return lines
 
 
@@ -475,8 +479,8 @@ def _blas() -> str:
     except ImportError:
         return "unknown (threadpoolctl not installed)"
     found = [f"{i['internal_api']} {i.get('version') or '?'} ({os.path.basename(i['filepath'])}"
-             f"), {i['num_threads']} threads" for i in threadpool_info()
-             if i["user_api"] == "blas"]  # fmt: skip
+             f"), {i['num_threads']} threads, {i.get('architecture') or '?'} kernels"
+             for i in threadpool_info() if i["user_api"] == "blas"]  # fmt: skip
     return "; ".join(found) or "none loaded"
 
 

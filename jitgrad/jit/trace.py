@@ -241,15 +241,18 @@ def jit(fn=None, *, max_traces: int = 8):
 
 
 def _signature(value):
+    """What a plan is specialised on; computed on every call, so kept to plain tuples (a
+    tensor's starts with its shape, every other kind's with a tag)."""
     if isinstance(value, TensorBase):
-        return ("tensor", value.shape, value.dtype.name, value.stride(),
-                isinstance(value, Tensor) and value.requires_grad)  # fmt: skip
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(_signature(v) for v in value))
+        return (value._shape, value._storage.dtype, value._strides,
+                isinstance(value, Tensor) and value._requires_grad)  # fmt: skip
+    kind = type(value)
+    if kind is tuple or kind is list or isinstance(value, (list, tuple)):
+        return (kind, tuple(map(_signature, value)))
     if isinstance(value, dict):
         return ("dict", tuple((k, _signature(v)) for k, v in value.items()))
     if value is None or isinstance(value, (bool, int, float, str)):
-        return ("value", type(value).__name__, value)
+        return ("value", kind, value)
     return ("object", id(value))
 
 

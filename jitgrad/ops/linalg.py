@@ -16,7 +16,7 @@ from ..autograd.tensor import Tensor, as_tensor, uninitialised
 from ..recording import compute, run
 from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
-from . import reduce
+from . import blas, reduce
 from .elementwise import multiply
 from .movement import Unview, diagonal, permute, reshape
 from .reduce import broadcast_to, sum_to
@@ -24,14 +24,16 @@ from .reduce import broadcast_to, sum_to
 
 def _matmul(a: np.ndarray, b: np.ndarray) -> Tensor:
     """``a @ b`` with numpy's rules, written by BLAS straight into a new tensor's storage
-    (a jitted replay calls ``np.matmul`` with the same output: no wrapper, no copy)."""
+    (a jitted replay repeats the same BLAS call into the same output: no wrapper, no
+    copy). Small products keep BLAS on this thread (``blas``)."""
     if a.ndim == 0 or b.ndim == 0:
         np.matmul(a, b)  # numpy names the problem
     rows = a.shape[-2:-1] if a.ndim > 1 else ()  # a 1-d operand's dimension is dropped
     columns = b.shape[-1:] if b.ndim > 1 else ()
     shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), *rows, *columns)
     out = uninitialised(shape, dtypes.from_numpy_dtype(np.result_type(a, b)))
-    run(np.matmul, a, b, out.numpy())
+    array = out.numpy()
+    run(blas.matmul_for(a, b, array), a, b, array)
     return out
 
 

@@ -1,0 +1,94 @@
+"""Small matrix products keep BLAS on the calling thread; results never depend on it."""
+
+import numpy as np
+import pytest
+
+import jitgrad as jg
+from jitgrad._config import config
+from jitgrad.ops import blas
+
+
+class RecordingSetter:
+    """Stands in for OpenBLAS's per-thread setting: records what it is asked to set."""
+
+    def __init__(self, current: int = 2):
+        self.current, self.calls = current, []
+
+    def __call__(self, n: int) -> int:
+        self.calls.append(n)
+        previous, self.current = self.current, n
+        return previous
+
+
+@pytest.fixture
+def setter(monkeypatch):
+    fake = RecordingSetter()
+    monkeypatch.setattr(blas, "_set_threads_here", fake)
+    return fake
+
+
+def operands(m, k, n, dtype=np.float32):
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+
+
+def test_small_products_run_on_one_thread_and_restore_the_setting(setter):
+    a, b = operands(64, 64, 128)
+    out = np.empty((64, 128), np.float32)
+    fn = blas.matmul_for(a, b, out)
+    assert fn is blas.matmul_on_this_thread
+    fn(a, b, out)
+    assert setter.calls == [1, 2] and setter.current == 2
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5)
+
+
+def test_large_products_keep_numpys_threads(setter, monkeypatch):
+    a, b = operands(64, 64, 128)
+    out = np.empty((64, 128), np.float32)
+    monkeypatch.setattr(config, "blas_one_thread_up_to", 64 * 64 * 128 - 1)
+    assert blas.matmul_for(a, b, out) is np.matmul
+    monkeypatch.setattr(config, "blas_one_thread_up_to", 64 * 64 * 128)
+    assert blas.matmul_for(a, b, out) is blas.matmul_on_this_thread
+
+
+def test_batched_and_vector_products_count_every_multiply_add(setter, monkeypatch):
+    a, b = np.ones((4, 8, 16)), np.ones((16, 32))
+    monkeypatch.setattr(config, "blas_one_thread_up_to", 4 * 8 * 16 * 32 - 1)
+    assert blas.matmul_for(a, b, np.empty((4, 8, 32))) is np.matmul
+    v = np.ones(16)
+    monkeypatch.setattr(config, "blas_one_thread_up_to", 4 * 8 * 16)
+    assert blas.matmul_for(a, v, np.empty((4, 8))) is blas.matmul_on_this_thread
+
+
+def test_the_setting_is_restored_when_the_product_fails(setter):
+    a, b = operands(4, 5, 6)
+    with pytest.raises(ValueError):
+        blas.matmul_on_this_thread(a, b, np.empty((4, 7), np.float32))
+    assert setter.calls == [1, 2] and setter.current == 2
+
+
+def test_without_a_per_thread_setting_products_go_to_numpy(monkeypatch):
+    monkeypatch.setattr(blas, "_set_threads_here", None)
+    a, b = operands(4, 5, 6)
+    assert blas.matmul_for(a, b, np.empty((4, 6), np.float32)) is np.matmul
+
+
+@pytest.mark.skipif(blas._set_threads_here is None, reason="numpy's BLAS has no per-thread setting")
+def test_openblas_per_thread_setting_is_left_as_it_was():
+    before = blas._set_threads_here(1)
+    blas._set_threads_here(before)
+    a, b = operands(8, 8, 8)
+    blas.matmul_on_this_thread(a, b, np.empty((8, 8), np.float32))
+    after = blas._set_threads_here(before)
+    assert after == before
+
+
+@pytest.mark.parametrize("up_to", [0, 1 << 40])
+def test_matmul_and_its_jitted_replay_equal_numpy_on_either_path(up_to, monkeypatch):
+    monkeypatch.setattr(config, "blas_one_thread_up_to", up_to)
+    a, b = operands(64, 64, 128, np.float64)
+    step = jg.jit(lambda x, y: x @ y)
+    for scale in (1.0, 2.0):
+        x, y = jg.asarray(a * scale), jg.asarray(b)
+        np.testing.assert_allclose(step(x, y).numpy(), (a * scale) @ b, rtol=1e-12)
+        np.testing.assert_allclose((x @ y).numpy(), (a * scale) @ b, rtol=1e-12)
