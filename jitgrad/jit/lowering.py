@@ -233,7 +233,7 @@ class Launch:
         self.scalars, self.ct, self.outs, self.exprs = scalars, ct, outs, exprs
         n = layout.numel(self.shape)
         self.variant = "parallel" if n >= config.parallel_threshold else "serial"
-        self._call = kernel.call(self.variant)
+        self.kernel_call = kernel.call(self.variant)
         prefix = where.kernel_args(arrays, offsets)
         self._per_input = 2 if where.pattern[0] == "flat" else 3  # (a, o) or (a, o, strides)
         self._scalar_slots = slice(len(prefix), len(prefix) + len(scalars))
@@ -264,7 +264,7 @@ class Launch:
         return inputs + [(first_out + k, None) for k in range(len(self.outs))]
 
     def __call__(self) -> None:
-        self._call(*self.args)
+        self.kernel_call(*self.args)
 
 
 def _run(key, exprs, xs, where: Layout, loads, scalars, ct, outs) -> Launch:

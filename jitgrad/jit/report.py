@@ -29,7 +29,8 @@ def explain_jitted(jitted) -> str:
         lines.append(
             f"plan for {key[2]}\n  {len(plan.steps)} steps: "
             + ", ".join(f"{name} x{n}" for name, n in kinds.most_common())
-            + f"\n  trace took {plan.trace_seconds:.3f} s"
+            + f"\n  trace took {plan.trace_seconds:.3f} s; replayed {plan.replays} time(s) (the "
+            "kernels' calls count the first replay, not the direct calls of later ones)"
         )
         seen = set()
         for fn, _ in plan.steps:

@@ -27,10 +27,12 @@ import warnings
 
 from .._config import config
 from ..autograd.tensor import Tensor
+from ..ops import blas
 from ..storage import kernels
 from ..tensor import TensorBase, wrap_numpy
-from . import binding
+from . import binding, cache
 from .fusion import fuse
+from .lowering import Launch
 
 log = logging.getLogger("jitgrad.jit")
 
@@ -84,6 +86,9 @@ class Plan:
         self.fresh = tape.fresh
         self.result = result
         self.trace_seconds = seconds
+        self.replays = 0
+        self._calls = None  # the steps as direct calls, from the second replay on
+        self._blas_on_this_thread = False
         self._by_reference(inputs)
 
     def _by_reference(self, inputs) -> None:
@@ -130,8 +135,24 @@ class Plan:
                 TensorBase.fill_(buffer, 0)
             elif tensor.grad is not buffer:
                 TensorBase.copy_(buffer, tensor.grad)
-        for fn, call_args in self.steps:
-            fn(*call_args)
+        calls = self._calls
+        if calls is None:  # the first replay runs the fused launches for the first time
+            for fn, call_args in self.steps:
+                fn(*call_args)
+            calls = _direct_calls(self.steps)
+            self._calls = blas.switched_once(calls) or calls
+            self._blas_on_this_thread = self._calls is not calls
+        elif self._blas_on_this_thread:
+            previous = blas.set_threads_here(1)
+            try:
+                for fn, call_args in calls:
+                    fn(*call_args)
+            finally:
+                blas.set_threads_here(previous)
+        else:
+            for fn, call_args in calls:
+                fn(*call_args)
+        self.replays += 1
         for _, _, slots, array, _ in self._inputs:
             if slots is not None:  # hold no reference to the caller's memory
                 slots.point_at(array, 0)
@@ -320,6 +341,20 @@ def _give(t: TensorBase, handed: dict) -> Tensor:
     copy = binding.fresh_storage_like(t._storage, n)
     kernels.copy(t._storage.kernel_array, t._offset, copy.kernel_array, 0, n)
     return Tensor._make(copy, t._shape, t._strides, 0)
+
+
+def _direct_calls(steps) -> list:
+    """The steps as the calls they come down to once every kernel is compiled: a launch is
+    its compiled function over its argument list (the same list binding and optimizers
+    repoint), without the two Python frames that count calls and compile on first use."""
+    calls = []
+    for fn, args in steps:
+        if isinstance(fn, Launch):
+            fn, args = fn.kernel_call, fn.args
+        if isinstance(fn, cache.Call) and fn.compiled is not None:
+            fn = fn.compiled
+        calls.append((fn, args))
+    return calls
 
 
 def _cloned(value: TensorBase):

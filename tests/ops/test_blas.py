@@ -23,7 +23,7 @@ class RecordingSetter:
 @pytest.fixture
 def setter(monkeypatch):
     fake = RecordingSetter()
-    monkeypatch.setattr(blas, "_set_threads_here", fake)
+    monkeypatch.setattr(blas, "set_threads_here", fake)
     return fake
 
 
@@ -68,18 +68,18 @@ def test_the_setting_is_restored_when_the_product_fails(setter):
 
 
 def test_without_a_per_thread_setting_products_go_to_numpy(monkeypatch):
-    monkeypatch.setattr(blas, "_set_threads_here", None)
+    monkeypatch.setattr(blas, "set_threads_here", None)
     a, b = operands(4, 5, 6)
     assert blas.matmul_for(a, b, np.empty((4, 6), np.float32)) is np.matmul
 
 
-@pytest.mark.skipif(blas._set_threads_here is None, reason="numpy's BLAS has no per-thread setting")
+@pytest.mark.skipif(blas.set_threads_here is None, reason="numpy's BLAS has no per-thread setting")
 def test_openblas_per_thread_setting_is_left_as_it_was():
-    before = blas._set_threads_here(1)
-    blas._set_threads_here(before)
+    before = blas.set_threads_here(1)
+    blas.set_threads_here(before)
     a, b = operands(8, 8, 8)
     blas.matmul_on_this_thread(a, b, np.empty((8, 8), np.float32))
-    after = blas._set_threads_here(before)
+    after = blas.set_threads_here(before)
     assert after == before
 
 
@@ -92,3 +92,28 @@ def test_matmul_and_its_jitted_replay_equal_numpy_on_either_path(up_to, monkeypa
         x, y = jg.asarray(a * scale), jg.asarray(b)
         np.testing.assert_allclose(step(x, y).numpy(), (a * scale) @ b, rtol=1e-12)
         np.testing.assert_allclose((x @ y).numpy(), (a * scale) @ b, rtol=1e-12)
+
+
+def test_switched_once_needs_two_small_products_and_nothing_else_that_uses_blas():
+    from jitgrad.recording import _into
+
+    small, kernel = blas.matmul_on_this_thread, object()
+    assert blas.switched_once([(small, 1), (kernel, 2)]) is None
+    assert blas.switched_once([(small, 1), (small, 2), (np.matmul, 3)]) is None
+    assert blas.switched_once([(small, 1), (small, 2), (_into, 3)]) is None
+    assert blas.switched_once([(small, 1), (kernel, 2), (small, 3)]) == [
+        (np.matmul, 1), (kernel, 2), (np.matmul, 3)
+    ]
+
+
+def test_a_replay_of_small_products_switches_blas_once(setter):
+    a, b, c = (operands(16, 16, 16, np.float64)[0] for _ in range(3))
+    step = jg.jit(lambda x, y, z: jg.relu(x @ y) @ z)
+    expected = np.maximum(a @ b, 0) @ c
+    for call in range(3):
+        setter.calls.clear()
+        got = step(jg.asarray(a), jg.asarray(b), jg.asarray(c * (call + 1)))
+        np.testing.assert_allclose(got.numpy(), expected * (call + 1), rtol=1e-12)
+        # the trace and the first replay switch around each product, later replays once
+        assert setter.calls == ([1, 2, 1, 2] if call < 2 else [1, 2])
+    assert setter.current == 2
