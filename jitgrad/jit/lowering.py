@@ -266,6 +266,13 @@ class Launch:
     def __call__(self) -> None:
         self.kernel_call(*self.args)
 
+    def direct(self) -> tuple:
+        """(function, arguments) that run this launch: once its kernel is compiled, the
+        compiled function over ``args`` itself (the list that repointing updates), without
+        the Python frames that count calls and compile on first use."""
+        compiled = self.kernel_call.compiled
+        return (self, ()) if compiled is None else (compiled, self.args)
+
 
 def _run(key, exprs, xs, where: Layout, loads, scalars, ct, outs) -> Launch:
     out_dtypes = tuple(o.dtype.numpy for o in outs)

@@ -344,14 +344,13 @@ def _give(t: TensorBase, handed: dict) -> Tensor:
 
 
 def _direct_calls(steps) -> list:
-    """The steps as the calls they come down to once every kernel is compiled: a launch is
-    its compiled function over its argument list (the same list binding and optimizers
-    repoint), without the two Python frames that count calls and compile on first use."""
+    """The steps as the calls they come down to once every kernel is compiled (a launch's
+    or a kernel call's compiled function, ``Launch.direct``)."""
     calls = []
     for fn, args in steps:
         if isinstance(fn, Launch):
-            fn, args = fn.kernel_call, fn.args
-        if isinstance(fn, cache.Call) and fn.compiled is not None:
+            fn, args = fn.direct()
+        elif isinstance(fn, cache.Call) and fn.compiled is not None:
             fn = fn.compiled
         calls.append((fn, args))
     return calls

@@ -93,10 +93,11 @@ class _Replayed:
     """A work list a jitted step replays, and the launches its last replay prepared: the
     token they were prepared under and the tensors they write (versions to advance)."""
 
-    __slots__ = ("work", "token", "launches", "written")
+    __slots__ = ("work", "token", "launches", "calls", "written")
 
     def __init__(self, work, token=None, launches=(), written=()):
         self.work, self.token, self.launches, self.written = work, token, launches, written
+        self.calls = [launch.direct() for launch in launches]
 
 
 class Optimizer:
@@ -208,8 +209,8 @@ class Optimizer:
         token = self._replay_token(work)
         if replayed is not None and replayed.launches and token == replayed.token:
             self._advance(work, replayed.launches)
-            for launch in replayed.launches:
-                launch()
+            for compiled, args in replayed.calls:
+                compiled(*args)
             for tensor in replayed.written:
                 tensor._storage._version += 1
             return
