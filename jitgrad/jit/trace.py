@@ -88,7 +88,7 @@ class Plan:
         self.trace_seconds = seconds
         self.replays = 0
         self._calls = None  # the steps as direct calls, from the second replay on
-        self._blas_on_this_thread = False
+        self._blas_on_one_thread = False
         self._by_reference(inputs)
 
     def _by_reference(self, inputs) -> None:
@@ -141,14 +141,11 @@ class Plan:
                 fn(*call_args)
             calls = _direct_calls(self.steps)
             self._calls = blas.switched_once(calls) or calls
-            self._blas_on_this_thread = self._calls is not calls
-        elif self._blas_on_this_thread:
-            previous = blas.set_threads_here(1)
-            try:
+            self._blas_on_one_thread = self._calls is not calls
+        elif self._blas_on_one_thread:
+            with blas.one_thread:
                 for fn, call_args in calls:
                     fn(*call_args)
-            finally:
-                blas.set_threads_here(previous)
         else:
             for fn, call_args in calls:
                 fn(*call_args)

@@ -1,21 +1,26 @@
 """How many threads BLAS spends on one matrix product.
 
-OpenBLAS splits every product above 2^18 multiply-adds across all its threads. On a
+OpenBLAS splits every product above about 2^18 multiply-adds across all its threads. On a
 training step's small products (a 64×64 batch by a 64×128 weight) the split costs more than
 it saves, and each half of the result lands in a different core's cache, where the
-elementwise kernel after it has to fetch it from: on the 2-core machine the batch-64 digits
-step took 51 µs in some processes and 77 µs in others with two BLAS threads, and 57 µs in
-every process with one. Products of at most ``config.blas_one_thread_up_to`` multiply-adds
-therefore run on the calling thread alone, through OpenBLAS's per-thread setting
-(``openblas_set_num_threads_local``, OpenBLAS 0.3.27 and later), which leaves every other
-thread's BLAS, and this thread's next large product, as they were. With another BLAS, or an
-older OpenBLAS, products run as numpy runs them.
+elementwise kernel after it has to fetch it from. On the 2-core machine the batch-64 digits
+step took 48 µs with one BLAS thread against 57–61 µs with two (OpenBLAS's AVX-512
+kernels), and with its AVX2 kernels 57 µs in every process against 51 or 77 µs by process.
+So products of at most ``config.blas_one_thread_up_to`` multiply-adds run with OpenBLAS on
+one thread (``openblas_set_num_threads_local``, OpenBLAS 0.3.27 and later).
+
+That setting is process-wide in the pthreads OpenBLAS numpy ships, despite its name: every
+switch holds one lock, so that switches from several threads never interleave (which could
+leave the process on one thread for good) and nest within one thread; each restores what
+it found. A product another thread starts meanwhile also runs on one thread. With another
+BLAS, or an older OpenBLAS, products run as numpy runs them.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import threading
 
 import numpy as np
 
@@ -29,13 +34,13 @@ def _loaded_openblas_paths() -> list[str]:
         with open("/proc/self/maps") as maps:  # address perms offset device inode [path]
             paths = {fields[5] for fields in map(str.split, maps) if len(fields) == 6}
     except OSError:
-        return []  # not Linux: no per-thread setting, products run as numpy runs them
+        return []  # not Linux: products run as numpy runs them
     found = [p for p in paths if "openblas" in os.path.basename(p).lower() and ".so" in p]
     numpy_libs = os.path.dirname(np.__file__) + ".libs"
     return sorted(found, key=lambda p: not p.startswith(numpy_libs))
 
 
-def _thread_local_setter():
+def _thread_count_setter():
     """OpenBLAS's ``openblas_set_num_threads_local(n) -> previous``, or None."""
     for path in _loaded_openblas_paths():
         try:
@@ -47,34 +52,56 @@ def _thread_local_setter():
     return None
 
 
-set_threads_here = _thread_local_setter()
+set_blas_threads = _thread_count_setter()
 
 
-def matmul_on_this_thread(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    """``np.matmul(a, b, out)`` with BLAS on the calling thread only."""
-    previous = set_threads_here(1)
-    try:
+class _OneThread:
+    """``with one_thread:`` runs its block with BLAS on one thread, under the switch lock."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+        self._restore: list[int] = []  # what each open switch found, innermost last
+
+    def __enter__(self):
+        self._lock.acquire()
+        try:
+            self._restore.append(set_blas_threads(1))
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def __exit__(self, *exc):
+        try:
+            set_blas_threads(self._restore.pop())
+        finally:
+            self._lock.release()
+
+
+one_thread = _OneThread()
+
+
+def matmul_on_one_thread(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``np.matmul(a, b, out)`` with BLAS on one thread."""
+    with one_thread:
         np.matmul(a, b, out)
-    finally:
-        set_threads_here(previous)
 
 
 def switched_once(calls: list) -> list | None:
-    """``calls`` ((function, arguments) pairs, a jitted plan's) rewritten to run with BLAS
-    on this thread throughout, their small products as plain matmuls: one switch around
-    them all instead of one around each (0.2 µs apiece). None when that does not apply:
-    fewer than two small products, or any other call that may use BLAS (a large product,
-    a recorded numpy computation)."""
+    """``calls`` ((function, arguments) pairs, a jitted plan's) rewritten to run all inside
+    one ``one_thread`` block, their small products as plain matmuls: one switch instead of
+    one per product (each costs about 0.5 µs). None when that does not apply: fewer than
+    two small products, or any other call that may use BLAS (a large product, a recorded
+    numpy computation)."""
     functions = [fn for fn, _ in calls]
-    if functions.count(matmul_on_this_thread) < 2 or np.matmul in functions or _into in functions:
+    if functions.count(matmul_on_one_thread) < 2 or np.matmul in functions or _into in functions:
         return None
-    return [(np.matmul if fn is matmul_on_this_thread else fn, args) for fn, args in calls]
+    return [(np.matmul if fn is matmul_on_one_thread else fn, args) for fn, args in calls]
 
 
 def matmul_for(a: np.ndarray, b: np.ndarray, out: np.ndarray):
-    """The function that writes ``a @ b`` into ``out``: ``matmul_on_this_thread`` for a
+    """The function that writes ``a @ b`` into ``out``: ``matmul_on_one_thread`` for a
     small product, numpy's matmul otherwise."""
-    if set_threads_here is None:
+    if set_blas_threads is None:
         return np.matmul
     multiply_adds = out.size * b.shape[-2 if b.ndim > 1 else 0]
-    return matmul_on_this_thread if multiply_adds <= config.blas_one_thread_up_to else np.matmul
+    return matmul_on_one_thread if multiply_adds <= config.blas_one_thread_up_to else np.matmul

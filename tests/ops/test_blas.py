@@ -1,4 +1,8 @@
-"""Small matrix products keep BLAS on the calling thread; results never depend on it."""
+"""Small matrix products run BLAS on one thread; results never depend on it, and the
+process-wide thread count is always restored, from any number of threads."""
+
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -9,21 +13,25 @@ from jitgrad.ops import blas
 
 
 class RecordingSetter:
-    """Stands in for OpenBLAS's per-thread setting: records what it is asked to set."""
+    """Stands in for OpenBLAS's thread count (process-wide): records what it is asked to
+    set, and whether it was ever set without the switch lock held."""
 
     def __init__(self, current: int = 2):
-        self.current, self.calls = current, []
+        self.current, self.calls, self.unlocked = current, [], 0
 
     def __call__(self, n: int) -> int:
         self.calls.append(n)
-        previous, self.current = self.current, n
+        self.unlocked += not blas.one_thread._lock._is_owned()
+        previous = self.current
+        time.sleep(0)  # let another thread in between the read and the write, if it can
+        self.current = n
         return previous
 
 
 @pytest.fixture
 def setter(monkeypatch):
     fake = RecordingSetter()
-    monkeypatch.setattr(blas, "set_threads_here", fake)
+    monkeypatch.setattr(blas, "set_blas_threads", fake)
     return fake
 
 
@@ -36,7 +44,7 @@ def test_small_products_run_on_one_thread_and_restore_the_setting(setter):
     a, b = operands(64, 64, 128)
     out = np.empty((64, 128), np.float32)
     fn = blas.matmul_for(a, b, out)
-    assert fn is blas.matmul_on_this_thread
+    assert fn is blas.matmul_on_one_thread
     fn(a, b, out)
     assert setter.calls == [1, 2] and setter.current == 2
     np.testing.assert_allclose(out, a @ b, rtol=1e-5)
@@ -48,7 +56,7 @@ def test_large_products_keep_numpys_threads(setter, monkeypatch):
     monkeypatch.setattr(config, "blas_one_thread_up_to", 64 * 64 * 128 - 1)
     assert blas.matmul_for(a, b, out) is np.matmul
     monkeypatch.setattr(config, "blas_one_thread_up_to", 64 * 64 * 128)
-    assert blas.matmul_for(a, b, out) is blas.matmul_on_this_thread
+    assert blas.matmul_for(a, b, out) is blas.matmul_on_one_thread
 
 
 def test_batched_and_vector_products_count_every_multiply_add(setter, monkeypatch):
@@ -57,29 +65,29 @@ def test_batched_and_vector_products_count_every_multiply_add(setter, monkeypatc
     assert blas.matmul_for(a, b, np.empty((4, 8, 32))) is np.matmul
     v = np.ones(16)
     monkeypatch.setattr(config, "blas_one_thread_up_to", 4 * 8 * 16)
-    assert blas.matmul_for(a, v, np.empty((4, 8))) is blas.matmul_on_this_thread
+    assert blas.matmul_for(a, v, np.empty((4, 8))) is blas.matmul_on_one_thread
 
 
 def test_the_setting_is_restored_when_the_product_fails(setter):
     a, b = operands(4, 5, 6)
     with pytest.raises(ValueError):
-        blas.matmul_on_this_thread(a, b, np.empty((4, 7), np.float32))
+        blas.matmul_on_one_thread(a, b, np.empty((4, 7), np.float32))
     assert setter.calls == [1, 2] and setter.current == 2
 
 
 def test_without_a_per_thread_setting_products_go_to_numpy(monkeypatch):
-    monkeypatch.setattr(blas, "set_threads_here", None)
+    monkeypatch.setattr(blas, "set_blas_threads", None)
     a, b = operands(4, 5, 6)
     assert blas.matmul_for(a, b, np.empty((4, 6), np.float32)) is np.matmul
 
 
-@pytest.mark.skipif(blas.set_threads_here is None, reason="numpy's BLAS has no per-thread setting")
-def test_openblas_per_thread_setting_is_left_as_it_was():
-    before = blas.set_threads_here(1)
-    blas.set_threads_here(before)
+@pytest.mark.skipif(blas.set_blas_threads is None, reason="numpy's OpenBLAS has no such setting")
+def test_openblas_thread_count_is_left_as_it_was():
+    before = blas.set_blas_threads(1)
+    blas.set_blas_threads(before)
     a, b = operands(8, 8, 8)
-    blas.matmul_on_this_thread(a, b, np.empty((8, 8), np.float32))
-    after = blas.set_threads_here(before)
+    blas.matmul_on_one_thread(a, b, np.empty((8, 8), np.float32))
+    after = blas.set_blas_threads(before)
     assert after == before
 
 
@@ -97,7 +105,7 @@ def test_matmul_and_its_jitted_replay_equal_numpy_on_either_path(up_to, monkeypa
 def test_switched_once_needs_two_small_products_and_nothing_else_that_uses_blas():
     from jitgrad.recording import _into
 
-    small, kernel = blas.matmul_on_this_thread, object()
+    small, kernel = blas.matmul_on_one_thread, object()
     assert blas.switched_once([(small, 1), (kernel, 2)]) is None
     assert blas.switched_once([(small, 1), (small, 2), (np.matmul, 3)]) is None
     assert blas.switched_once([(small, 1), (small, 2), (_into, 3)]) is None
@@ -117,3 +125,22 @@ def test_a_replay_of_small_products_switches_blas_once(setter):
         # the trace and the first replay switch around each product, later replays once
         assert setter.calls == ([1, 2, 1, 2] if call < 2 else [1, 2])
     assert setter.current == 2
+
+
+def test_switches_from_many_threads_never_interleave_and_restore_the_count(setter):
+    a, b = operands(8, 8, 8)
+
+    def work():
+        out = np.empty((8, 8), np.float32)
+        for _ in range(200):
+            blas.matmul_on_one_thread(a, b, out)
+            with blas.one_thread:  # a replay's switch, with a product nested inside
+                blas.matmul_on_one_thread(a, b, out)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert setter.unlocked == 0 and len(setter.calls) == 4 * 200 * 6
+    assert setter.current == 2  # interleaved, a restore could leave 1 for good
