@@ -268,10 +268,10 @@ class Launch:
 
     def direct(self) -> tuple:
         """(function, arguments) that run this launch: once its kernel is compiled, the
-        compiled function over ``args`` itself (the list that repointing updates), without
-        the Python frames that count calls and compile on first use."""
-        compiled = self.kernel_call.compiled
-        return (self, ()) if compiled is None else (compiled, self.args)
+        compiled code (``Call.entry_for``) over ``args`` itself (the list that repointing
+        updates), without the Python frames that count calls and compile on first use."""
+        entry = self.kernel_call.entry_for(self.args)
+        return (self, ()) if entry is None else (entry, self.args)
 
 
 def _run(key, exprs, xs, where: Layout, loads, scalars, ct, outs) -> Launch:

@@ -347,8 +347,8 @@ def _direct_calls(steps) -> list:
     for fn, args in steps:
         if isinstance(fn, Launch):
             fn, args = fn.direct()
-        elif isinstance(fn, cache.Call) and fn.compiled is not None:
-            fn = fn.compiled
+        elif isinstance(fn, cache.Call):
+            fn = fn.entry_for(args) or fn
         calls.append((fn, args))
     return calls
 

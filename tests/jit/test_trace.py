@@ -289,6 +289,18 @@ def test_large_inputs_and_results_pass_by_reference_without_aliasing():
     assert len({r.data_ptr() for r in results}) == 3
 
 
+def test_read_only_caller_memory_passes_by_reference_in_every_replay():
+    # Replays call compiled code without the dispatcher's per-call type matching; a
+    # read-only array is a different numba type from the writable one the plan traced.
+    scaled = jg.jit(lambda x: jg.tanh(x) * 2 + x)
+    for k in range(4):
+        x = np.linspace(-3, 3, BIG).astype(np.float32) * (k + 1)
+        x.flags.writeable = False
+        np.testing.assert_allclose(scaled(jg.from_numpy(x)).numpy(), np.tanh(x) * 2 + x,
+                                   rtol=1e-6, atol=1e-6)  # fmt: skip
+    assert next(iter(scaled.plans.values()))._inputs[0][2] is not None  # by reference
+
+
 def test_large_gradients_by_reference_match_eager():
     seed = jg.full((BIG,), 0.5)
 
