@@ -47,6 +47,20 @@ def test_data_split_and_model():
     assert [p.shape for p in model.parameters()] == [(128, 64), (128,), (10, 128), (10,)]
 
 
+def test_digits_read_from_scikit_learns_file_equal_its_loader(monkeypatch):
+    from sklearn.datasets import load_digits
+
+    bunch = load_digits()
+    pixels, labels = digits._digits()
+    np.testing.assert_array_equal(pixels, bunch.data)
+    np.testing.assert_array_equal(labels, bunch.target)
+    # without the file where scikit-learn keeps it, the loader gives the same arrays
+    monkeypatch.setattr(digits.Path, "is_file", lambda self: False)
+    pixels, labels = digits._digits()
+    np.testing.assert_array_equal(pixels, bunch.data)
+    np.testing.assert_array_equal(labels, bunch.target)
+
+
 def test_train_step_is_a_plain_function():
     model = digits.build_model(0)
     opt = digits.make_optimizer("sgd", model.parameters())
