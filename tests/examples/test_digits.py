@@ -101,3 +101,11 @@ def test_bad_flags_are_rejected(capsys):
     with pytest.raises(SystemExit):
         digits.parse_args(["--epochs", "0"])
     assert "must be positive" in capsys.readouterr().err
+
+
+def test_without_scikit_learn_the_job_says_what_to_install(monkeypatch):
+    real = digits.importlib.util.find_spec
+    monkeypatch.setattr(digits.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "sklearn" else real(name, *a))  # fmt: skip
+    with pytest.raises(SystemExit, match=r"pip install 'jitgrad\[examples\]'"):
+        digits.load_data(0)
