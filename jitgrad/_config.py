@@ -41,8 +41,8 @@ class Config:
     parallel_threshold: int = field(
         default_factory=lambda: _env_int("JITGRAD_PARALLEL_THRESHOLD", 1 << 16)
     )
-    # Matrix products of at most this many multiply-adds run BLAS on the calling thread
-    # alone (ops/blas.py): below about 2^20 two threads cost more than they save (measured).
+    # Matrix products of at most this many multiply-adds run BLAS on one thread
+    # (ops/blas.py): below about 2^20 two threads cost more than they save (measured).
     blas_one_thread_up_to: int = field(
         default_factory=lambda: _env_int("JITGRAD_BLAS_ONE_THREAD_UP_TO", 1 << 20)
     )

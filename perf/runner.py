@@ -472,7 +472,7 @@ def machine(compared_with: str) -> list[str]:
     lines.append("- OpenBLAS kernels: " + (", ".join(pinned) if pinned else "OpenBLAS's own "
                  "choice (no OPENBLAS_CORETYPE or OPENBLAS_L2_SIZE set)"))  # fmt: skip
     lines.append(f"- matrix products up to {config.blas_one_thread_up_to} multiply-adds run "
-                 "BLAS on the calling thread (jitgrad; numpy's side uses numpy's threads)")
+                 "BLAS on one thread (jitgrad; numpy's side uses numpy's threads)")
     return lines
 
 

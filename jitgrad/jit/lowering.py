@@ -233,7 +233,7 @@ class Launch:
         self.scalars, self.ct, self.outs, self.exprs = scalars, ct, outs, exprs
         n = layout.numel(self.shape)
         self.variant = "parallel" if n >= config.parallel_threshold else "serial"
-        self.kernel_call = kernel.call(self.variant)
+        self._call = kernel.call(self.variant)
         prefix = where.kernel_args(arrays, offsets)
         self._per_input = 2 if where.pattern[0] == "flat" else 3  # (a, o) or (a, o, strides)
         self._scalar_slots = slice(len(prefix), len(prefix) + len(scalars))
@@ -264,13 +264,13 @@ class Launch:
         return inputs + [(first_out + k, None) for k in range(len(self.outs))]
 
     def __call__(self) -> None:
-        self.kernel_call(*self.args)
+        self._call(*self.args)
 
     def direct(self) -> tuple:
         """(function, arguments) that run this launch: once its kernel is compiled, the
         compiled code (``Call.entry_for``) over ``args`` itself (the list that repointing
         updates), without the Python frames that count calls and compile on first use."""
-        entry = self.kernel_call.entry_for(self.args)
+        entry = self._call.entry_for(self.args)
         return (self, ()) if entry is None else (entry, self.args)
 
 

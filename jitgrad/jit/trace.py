@@ -20,6 +20,7 @@ in one eager step and compiles nothing.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import time
@@ -35,6 +36,7 @@ from .fusion import fuse
 from .lowering import Launch
 
 log = logging.getLogger("jitgrad.jit")
+_AS_IS = contextlib.nullcontext()
 
 
 class Tape:
@@ -88,7 +90,7 @@ class Plan:
         self.trace_seconds = seconds
         self.replays = 0
         self._calls = None  # the steps as direct calls, from the second replay on
-        self._blas_on_one_thread = False
+        self._blas = _AS_IS  # what BLAS runs under during them
         self._by_reference(inputs)
 
     def _by_reference(self, inputs) -> None:
@@ -135,20 +137,16 @@ class Plan:
                 TensorBase.fill_(buffer, 0)
             elif tensor.grad is not buffer:
                 TensorBase.copy_(buffer, tensor.grad)
-        calls = self._calls
-        if calls is None:  # the first replay runs the fused launches for the first time
+        if self._calls is None:  # the first replay runs the fused launches for the first time
             for fn, call_args in self.steps:
                 fn(*call_args)
             calls = _direct_calls(self.steps)
-            self._calls = blas.switched_once(calls) or calls
-            self._blas_on_one_thread = self._calls is not calls
-        elif self._blas_on_one_thread:
-            with blas.one_thread:
-                for fn, call_args in calls:
-                    fn(*call_args)
+            switched = blas.switched_once(calls)
+            self._calls, self._blas = (switched, blas.one_thread) if switched else (calls, _AS_IS)
         else:
-            for fn, call_args in calls:
-                fn(*call_args)
+            with self._blas:
+                for fn, call_args in self._calls:
+                    fn(*call_args)
         self.replays += 1
         for _, _, slots, array, _ in self._inputs:
             if slots is not None:  # hold no reference to the caller's memory
@@ -265,7 +263,7 @@ def _signature(value):
         return (value._shape, value._storage.dtype, value._strides,
                 isinstance(value, Tensor) and value._requires_grad)  # fmt: skip
     kind = type(value)
-    if kind is tuple or kind is list or isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple)):
         return (kind, tuple(map(_signature, value)))
     if isinstance(value, dict):
         return ("dict", tuple((k, _signature(v)) for k, v in value.items()))

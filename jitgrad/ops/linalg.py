@@ -25,7 +25,7 @@ from .reduce import broadcast_to, sum_to
 def _matmul(a: np.ndarray, b: np.ndarray) -> Tensor:
     """``a @ b`` with numpy's rules, written by BLAS straight into a new tensor's storage
     (a jitted replay repeats the same BLAS call into the same output: no wrapper, no
-    copy). Small products keep BLAS on this thread (``blas``)."""
+    copy). Small products run BLAS on one thread (``blas``)."""
     if a.ndim == 0 or b.ndim == 0:
         np.matmul(a, b)  # numpy names the problem
     rows = a.shape[-2:-1] if a.ndim > 1 else ()  # a 1-d operand's dimension is dropped
