@@ -115,10 +115,11 @@ class _Decided:
     __slots__ = ("kernel", "compiled", "where", "out_storages", "numel", "out_strides",
                  "scalar_type", "needed")  # fmt: skip
 
-    def __init__(self, kernel, where, out_dtypes, scalar_type, variant, needed):
-        """``scalar_type`` converts the op's constants, None when it has none."""
-        self.kernel, self.where = kernel, where
-        self.compiled = kernel.call(variant).compiled  # set by the launch that decided
+    def __init__(self, kernel, where, out_dtypes, scalar_type, compiled, needed):
+        """``scalar_type`` converts the op's constants, None when it has none; ``compiled``
+        runs the kernel (``Call.entry_for``: every later call passes flat arrays of the
+        same dtypes, ints and scalars of ``scalar_type``)."""
+        self.kernel, self.where, self.compiled = kernel, where, compiled
         self.out_storages = [storage_class(d) for d in out_dtypes]
         self.numel = layout.numel(where.shape)
         self.out_strides = layout.contiguous_strides(where.shape)
@@ -142,8 +143,9 @@ def _decide(signature, launch, where, out_dtypes, ct, needed=None) -> _Decided |
     if len(_decided) >= _DECIDED_LIMIT:
         _decided.clear()
     scalar_type = np.dtype(ct).type if launch.scalars else None
+    compiled = launch._call.entry_for(launch.args) or launch._call
     decided = _decided[signature] = _Decided(launch.kernel, where, out_dtypes, scalar_type,
-                                             launch.variant, needed)  # fmt: skip
+                                             compiled, needed)  # fmt: skip
     return decided
 
 

@@ -277,3 +277,11 @@ def test_repeated_eager_calls_reuse_decisions_but_not_values():
             np.testing.assert_array_equal(a.grad.numpy(), base + 1)
         if b_grad:
             np.testing.assert_array_equal(b.grad.numpy(), base)
+    # Remembered decisions call compiled code without per-call type matching: read-only
+    # memory (another numba type) and writable memory both go through one decision.
+    for writable in (True, False, True):
+        data = base * (3.0 if writable else -2.0)
+        data.flags.writeable = writable
+        t = jg.from_numpy(data)
+        np.testing.assert_allclose(jg.tanh(t * 0.5).numpy(), np.tanh(data * np.float32(0.5)),
+                                   rtol=1e-6)  # fmt: skip
