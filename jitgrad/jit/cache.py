@@ -92,15 +92,16 @@ class Call:
             compiled(*args)
             self.kernel.calls += 1
 
-    def entry_for(self, args):
-        """The compiled code for ``args``' types as a plain callable, or None before the
-        first call. It skips the dispatcher's matching of every argument's type on every
-        call (about 0.25 µs of a launch's 1 µs), so it is only for callers whose arguments
-        keep their types: a jitted plan's, whose arrays are flat storages of fixed dtypes
-        and whose numbers are ints and scalars of the kernel's own type."""
+    def direct(self, args):
+        """What to call with ``args`` from now on: the compiled code for their types as a
+        plain callable, which skips the dispatcher's matching of every argument's type on
+        every call (about 0.25 µs of a launch's 1 µs); this call itself before its first
+        call compiled anything. Only for callers whose arguments keep their types: a
+        jitted plan's or a remembered eager decision's, whose arrays are flat storages of
+        fixed dtypes and whose numbers are ints and scalars of the kernel's own type."""
         compiled = self.compiled
         if compiled is None:
-            return None
+            return self
         overload = compiled.overloads.get(tuple(map(compiled.typeof_pyval, args)))
         return compiled if overload is None else overload.entry_point
 

@@ -117,8 +117,7 @@ class _Decided:
 
     def __init__(self, kernel, where, out_dtypes, scalar_type, compiled, needed):
         """``scalar_type`` converts the op's constants, None when it has none; ``compiled``
-        runs the kernel (``Call.entry_for``: every later call passes flat arrays of the
-        same dtypes, ints and scalars of ``scalar_type``)."""
+        runs the kernel (``Call.direct``)."""
         self.kernel, self.where, self.compiled = kernel, where, compiled
         self.out_storages = [storage_class(d) for d in out_dtypes]
         self.numel = layout.numel(where.shape)
@@ -143,7 +142,7 @@ def _decide(signature, launch, where, out_dtypes, ct, needed=None) -> _Decided |
     if len(_decided) >= _DECIDED_LIMIT:
         _decided.clear()
     scalar_type = np.dtype(ct).type if launch.scalars else None
-    compiled = launch._call.entry_for(launch.args) or launch._call
+    compiled = launch._call.direct(launch.args)
     decided = _decided[signature] = _Decided(launch.kernel, where, out_dtypes, scalar_type,
                                              compiled, needed)  # fmt: skip
     return decided
@@ -269,11 +268,9 @@ class Launch:
         self._call(*self.args)
 
     def direct(self) -> tuple:
-        """(function, arguments) that run this launch: once its kernel is compiled, the
-        compiled code (``Call.entry_for``) over ``args`` itself (the list that repointing
-        updates), without the Python frames that count calls and compile on first use."""
-        entry = self._call.entry_for(self.args)
-        return (self, ()) if entry is None else (entry, self.args)
+        """(function, arguments) that run this launch: ``Call.direct`` over ``args`` itself
+        (the list that repointing updates), without this launch's own frame."""
+        return self._call.direct(self.args), self.args
 
 
 def _run(key, exprs, xs, where: Layout, loads, scalars, ct, outs) -> Launch:

@@ -339,14 +339,14 @@ def _give(t: TensorBase, handed: dict) -> Tensor:
 
 
 def _direct_calls(steps) -> list:
-    """The steps as the calls they come down to once every kernel is compiled (a launch's
-    or a kernel call's compiled function, ``Launch.direct``)."""
+    """The steps as the calls they come down to once every kernel is compiled
+    (``Launch.direct``, ``Call.direct``)."""
     calls = []
     for fn, args in steps:
         if isinstance(fn, Launch):
             fn, args = fn.direct()
         elif isinstance(fn, cache.Call):
-            fn = fn.entry_for(args) or fn
+            fn = fn.direct(args)
         calls.append((fn, args))
     return calls
 
