@@ -74,7 +74,8 @@ Where this differs from numpy or from the formula jitgrad's reference evaluator 
 - NaN inputs come back as the same NaN (quieted, sign and payload kept), as C's libm and
   numpy's float64 loops do; numpy's float32 exp/log/tanh/sin/cos return the default +NaN
   instead. Invalid operations (log(-1), sin(inf), (-2)**0.5) give x86's default NaN
-  (negative sign bit), as numpy does.
+  (negative sign bit), as numpy does (but for its float64 log on CPUs without AVX-512,
+  which returns +NaN).
 
 Speed: ns per element of ``out[i] = f(x[i])`` over 2**22 elements (x in [0.1, 5]; pow's y in
 [-2, 2]) against numpy's ufunc writing into a preallocated output, one run side by side. For

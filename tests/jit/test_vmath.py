@@ -382,17 +382,19 @@ def test_nan_bits():
     for name, dtype in UNARY:
         nan = np.array([np.nan], dtype)  # numpy's own NaN comes back as is
         assert bits(apply(name, dtype, nan)) == bits(nan), name
-    for dtype in (F32, F64):  # invalid operations give x86's default NaN, as numpy's do
+    # Invalid operations give x86's default NaN (sign bit set), as numpy's ufuncs do on
+    # this CPU family, except numpy's float64 log where it runs its AVX2 loop (no AVX-512):
+    # that returns +NaN, so the bits are checked against the default NaN itself.
+    for dtype in (F32, F64):
+        default_nan = bits(np.array([-np.nan], dtype))
         for name, v in [("log", -1.0), ("log1p", -2.0), ("log1p", -np.inf), ("sin", np.inf),
                         ("cos", -np.inf), ("gelu", -np.inf)]:  # fmt: skip
-            x = np.array([v], dtype)
-            got = apply(name, dtype, x)
-            with np.errstate(invalid="ignore"):
-                want = numpy_expected(name, x)
-            assert bits(got) == bits(want), (name, dtype, got, want)
+            got = apply(name, dtype, np.array([v], dtype))
+            assert bits(got) == default_nan, (name, dtype, got)
         got = apply("pow", dtype, np.array([-2.0], dtype), np.array([0.5], dtype))
+        assert bits(got) == default_nan
         with np.errstate(invalid="ignore"):
-            assert bits(got) == bits(np.power(np.array([-2.0], dtype), dtype(0.5)))
+            assert bits(np.sin(np.array([np.inf], dtype))) == default_nan  # numpy's, likewise
 
 
 @pytest.mark.parametrize("dtype", [F32, F64])
