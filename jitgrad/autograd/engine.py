@@ -63,10 +63,10 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
                 if captured is None:
                     _accumulate(node, gys[0], create_graph)
                 continue
-            gys = [
-                g if g is not None else zeros(shape, dtype)
-                for g, (shape, dtype) in zip(gys, node._output_meta)
-            ]
+            for nr, g in enumerate(gys):  # (a loop: no comprehension frame per node)
+                if g is None:
+                    shape, dtype = node._output_meta[nr]
+                    gys[nr] = zeros(shape, dtype)
             gxs = node._apply(gys, retain_graph)
             for edge, gx in zip(node.next_edges, gxs):
                 if edge is not None and gx is not None:

@@ -70,22 +70,27 @@ class Function(Node):
         if not recording:
             return ys
         outputs = ys if isinstance(ys, tuple) else (ys,)
-        # Integer and bool outputs (argmax, comparisons) never carry gradients.
-        floating = [y._storage.dtype.kind == "f" for y in outputs]
+        # Plain loops, no comprehensions: this runs once per recorded op, and eager overhead
+        # is per op. Integer and bool outputs (argmax, comparisons) never carry gradients.
+        floating, meta, refs = [], [], []
+        for y in outputs:
+            dtype = y._storage.dtype
+            floating.append(dtype.kind == "f")
+            meta.append((y._shape, dtype))
+            refs.append(weakref.ref(y))
         if True not in floating:
             return ys
-        # Plain loops: this runs once per recorded op, and eager overhead is per op.
         edges, versions, generation = [], [], 0
         for x in xs:
-            edge = x._edge()
+            creator = x._grad_fn  # (_edge's common case without its call)
+            edge = (creator, x._output_nr) if creator is not None else x._edge()
             edges.append(edge)
             versions.append(x._storage._version)
             if edge is not None and edge[0].generation >= generation:
                 generation = edge[0].generation + 1
         self.inputs, self.next_edges, self._versions = xs, edges, versions
         self.generation = generation
-        self._output_meta = [(y._shape, y._storage.dtype) for y in outputs]
-        self.outputs = [weakref.ref(y) for y in outputs]
+        self._output_meta, self.outputs = meta, refs
         for i, y in enumerate(outputs):
             if floating[i]:
                 y._grad_fn, y._output_nr, y._requires_grad = self, i, True

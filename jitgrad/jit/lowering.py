@@ -60,7 +60,9 @@ def forward(op, xs) -> Tensor | None:
 def backward(op, xs, gy: Tensor):
     """Every needed input gradient in one kernel (then summed over broadcast axes)."""
     operands = [*xs, gy]
-    mask = tuple([x._requires_grad for x in xs])
+    mask = ()
+    for x in xs:  # (a loop: no comprehension frame per op)
+        mask += (x._requires_grad,)
     if op._known is not None and config.thread.tape is None:
         # The forward's known call fixes the op and its operands' layouts: only which inputs
         # need a gradient and the incoming gradient's layout can still differ.
@@ -150,16 +152,26 @@ def _decide(signature, launch, where, out_dtypes, ct, needed=None) -> _Decided |
 
 def launch(decided: _Decided, op, operands) -> list:
     """Run a remembered decision on new operands of the same signature: its outputs."""
+    # Plain loops, each operand's kernel array read without a call: this is the per-op
+    # hot path of eager code, forward and backward.
     where, n, strides = decided.where, decided.numel, decided.out_strides
-    outs = [Tensor._make(cls._uninitialised(n), where.shape, strides, 0)
-            for cls in decided.out_storages]  # fmt: skip
-    args = where.kernel_args([x._storage.kernel_array for x in operands],
-                             [x._offset for x in operands])  # fmt: skip
+    arrays, offsets = [], []
+    for x in operands:
+        storage = x._storage
+        pair = storage._untyped._typed.get(storage._numpy)
+        arrays.append(pair[1] if pair is not None else storage.kernel_array)
+        offsets.append(x._offset)
+    args = where.kernel_args(arrays, offsets)
     kind = decided.scalar_type
     if kind is not None:
-        args += [kind(c) for c, slot in zip(op._constants, op._slots) if slot is None]
-    for o in outs:
-        args.append(o._storage.kernel_array)
+        for c, slot in zip(op._constants, op._slots):
+            if slot is None:
+                args.append(kind(c))
+    outs = []
+    for cls in decided.out_storages:
+        storage = cls._uninitialised(n)
+        outs.append(Tensor._make(storage, where.shape, strides, 0))
+        args.append(storage._untyped._typed[cls._numpy][1])
     if n:
         decided.compiled(*args)
         decided.kernel.calls += 1

@@ -39,10 +39,30 @@ class Elementwise(Function):
 
     def __call__(self, *inputs):
         signature = _call_signature(self, inputs)
-        if signature is not None:
-            known = _known_calls.get(signature)
-            if known is not None:
-                return self._call_known(known, inputs)
+        known = _known_calls.get(signature) if signature is not None else None
+        if known is None:
+            return self._call_first(inputs, signature)
+        # A call whose signature was seen launches the remembered kernel and records, in
+        # this one frame and one pass over the inputs: this is the per-op hot path.
+        slots = known.slots
+        self._dtype, self._slots, self._lowered, self._known = known.dtype, slots, True, known
+        constants, tensors, recording = [], [], False
+        for x, slot in zip(inputs, slots):
+            if slot is None:
+                constants.append(x)
+            else:
+                constants.append(None)
+                tensors.append(x)
+                recording = recording or x._requires_grad
+        self._constants = constants
+        out = config.lowering.launch(known.decision, self, tensors)[0]
+        if recording and config.thread.grad_enabled:
+            return self._record(tuple(tensors), out, True)
+        return out
+
+    def _call_first(self, inputs, signature):
+        """A call of a new signature (or of one not to be remembered): work out the result
+        dtype and the tensors' places, run, and remember what the call decided."""
         for x in inputs:
             # Symbolic values (the JIT's IR) build a kernel body from the same formula.
             namespace = getattr(type(x), "formula_namespace", None)
@@ -71,24 +91,6 @@ class Elementwise(Function):
                 _known_calls.clear()
             self._known = _KnownCall(self._dtype, tuple(self._slots), self._decision)
             _known_calls[signature] = self._known
-        return out
-
-    def _call_known(self, known: _KnownCall, inputs):
-        """A call whose signature was seen: launch the remembered kernel and record."""
-        slots = known.slots
-        self._dtype, self._slots, self._lowered, self._known = known.dtype, slots, True, known
-        constants, tensors, recording = [], [], False
-        for x, slot in zip(inputs, slots):  # one pass: this is the per-op hot path
-            if slot is None:
-                constants.append(x)
-            else:
-                constants.append(None)
-                tensors.append(x)
-                recording = recording or x._requires_grad
-        self._constants = constants
-        out = config.lowering.launch(known.decision, self, tensors)[0]
-        if recording and config.thread.grad_enabled:
-            return self._record(tuple(tensors), out, True)
         return out
 
     def _dtype_operands(self, operands):
@@ -140,7 +142,7 @@ class Elementwise(Function):
 
     def backward(self, gy):
         xs = self.inputs
-        if not is_grad_enabled() and self._lowered:
+        if self._lowered and not config.thread.grad_enabled:
             return config.lowering.backward(self, xs, gy)
         grads = [None] * len(xs)
         for rule, slot in zip(self.grad_rules, self._slots):
@@ -175,7 +177,9 @@ class Elementwise(Function):
         known = self._known
         if known is None:
             return self._find_inputs_read()
-        mask = tuple([x._requires_grad for x in self.inputs])
+        mask = ()
+        for x in self.inputs:  # (a loop: no comprehension frame per op)
+            mask += (x._requires_grad,)
         found = known.reads.get(mask)
         if found is None:
             found = known.reads[mask] = self._find_inputs_read()

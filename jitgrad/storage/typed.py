@@ -57,12 +57,14 @@ class Storage(ElementOps):
         nbytes = numel * cls._itemsize
         if nbytes < buffers.SMALL_BYTES:  # most results: numpy's allocator serves them
             data = np.empty(numel, cls._numpy)
-            self._untyped = untyped = UntypedStorage._owning(data.view(np.uint8))
+            # An untyped storage owning fresh bytes, built in this frame (per-op overhead)
+            self._untyped = untyped = object.__new__(UntypedStorage)
+            untyped._bytes, untyped._resizable = data.view(np.uint8), True
         else:
             self._untyped = untyped = UntypedStorage._pooled(nbytes)
             data = untyped._bytes.view(cls._numpy)
         # typed_arrays' work, done while it is cheap
-        untyped._typed[cls._numpy] = (data, data.view(np.uint16) if cls._half else data)
+        untyped._typed = {cls._numpy: (data, data.view(np.uint16) if cls._half else data)}
         return self
 
     @classmethod

@@ -73,13 +73,6 @@ class UntypedStorage(ElementOps):
         self._init_pooled(nbytes)
         return self
 
-    @classmethod
-    def _owning(cls, data: np.ndarray) -> UntypedStorage:
-        """A storage owning fresh bytes nothing else references."""
-        self = cls.__new__(cls)
-        self._own(data)
-        return self
-
     def _own(self, data: np.ndarray) -> None:
         self._bytes, self._typed, self._resizable = data, {}, True
 
