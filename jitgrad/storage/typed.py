@@ -57,9 +57,10 @@ class Storage(ElementOps):
         nbytes = numel * cls._itemsize
         if nbytes < buffers.SMALL_BYTES:  # most results: numpy's allocator serves them
             data = np.empty(numel, cls._numpy)
-            # An untyped storage owning fresh bytes, built in this frame (per-op overhead)
+            # An untyped storage owning fresh bytes, built in this frame and holding the
+            # elements' array as its bytes until they are asked for (per-op overhead)
             self._untyped = untyped = object.__new__(UntypedStorage)
-            untyped._bytes, untyped._resizable = data.view(np.uint8), True
+            untyped._bytes, untyped._resizable = data, True
         else:
             self._untyped = untyped = UntypedStorage._pooled(nbytes)
             data = untyped._bytes.view(cls._numpy)

@@ -17,6 +17,7 @@ from . import buffers, kernels
 from .elements import ElementOps
 
 _HALF = np.dtype(np.float16)
+_BYTE = np.dtype(np.uint8)
 
 
 class UntypedStorage(ElementOps):
@@ -158,9 +159,14 @@ class UntypedStorage(ElementOps):
         return self if self._base is None else self._base._root()
 
     def _data(self) -> np.ndarray:
-        if self._bytes is None:
+        data = self._bytes
+        if data is None:
             raise RuntimeError("storage was freed (its reference count reached zero)")
-        return self._bytes
+        if data.dtype is not _BYTE:
+            # A small op result keeps only its elements' array until its bytes are asked
+            # for (Storage._uninitialised): one numpy view fewer per op result.
+            data = self._bytes = data.view(_BYTE)
+        return data
 
     def _set_bytes(self, data: np.ndarray) -> None:
         self._bytes = data
