@@ -56,6 +56,9 @@ class Case:
     rtol: float = 0.0  # results may differ by rounding (fused kernels, polynomial math)
     bytes_moved: int = 0  # bytes read + written once by one call: reported as GB/s
     bandwidth: float = 0.0  # this run's copy bandwidth (bytes/s) to compare GB/s with
+    # Python functions jitgrad's side enters per op, counted once after the warm-up: a
+    # measure of eager overhead that is the same on every machine and in every run.
+    calls_per_op: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ which need fresh processes, are in ``startup``."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 import jitgrad as jg
@@ -98,8 +100,28 @@ def _op_chain_case(ctx, length: int, n: int):
 
     torch = comparators.torch_op_chain(ctx.torch, x, length)
     jax = comparators.jax_op_chain(ctx.jax, x, length)
+    calls = 0.0
+    if ctx.torch is None and ctx.jax is None:  # the process that times jitgrad
+        run_jitgrad()  # compiles the kernels
+        calls = _python_calls(run_jitgrad) / length
     return Case(f"{length} ops on {n} float32", jitgrad=run_jitgrad, numpy=run_numpy,
-                torch=torch, jax=jax, rtol=1e-4)  # fmt: skip
+                torch=torch, jax=jax, rtol=1e-4, calls_per_op=calls)  # fmt: skip
+
+
+def _python_calls(fn) -> int:
+    """How many Python functions one call of ``fn`` enters (a profile hook counts them)."""
+    count = 0
+
+    def hook(frame, event, arg):
+        nonlocal count
+        count += event == "call"
+
+    sys.setprofile(hook)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return count
 
 
 @row("autograd-1000-ops-scalar", note="per-op overhead: forward + backward of a 1000-op "

@@ -398,6 +398,9 @@ def notes(results: list[Result]) -> list[str]:
                 f"jitgrad moves {rate / 1e9:.1f} GB/s, {rate / r.case.bandwidth:.0%} of the "
                 f"copy bandwidth measured beside it ({r.case.bandwidth / 1e9:.1f} GB/s)"
             )
+        if r.case is not None and r.case.calls_per_op:
+            said.append(f"jitgrad enters {r.case.calls_per_op:.1f} Python functions per op "
+                        "(counted, not timed: the same on every machine)")  # fmt: skip
         if r.others >= BUSY:
             said.append(
                 f"other processes kept {r.others:.1f} of the cores busy during its quietest "
