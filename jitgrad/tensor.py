@@ -390,14 +390,14 @@ class TensorBase:
 
     def numpy(self) -> np.ndarray:
         """A numpy array sharing this tensor's memory (same data pointer, no copy)."""
-        itemsize = self.dtype.itemsize
-        return np.ndarray(
-            self._shape,
-            dtype=self.dtype.numpy,
-            buffer=self._storage.array,
-            offset=self._offset * itemsize,
-            strides=tuple(s * itemsize for s in self._strides),
-        )
+        # Eager ops call this on every array they hand to BLAS or a kernel: no property
+        # calls and no generator frame beyond the storage's array.
+        array = self._storage.array
+        itemsize = array.itemsize
+        strides = []
+        for s in self._strides:
+            strides.append(s * itemsize)
+        return np.ndarray(self._shape, array.dtype, array, self._offset * itemsize, tuple(strides))
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
