@@ -152,14 +152,12 @@ def _decide(signature, launch, where, out_dtypes, ct, needed=None) -> _Decided |
 
 def launch(decided: _Decided, op, operands) -> list:
     """Run a remembered decision on new operands of the same signature: its outputs."""
-    # Plain loops, each operand's kernel array read without a call: this is the per-op
-    # hot path of eager code, forward and backward.
+    # Plain loops, no comprehensions: this is the per-op hot path of eager code, forward
+    # and backward.
     where, n, strides = decided.where, decided.numel, decided.out_strides
     arrays, offsets = [], []
     for x in operands:
-        storage = x._storage
-        pair = storage._untyped._typed.get(storage._numpy)
-        arrays.append(pair[1] if pair is not None else storage.kernel_array)
+        arrays.append(x._storage.kernel_array)
         offsets.append(x._offset)
     args = where.kernel_args(arrays, offsets)
     kind = decided.scalar_type
@@ -171,7 +169,7 @@ def launch(decided: _Decided, op, operands) -> list:
     for cls in decided.out_storages:
         storage = cls._uninitialised(n)
         outs.append(Tensor._make(storage, where.shape, strides, 0))
-        args.append(storage._untyped._typed[cls._numpy][1])
+        args.append(storage.kernel_array)
     if n:
         decided.compiled(*args)
         decided.kernel.calls += 1
