@@ -34,8 +34,9 @@ log = logging.getLogger("jitgrad.jit")
 
 @dataclass
 class Kernel:
-    """A generated module of compiled variants (``serial``, ``parallel``); ``.source``
-    shows the generated code."""
+    """A generated module of compiled functions (``serial`` for an elementwise kernel,
+    ``whole``, ``outer`` and ``inner`` for a reduction); ``.source`` shows the generated
+    code."""
 
     key: str
     source: str

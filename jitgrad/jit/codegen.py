@@ -8,8 +8,10 @@ Two loop shapes:
   allows) with runtime strides, which covers broadcasting (stride 0), transposes, steps
   and negative strides.
 
-Each comes serial or with ``prange`` on the outer loop. Sizes and strides are arguments,
-never literals, so one kernel serves every shape with the same layout pattern.
+One function per kernel, ``serial``: a parallel launch runs it over shares of its outer loop
+on several threads (``threads``), so nothing goes through numba's costly ``prange``
+compilation. Sizes and strides are arguments, never literals, so one kernel serves every
+shape with the same layout pattern.
 """
 
 from __future__ import annotations
@@ -49,29 +51,25 @@ class Signature:
 
 
 def generate(outputs: list[ir.Expr], sig: Signature) -> str:
-    """Source of a module defining ``serial`` and ``parallel``: the same kernel computing
-    ``outputs``, with a plain or a ``prange`` outer loop."""
-    functions = [_function(outputs, sig, name) for name in ("serial", "parallel")]
-    header = ["import math", "import numpy as np", "from numba import njit, prange"]
-    if "vm." in functions[0]:
+    """Source of a module defining ``serial``, the kernel computing ``outputs``."""
+    function = _function(outputs, sig)
+    header = ["import math", "import numpy as np", "from numba import njit"]
+    if "vm." in function:
         header.append("from jitgrad.jit import vmath as vm")
     header.append("from jitgrad.storage.convert import half_to_float, store")
-    return "\n".join(header) + "\n\n\n" + "\n\n".join(functions)
+    return "\n".join(header) + "\n\n\n" + function
 
 
-def _function(outputs: list[ir.Expr], sig: Signature, name: str) -> str:
-    parallel = name == "parallel"
+def _function(outputs: list[ir.Expr], sig: Signature) -> str:
     body = _Body(sig)
     results = [body.value(e) for e in outputs]
     n_in = len(sig.input_dtypes)
     scalars = [f"s{j}" for j in range(sig.n_scalars)]
     outs = [f"out{k}" for k in range(len(outputs))]
-    flags = "cache=True, error_model='numpy', nogil=True" + (", parallel=True" if parallel else "")
-    lines = [f"@njit({flags})"]
-    loop = "prange" if parallel else "range"
+    lines = ["@njit(cache=True, error_model='numpy', nogil=True)"]
     if sig.loop == "flat":
         params = ["n"] + [f"a{i}, o{i}" for i in range(n_in)] + scalars + outs
-        lines.append(f"def {name}({', '.join(params)}):")
+        lines.append(f"def serial({', '.join(params)}):")
         hoisted = [i for i in range(n_in) if sig.broadcast[i]]
         for i in hoisted:
             lines.append(f"    x{i} = {body.load(i, f'a{i}[o{i}]')}")
@@ -81,7 +79,7 @@ def _function(outputs: list[ir.Expr], sig: Signature, name: str) -> str:
                 # A slice taken once lets LLVM see unit-stride access: a0[o0 + i] in the loop
                 # kept it from vectorising (4x slower at 2^18 float32, measured).
                 lines.append(f"    v{i} = a{i}[o{i}:o{i} + n]")
-        lines.append(f"    for i in {loop}(n):")
+        lines.append("    for i in range(n):")
         for i in range(n_in):
             if i not in hoisted:
                 lines.append(f"        x{i} = {body.load(i, f'v{i}[i]')}")
@@ -92,7 +90,7 @@ def _function(outputs: list[ir.Expr], sig: Signature, name: str) -> str:
     else:
         d = sig.ndim
         params = ["shape"] + [f"a{i}, o{i}, st{i}" for i in range(n_in)] + scalars + outs
-        lines.append(f"def {name}({', '.join(params)}):")
+        lines.append(f"def serial({', '.join(params)}):")
         for k in range(d):
             lines.append(f"    n{k} = shape[{k}]")
             for i in range(n_in):
@@ -100,7 +98,7 @@ def _function(outputs: list[ir.Expr], sig: Signature, name: str) -> str:
         lines.extend(f"    {line}" for line in body.prologue)
         indent = "    "
         for k in range(d - 1):
-            lines.append(f"{indent}for i{k} in {loop if k == 0 else 'range'}(n{k}):")
+            lines.append(f"{indent}for i{k} in range(n{k}):")
             indent += "    "
             for i in range(n_in):
                 base = f"o{i}" if k == 0 else f"b{i}_{k - 1}"
@@ -124,7 +122,7 @@ def _function(outputs: list[ir.Expr], sig: Signature, name: str) -> str:
                 lines.append(f"{indent}x{i} = {body.load(i, f'a{i}[{base}]')}")
             else:
                 lines.append(f"{indent}r{i} = {base}")
-        lines.append(f"{indent}for i{last} in {loop if last == 0 else 'range'}(n{last}):")
+        lines.append(f"{indent}for i{last} in range(n{last}):")
         indent += "    "
         for i, kind in enumerate(sig.inner):
             if kind == "unit":

@@ -18,7 +18,7 @@ from ..ops.reduce import sum_to_data
 from ..recording import run
 from ..storage import storage_class
 from ..strided import layout
-from . import cache, codegen, ir
+from . import cache, codegen, ir, threads
 from .reduction import reduce  # noqa: F401  (hooks the ops call through config.lowering)
 from .rows import applies as cross_entropy_applies  # noqa: F401
 from .rows import cross_entropy_backward, cross_entropy_forward  # noqa: F401
@@ -144,7 +144,7 @@ def _decide(signature, launch, where, out_dtypes, ct, needed=None) -> _Decided |
     if len(_decided) >= _DECIDED_LIMIT:
         _decided.clear()
     scalar_type = np.dtype(ct).type if launch.scalars else None
-    compiled = launch._call.direct(launch.args)
+    compiled = launch.direct()[0]
     decided = _decided[signature] = _Decided(launch.kernel, where, out_dtypes, scalar_type,
                                              compiled, needed)  # fmt: skip
     return decided
@@ -205,6 +205,51 @@ class Layout:
                 args += (a, o)
         return args
 
+    def extent(self) -> int:
+        """The length of the kernel's outer loop: what a parallel launch shares out."""
+        return int(self._size_arg[0]) if self._stride_args else self._size_arg
+
+    def share(self, args, lo: int, hi: int, n_outs: int) -> list:
+        """``args`` (``kernel_args``, scalars, outputs) narrowed to the outer loop's
+        iterations [lo, hi): the kernel then computes that share of its outputs."""
+        share = list(args)
+        if self._stride_args:
+            sizes = share[0] = args[0].copy()
+            sizes[0] = hi - lo
+            row = int(np.prod(sizes[1:]))
+            for k, strides in enumerate(self._stride_args):
+                share[2 + 3 * k] += lo * int(strides[0])
+        else:
+            share[0] = hi - lo
+            row = 1
+            for k, one in enumerate(self.pattern[1]):
+                if not one:
+                    share[2 + 2 * k] += lo
+        for p in range(len(args) - n_outs, len(args)):
+            share[p] = args[p][lo * row : hi * row]
+        return share
+
+
+# A flat parallel launch cuts its range on multiples of this many elements: no two threads
+# write one cache line of the output.
+_FLAT_ALIGN = 64
+
+
+class _Split:
+    """A parallel launch's callable: the kernel ``fn`` over one share of the outer loop per
+    thread (``threads.run``)."""
+
+    __slots__ = ("fn", "where", "n_outs", "bounds")
+
+    def __init__(self, fn, where: Layout, n_outs: int):
+        self.fn, self.where, self.n_outs = fn, where, n_outs
+        align = 1 if where.pattern[0] == "strided" else _FLAT_ALIGN
+        self.bounds = threads.bounds(where.extent(), align)
+
+    def __call__(self, *args) -> None:
+        share, n_outs = self.where.share, self.n_outs
+        threads.run(self.fn, [share(args, lo, hi, n_outs) for lo, hi in self.bounds])
+
 
 def plan_layout(shape, strides) -> Layout | None:
     """The layout of operands with these (broadcast) strides computing an output of
@@ -242,9 +287,9 @@ class Launch:
         self.kernel, self.shape, self.strides = kernel, where.shape, where.strides
         self.arrays, self.offsets, self.loads = arrays, offsets, loads
         self.scalars, self.ct, self.outs, self.exprs = scalars, ct, outs, exprs
-        n = layout.numel(self.shape)
-        self.variant = "parallel" if n >= config.parallel_threshold else "serial"
-        self._call = kernel.call(self.variant)
+        self._call = kernel.call("serial")
+        parallel = layout.numel(self.shape) >= config.parallel_threshold
+        self._split = _Split(self._call, where, len(outs)) if parallel else None
         prefix = where.kernel_args(arrays, offsets)
         self._per_input = 2 if where.pattern[0] == "flat" else 3  # (a, o) or (a, o, strides)
         self._scalar_slots = slice(len(prefix), len(prefix) + len(scalars))
@@ -275,12 +320,18 @@ class Launch:
         return inputs + [(first_out + k, None) for k in range(len(self.outs))]
 
     def __call__(self) -> None:
-        self._call(*self.args)
+        if self._split is None or self._call.compiled is None:
+            self._call(*self.args)  # the first call compiles, in this thread, over it all
+        else:
+            self._split(*self.args)
 
     def direct(self) -> tuple:
         """(function, arguments) that run this launch: ``Call.direct`` over ``args`` itself
         (the list that repointing updates), without this launch's own frame."""
-        return self._call.direct(self.args), self.args
+        fn = self._call.direct(self.args)
+        if self._split is not None and fn is not self._call:
+            fn = _Split(fn, self._split.where, self._split.n_outs)
+        return fn, self.args
 
 
 def _run(key, exprs, xs, where: Layout, loads, scalars, ct, outs) -> Launch:

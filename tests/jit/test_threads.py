@@ -1,0 +1,163 @@
+"""Parallel launches (jitgrad.jit.threads): the serial kernel over shares of its outer loop,
+one share per thread, computes exactly what one serial call computes, for every layout."""
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jitgrad as jg
+from jitgrad._config import config
+from jitgrad.jit import lowering, threads
+
+
+@given(extent=st.integers(1, 10**6), align=st.sampled_from([1, 64]), parts=st.integers(1, 8))
+def test_bounds_cut_the_range_into_aligned_balanced_shares(extent, align, parts):
+    with mock.patch.object(threads, "count", lambda: parts):
+        shares = threads.bounds(extent, align)
+    assert shares[0][0] == 0 and shares[-1][1] == extent
+    assert all(lo < hi for lo, hi in shares)
+    assert all(a[1] == b[0] and a[1] % align == 0 for a, b in zip(shares, shares[1:]))
+    assert len(shares) == min(parts, max(1, extent // align))
+    assert max(hi - lo for lo, hi in shares) <= -(-extent // len(shares)) + align
+
+
+def test_run_gives_each_share_its_own_thread_the_first_this_one():
+    seen = []
+    threads.run(lambda k: seen.append((k, threading.get_ident())), [(0,), (1,), (2,)])
+    assert sorted(k for k, _ in seen) == [0, 1, 2]
+    assert len({ident for _, ident in seen}) == 3
+    assert dict(seen)[0] == threading.get_ident()
+
+
+def test_run_raises_a_shares_error_once_every_share_is_done():
+    done = []
+
+    def work(k):
+        if k == 1:
+            raise ValueError("share 1 failed")
+        time.sleep(0.02)
+        done.append(k)
+
+    with pytest.raises(ValueError, match="share 1 failed"):
+        threads.run(work, [(0,), (1,), (2,)])
+    assert sorted(done) == [0, 2]
+    threads.run(done.append, [(5,), (6,)])  # the pool still works
+    assert sorted(done) == [0, 2, 5, 6]
+
+
+@contextlib.contextmanager
+def split_everything():
+    """Every launch parallel, over three shares (more than this machine's cores); yields
+    the number of shares of each parallel launch. Eager decisions taken under another
+    threshold are forgotten before and after."""
+    shares, run = [], threads.run
+
+    def counted(fn, args):
+        shares.append(len(args))
+        run(fn, args)
+
+    lowering._decided.clear()
+    try:
+        with mock.patch.object(config, "parallel_threshold", 1), \
+                mock.patch.object(threads, "count", lambda: 3), \
+                mock.patch.object(threads, "run", counted):  # fmt: skip
+            yield shares
+    finally:
+        lowering._decided.clear()
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 2000), dtype=st.sampled_from(["float32", "float64"]))
+def test_flat_launches_split_into_shares_match_numpy(n, dtype):
+    rng = np.random.default_rng(n)
+    x, y = rng.uniform(-3, 3, n).astype(dtype), rng.uniform(-3, 3, n).astype(dtype)
+    d = 0.5 * (1 - np.tanh(x * y) ** 2)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    with split_everything() as shares:
+        for _ in range(2):  # the second time the compiled kernels run in shares
+            a, b = jg.tensor(x, requires_grad=True), jg.tensor(y, requires_grad=True)
+            out = jg.tanh(a * b) * 0.5 + b  # a broadcast constant among the operands
+            out.sum().backward()  # one backward kernel writing two gradients
+            np.testing.assert_allclose(out.numpy(), np.tanh(x * y) * 0.5 + y, rtol=tol, atol=tol)
+            np.testing.assert_allclose(a.grad.numpy(), d * y, rtol=tol, atol=tol)
+            np.testing.assert_allclose(b.grad.numpy(), d * x + 1, rtol=tol, atol=tol)
+    assert max(shares) == min(3, max(1, n // 64))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 9), st.integers(1, 12), st.integers(1, 7)),
+    steps=st.tuples(st.sampled_from([1, -1, 2]), st.sampled_from([1, -2])),
+)
+def test_strided_launches_split_into_shares_match_numpy(shape, steps):
+    rng = np.random.default_rng(sum(shape))
+    x, row = rng.standard_normal(shape), rng.standard_normal((shape[1], 1))
+    want = np.exp(x[:: steps[0], :, :: steps[1]]) * row
+    with split_everything() as shares:
+        for _ in range(2):  # the second call runs the compiled kernel in shares
+            got = jg.exp(jg.tensor(x)[:: steps[0], :, :: steps[1]]) * jg.tensor(row)
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    rows = want.shape[0]
+    if rows > 1 and shape[1] > 1:  # row's strides keep the outer loop over the rows
+        assert max(shares) == min(3, rows)
+
+
+def test_in_place_updates_split_into_shares():
+    with split_everything() as shares:
+        start = np.linspace(-1, 1, 1000, dtype=np.float32)
+        p = jg.nn.Parameter(jg.tensor(start.copy()))
+        optimizer = jg.optim.SGD([p], lr=0.5)
+        for _ in range(2):  # the second step runs the compiled update in shares
+            p.grad = jg.tensor(np.ones(1000, np.float32))
+            optimizer.step()
+        np.testing.assert_allclose(p.numpy(), start - 1.0, rtol=1e-6)
+    assert 3 in shares
+
+
+def test_parallel_launches_from_several_user_threads(monkeypatch):
+    monkeypatch.setattr(config, "parallel_threshold", 1)
+    x = jg.tensor(np.random.default_rng(0).standard_normal(40_000).astype(np.float32))
+    want = (jg.tanh(x) * 2).numpy()
+    results, errors = [], []
+
+    def work():
+        try:
+            results.extend((jg.tanh(x) * 2).numpy() for _ in range(20))
+        except Exception as error:  # reported below
+            errors.append(error)
+
+    users = [threading.Thread(target=work) for _ in range(4)]
+    for user in users:
+        user.start()
+    for user in users:
+        user.join()
+    assert not errors and len(results) == 80
+    assert all(np.array_equal(r, want) for r in results)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_starts_workers_of_its_own():
+    with split_everything():
+        x = jg.tensor(np.random.default_rng(1).standard_normal(5000))
+        want = jg.exp(x).numpy()
+        jg.exp(x)  # the pool's workers exist in this process now
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: report, never return into pytest
+            try:
+                signal.alarm(60)
+                os.write(write, b"1" if np.array_equal(jg.exp(x).numpy(), want) else b"0")
+            finally:
+                os._exit(0)
+        os.close(write)
+        os.waitpid(pid, 0)
+        assert os.read(read, 1) == b"1"
+        os.close(read)
