@@ -36,8 +36,9 @@ class ThreadState(threading.local):
 class Config:
     # Stored by name so this module needs nothing from the dtype table.
     default_dtype: str = "float64"
-    # Below this many elements a kernel runs serially: waking the second thread costs
-    # more than it saves (about 1.7 us per parallel call, measured).
+    # Below this many elements a kernel runs serially: handing a share to another thread
+    # costs more than it saves (20-25 us per parallel launch on a busy 2-core machine,
+    # measured; a kernel with tanh breaks even at about 2^16 float32 elements).
     parallel_threshold: int = field(
         default_factory=lambda: _env_int("JITGRAD_PARALLEL_THRESHOLD", 1 << 16)
     )
@@ -60,6 +61,16 @@ class Config:
     # imported (ops sit below the jit and must not import it).
     lowering: object = None
     thread: ThreadState = field(default_factory=ThreadState)
+    # The dicts in which eager dispatch remembers what a call signature decided
+    # (ops/elementwise.py, jit/lowering.py). A decision includes whether its launches run
+    # in parallel, so a new parallel_threshold empties them.
+    memos: list = field(default_factory=list)
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if name == "parallel_threshold":
+            for memo in getattr(self, "memos", ()):
+                memo.clear()
 
 
 config = Config()

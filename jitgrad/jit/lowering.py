@@ -128,6 +128,7 @@ class _Decided:
 
 
 _decided: dict = {}
+config.memos.append(_decided)
 _DECIDED_LIMIT = 4096
 
 

@@ -224,6 +224,7 @@ class _KnownCall:
 
 
 _known_calls: dict = {}
+config.memos.append(_known_calls)
 _KNOWN_LIMIT = 4096
 _CONSTANT_TYPES = (float, int, bool)
 

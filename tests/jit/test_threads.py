@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import jitgrad as jg
 from jitgrad._config import config
-from jitgrad.jit import lowering, threads
+from jitgrad.jit import threads
 
 
 @given(extent=st.integers(1, 10**6), align=st.sampled_from([1, 64]), parts=st.integers(1, 8))
@@ -56,22 +56,17 @@ def test_run_raises_a_shares_error_once_every_share_is_done():
 @contextlib.contextmanager
 def split_everything():
     """Every launch parallel, over three shares (more than this machine's cores); yields
-    the number of shares of each parallel launch. Eager decisions taken under another
-    threshold are forgotten before and after."""
+    the number of shares of each parallel launch."""
     shares, run = [], threads.run
 
     def counted(fn, args):
         shares.append(len(args))
         run(fn, args)
 
-    lowering._decided.clear()
-    try:
-        with mock.patch.object(config, "parallel_threshold", 1), \
-                mock.patch.object(threads, "count", lambda: 3), \
-                mock.patch.object(threads, "run", counted):  # fmt: skip
-            yield shares
-    finally:
-        lowering._decided.clear()
+    with mock.patch.object(config, "parallel_threshold", 1), \
+            mock.patch.object(threads, "count", lambda: 3), \
+            mock.patch.object(threads, "run", counted):  # fmt: skip
+        yield shares
 
 
 @settings(max_examples=25, deadline=None)
@@ -107,7 +102,7 @@ def test_strided_launches_split_into_shares_match_numpy(shape, steps):
             np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
     rows = want.shape[0]
     if rows > 1 and shape[1] > 1:  # row's strides keep the outer loop over the rows
-        assert max(shares) == min(3, rows)
+        assert shares[-1] == min(3, rows)  # the product, the last launch
 
 
 def test_in_place_updates_split_into_shares():
@@ -120,6 +115,20 @@ def test_in_place_updates_split_into_shares():
             optimizer.step()
         np.testing.assert_allclose(p.numpy(), start - 1.0, rtol=1e-6)
     assert 3 in shares
+
+
+def test_a_new_threshold_applies_to_calls_already_remembered():
+    x = jg.tensor(np.ones(5000))
+    with split_everything() as shares:
+        for _ in range(2):  # (the first call of a kernel compiles it, over it all)
+            jg.exp(x)
+        assert shares[-1] == 3
+        split = len(shares)
+        with mock.patch.object(config, "parallel_threshold", 10**9):
+            jg.exp(x)
+        assert len(shares) == split  # serial
+        jg.exp(x)
+        assert len(shares) == split + 1  # in shares again
 
 
 def test_parallel_launches_from_several_user_threads(monkeypatch):
