@@ -311,6 +311,12 @@ def take_along_axis(x, indices, axis: int | None = -1) -> Tensor:
                 f"take_along_axis with axis=None needs 1-D indices, got shape {idx.shape}"
             )
         x, axis = x.reshape(-1), 0
+    return _take_along(x, idx, axis)
+
+
+def _take_along(x: Tensor, idx: np.ndarray, axis: int) -> Tensor:
+    """take_along_axis on an index array already copied by ``_index_array``: copying it
+    again here would be unrecorded, and a jitted step would keep the traced indices."""
     if idx.ndim != x.ndim:
         raise ValueError(
             f"take_along_axis: indices of shape {idx.shape} and x of shape {x.shape} must "
@@ -363,7 +369,7 @@ def gather(x, dim: int, index) -> Tensor:
         x = basic_index(x, tuple(
             slice(None) if d == dim else slice(0, m) for d, m in enumerate(idx.shape)
         ))  # fmt: skip
-    return take_along_axis(x, idx, dim)
+    return _take_along(x, idx, dim)
 
 
 def split(x, indices_or_sections, axis: int = 0) -> list[Tensor]:

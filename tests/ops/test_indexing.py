@@ -428,6 +428,17 @@ def test_gather_is_pytorchs():
     assert gradcheck(lambda t: jg.gather(t.T, 1, jg.tensor(index)), leaf((5, 4)))
 
 
+def test_jitted_gather_reads_each_calls_indices():
+    x = jg.arange(12.0).reshape(3, 4)
+    step = jg.jit(lambda x, i: jg.gather(x, 1, i))
+    narrow = jg.jit(lambda x, i: jg.gather(x, 0, i))  # index smaller than x outside dim
+    for index in ([[0], [1], [2]], [[3], [3], [3]], [[2], [0], [1]]):
+        i = jg.tensor(index)
+        np.testing.assert_array_equal(step(x, i).numpy(), jg.gather(x, 1, i).numpy())
+        j = jg.tensor(index[:2]) % 3
+        np.testing.assert_array_equal(narrow(x, j.T).numpy(), jg.gather(x, 0, j.T).numpy())
+
+
 def test_take_and_gather_errors():
     x = jg.zeros((3, 4))
     with pytest.raises(IndexError, match="index 4 is out of bounds for axis 1 with size 4"):
