@@ -46,4 +46,11 @@ def compute(fn, *args):
 
 
 def _into(fn, args, out) -> None:
-    out[...] = fn(*args)
+    value = fn(*args)
+    if np.shape(value) != out.shape:
+        raise ValueError(
+            f"jg.jit: a result of shape {out.shape} when traced has shape {np.shape(value)} "
+            "now: its shape depends on the data (a boolean mask, nonzero, unique...), which a "
+            "replayed plan cannot follow; call the function without jg.jit"
+        )
+    out[...] = value

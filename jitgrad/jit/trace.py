@@ -6,7 +6,9 @@ attached to the thread: every write into array memory passes through
 Those arrays become the plan's buffers: allocated once, written again by every replay.
 The function's tensor arguments are copied into input buffers first, so every view,
 kernel argument and BLAS call in the tape stays valid, and a replay is a loop of kernel
-launches with no graph building, no dispatch and no allocation. Large buffers that only
+launches with no graph building, no dispatch and no allocation. Buffers the function
+writes in place (weights passed in and updated) are copied back to the caller's tensors
+after each call, and a tensor passed twice is one buffer. Large buffers that only
 kernel launches touch skip those copies (``binding.py``): the launches read the caller's
 arrays, and results leave in the buffers they were computed in.
 
@@ -75,9 +77,11 @@ class Tape:
 class Plan:
     """One traced signature: input buffers, the tape, and where results live."""
 
-    def __init__(self, tape: Tape, inputs: list[tuple[Tensor, Tensor]], result, seconds: float):
+    def __init__(self, tape: Tape, inputs: list[tuple[Tensor, Tensor]], result, seconds: float,
+                 written: list):  # fmt: skip
         self.steps = tape.steps
         self.inputs = inputs  # (buffer, position path) pairs
+        self.written = written  # the (buffer, path) pairs the function wrote in place
         buffers = {id(buffer): path for buffer, path in inputs}
         self.grad_inputs = list(tape.grad_inputs.values())
         self.grad_outputs = [(t, g) for t, g in tape.grad_outputs.values() if id(t) not in buffers]
@@ -148,6 +152,7 @@ class Plan:
                 for fn, call_args in self._calls:
                     fn(*call_args)
         self.replays += 1
+        self.write_back(args)
         for _, _, slots, array, _ in self._inputs:
             if slots is not None:  # hold no reference to the caller's memory
                 slots.point_at(array, 0)
@@ -161,6 +166,12 @@ class Plan:
                 t._storage = fresh
         self.hand_back_grads(args, accumulate=True, handed=handed)
         return _map(self.result, lambda t, _: _give(t, handed))
+
+    def write_back(self, args) -> None:
+        """The function's in-place writes into its tensor arguments (an update of weights
+        passed in, ``x[0] = ...``) reach the caller's tensors, as they do eagerly."""
+        for buffer, path in self.written:
+            TensorBase.copy_(_get(args, path), buffer)
 
     def hand_back_grads(self, args, accumulate: bool, handed=None) -> None:
         """Point the leaves at their gradients: the plan's own buffers, rewritten in place
@@ -190,7 +201,7 @@ class Jitted:
         self.traces = 0
 
     def __call__(self, *args):
-        key = (config.backend, config.thread.grad_enabled, _signature(args))
+        key = (config.backend, config.thread.grad_enabled, _signature(args, {}))
         plan = self.plans.get(key)
         if plan is None:
             return self._trace(key, args)
@@ -212,6 +223,7 @@ class Jitted:
             log.info("tracing %s for a new signature: %s", self.__name__, key[2])
         inputs: list = []
         bound = _bind(args, inputs)
+        versions = [buffer._storage._version for buffer, _ in inputs]
         tape = Tape()
         previous, config.thread.tape = config.thread.tape, tape
         start = time.perf_counter()
@@ -219,9 +231,12 @@ class Jitted:
             result = self.fn(*bound)
         finally:
             config.thread.tape = previous
+        written = [(buffer, path) for (buffer, path), version in zip(inputs, versions)
+                   if buffer._storage._version != version]  # fmt: skip
         tape.steps = fuse(tape.steps, _kept_arrays(tape, inputs, result))
-        plan = Plan(tape, inputs, result, time.perf_counter() - start)
+        plan = Plan(tape, inputs, result, time.perf_counter() - start, written)
         self.plans[key] = plan
+        plan.write_back(args)
         plan.hand_back_grads(args, accumulate=False)
         return _copy_out(result)
 
@@ -256,17 +271,23 @@ def jit(fn=None, *, max_traces: int = 8):
 # -- arguments ---------------------------------------------------------------------------------
 
 
-def _signature(value):
+def _signature(value, seen: dict):
     """What a plan is specialised on; computed on every call, so kept to plain tuples (a
-    tensor's starts with its shape, every other kind's with a tag)."""
+    tensor's starts with its shape, every other kind's with a tag). A tensor passed again
+    (``seen``: id -> its first place) is one buffer in the plan: writes through one
+    argument show through the other, as they do eagerly."""
     if isinstance(value, TensorBase):
+        first = seen.get(id(value))
+        if first is not None:
+            return ("again", first)
+        seen[id(value)] = len(seen)
         return (value._shape, value._storage.dtype, value._strides,
                 isinstance(value, Tensor) and value._requires_grad)  # fmt: skip
     kind = type(value)
     if isinstance(value, (list, tuple)):
-        return (kind, tuple(map(_signature, value)))
+        return (kind, tuple(_signature(v, seen) for v in value))
     if isinstance(value, dict):
-        return ("dict", tuple((k, _signature(v)) for k, v in value.items()))
+        return ("dict", tuple((k, _signature(v, seen)) for k, v in value.items()))
     if value is None or isinstance(value, (bool, int, float, str)):
         return ("value", kind, value)
     return ("object", id(value))
@@ -289,10 +310,14 @@ def _bind(args, inputs: list):
     """``args`` with every tensor replaced by an input buffer of the same layout; the
     (buffer, path) pairs are appended to ``inputs``."""
 
+    buffers: dict[int, Tensor] = {}
+
     def buffer_for(value, path):
-        buffer = Tensor._make(*_cloned(value))
-        if isinstance(value, Tensor) and value.requires_grad:
-            buffer.requires_grad_()
+        buffer = buffers.get(id(value))
+        if buffer is None:
+            buffer = buffers[id(value)] = Tensor._make(*_cloned(value))
+            if isinstance(value, Tensor) and value.requires_grad:
+                buffer.requires_grad_()
         inputs.append((buffer, path))
         return buffer
 

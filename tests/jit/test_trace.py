@@ -335,3 +335,54 @@ def test_large_buffers_read_outside_kernels_are_still_copied():
     np.testing.assert_allclose(first[0].numpy(), np.exp(x), rtol=1e-6)
     np.testing.assert_allclose(second[1].numpy(), np.exp(2 * x) @ np.full((64, 1), 0.5),
                                rtol=1e-5)  # fmt: skip
+
+
+def _sgd_on_argument(w, x):
+    w.grad = None
+    loss = ((x * w).sum() - 1) ** 2
+    loss.backward()
+    with jg.no_grad():
+        w.sub_(0.1 * w.grad)
+    return loss
+
+
+@pytest.mark.parametrize("n", [2, BIG], ids=["small", "by-reference size"])
+def test_in_place_writes_to_arguments_reach_the_callers_tensors(n):
+    x = jg.tensor(np.linspace(0.5, 1, n))
+    runs = []
+    for step in (_sgd_on_argument, jg.jit(_sgd_on_argument)):
+        w = jg.tensor(np.linspace(-1, 1, n), requires_grad=True)
+        runs.append(([step(w, x).item() for _ in range(3)], w.numpy().copy()))
+    (eager_losses, eager_w), (jit_losses, jit_w) = runs
+    np.testing.assert_allclose(jit_losses, eager_losses, rtol=1e-12)
+    np.testing.assert_allclose(jit_w, eager_w, rtol=1e-12)
+    assert not np.array_equal(jit_w, np.linspace(-1, 1, n))
+
+
+def test_item_assignment_to_an_argument_reaches_the_caller():
+    step = jg.jit(lambda x: (x.__setitem__((0, 0), x.sum()), x * 2)[1])
+    x = jg.ones((2, 2))
+    for want in (4.0, 7.0):
+        assert step(x)[0, 0].item() == 2 * want
+        assert x[0, 0].item() == want
+
+
+def test_a_tensor_passed_twice_is_one_tensor_in_the_plan():
+    def bump_and_read(a, b):
+        a += 1
+        return b * 1
+
+    step = jg.jit(bump_and_read)
+    y = jg.zeros(3)
+    assert [step(y, y).tolist()[0] for _ in range(3)] == [1.0, 2.0, 3.0]
+    z = jg.zeros(3)
+    assert step(y, z).tolist() == [0.0, 0.0, 0.0]  # two tensors: another plan
+    assert y.tolist() == [4.0] * 3 and step.traces == 2
+
+
+def test_a_data_dependent_shape_raises_a_clear_error_on_replay():
+    total = jg.jit(lambda x: x[x > 0].sum())
+    assert total(jg.tensor([1.0, -1.0, 2.0])).item() == 3.0
+    assert total(jg.tensor([-5.0, 4.0, 2.0])).item() == 6.0  # the same count: fine
+    with pytest.raises(ValueError, match="depends on the data"):
+        total(jg.tensor([1.0, 1.0, 2.0]))
