@@ -265,13 +265,23 @@ def argmin(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
 
 
 def var(x, axis=None, keepdims=False, ddof=0, *, dim=None, keepdim=False, correction=None):
-    """Variance with ``ddof`` (numpy) or ``correction`` (PyTorch) degrees of freedom."""
+    """Variance with ``ddof`` (numpy) or ``correction`` (PyTorch) degrees of freedom. For
+    complex x it is the mean of ``|x - mean|**2``: real, as numpy.
+
+    >>> import jitgrad as jg
+    >>> jg.var(jg.tensor([1.0, 2.0, 3.0, 4.0])).item(), jg.var(jg.tensor([1j, -1j])).item()
+    (1.25, 1.0)
+    """
+    from .unary import abs  # unary builds on elementwise, which builds on reductions
+
     x = as_tensor(x)
     axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     ddof = ddof if correction is None else correction
     axes = normalize_axes(axis, x.ndim)
     count = layout.numel(x.shape[i] for i in axes)
     centered = x - mean(x, axes, keepdims=True)
+    if centered.dtype.is_complex:
+        centered = abs(centered)
     return sum(centered * centered, axes, keepdims) / (count - ddof)
 
 

@@ -8,6 +8,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from ..autograd.function import Function
+from ..autograd.tensor import Tensor
+from ..recording import compute
+from ..tensor import wrap_numpy
 from .elementwise import Piecewise, Test, Unary, _op
 
 _LN2, _LN10 = math.log(2), math.log(10)
@@ -43,6 +49,15 @@ class Abs(Unary):
 
     def dx(self, m, gy, y, x):
         return gy * m.sign(x)
+
+
+class ComplexAbs(Function):
+    """|z| of a complex tensor: real, of the same precision (numpy's and PyTorch's dtype),
+    which the elementwise evaluator cannot give (its output has the inputs' dtype). No
+    backward: complex tensors cannot require gradients in jitgrad."""
+
+    def forward(self, z):
+        return wrap_numpy(np.asarray(compute(np.abs, z.numpy())), Tensor)
 
 
 class Exp(Unary):
@@ -398,8 +413,6 @@ class LogicalNot(Test):
 
 negative = _op(Negative, "negative", "-x.")
 positive = _op(Positive, "positive", "+x (a copy).")
-abs = _op(Abs, "abs", "|x|.")  # noqa: A001  numpy's spelling
-absolute = abs
 exp = _op(Exp, "exp", "e ** x.")
 expm1 = _op(Expm1, "expm1", "e ** x - 1, accurate near 0.")
 log = _op(Log, "log", "Natural logarithm.")
@@ -431,6 +444,21 @@ trunc = _op(Trunc, "trunc", "x rounded toward zero.")
 isnan = _op(Isnan, "isnan", "True where x is NaN.")
 isfinite = _op(Isfinite, "isfinite", "True where x is neither infinite nor NaN.")
 logical_not = _op(LogicalNot, "logical_not", "not x, elementwise, as bool.")
+
+
+def abs(x):  # noqa: A001  numpy's spelling
+    """|x|. Complex x gives real magnitudes of the same precision, as numpy.
+
+    >>> import jitgrad as jg
+    >>> jg.abs(jg.tensor([-2.0, 3.0])).tolist(), jg.abs(jg.tensor([3 + 4j])).dtype
+    ([2.0, 3.0], jitgrad.float64)
+    """
+    if isinstance(x, complex) or getattr(getattr(x, "dtype", None), "kind", None) == "c":
+        return ComplexAbs()(x)
+    return Abs()(x)
+
+
+absolute = abs
 
 
 def leaky_relu(x, negative_slope: float = 0.01):

@@ -112,6 +112,18 @@ def test_float_ops_on_integers_give_the_default_float(name):
     assert jg.abs(t).dtype is jg.int64 and jg.negative(t).tolist() == [-1, -2, -3]
 
 
+def test_abs_of_complex_is_real():
+    z = np.array([3 + 4j, -1j, 0, np.inf - 1j, complex(np.nan, 1)])
+    for dtype in (np.complex64, np.complex128):
+        got, expected = jg.abs(jg.from_numpy(z.astype(dtype))), np.abs(z.astype(dtype))
+        assert got.dtype.numpy == expected.dtype
+        np.testing.assert_array_equal(got.numpy(), expected)
+        assert abs(jg.from_numpy(z.astype(dtype))).dtype.numpy == expected.dtype
+    assert jg.absolute(3 + 4j).item() == 5.0
+    with pytest.raises(RuntimeError, match="only floating point tensors can require gradients"):
+        jg.tensor([1j]).requires_grad_()
+
+
 def test_special_values_follow_numpy():
     x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e308, -1e308, 5e-324])
     for name, ref in [("exp", np.exp), ("log", np.log), ("sqrt", np.sqrt), ("tanh", np.tanh),

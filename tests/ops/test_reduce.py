@@ -1,5 +1,7 @@
 """Reductions against numpy and finite differences."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -49,6 +51,26 @@ def test_reduction_gradcheck(name, axis):
     # The input is a transposed view; distinct values keep max/min away from ties.
     assert gradcheck(lambda b: fn(b.permute(2, 1, 0), axis=axis), base)
     assert gradcheck(lambda b: fn(b.permute(2, 1, 0), axis=axis, keepdims=True), base)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    case=array_and_axis(),
+    dtype=st.sampled_from([np.complex64, np.complex128]),
+    ddof=st.integers(0, 1),
+    keepdims=st.booleans(),
+)
+def test_var_and_std_of_complex_are_real(case, dtype, ddof, keepdims):
+    shape, axis = case
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    for name, ref in (("var", np.var), ("std", np.std)):
+        with np.errstate(all="ignore"), warnings.catch_warnings():  # ddof=1 of one element
+            warnings.simplefilter("ignore", RuntimeWarning)  # gives inf or nan, as numpy
+            expected = ref(a, axis=axis, keepdims=keepdims, ddof=ddof)
+            got = getattr(jg, name)(jg.from_numpy(a), axis, keepdims, ddof).numpy()
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == np.complex64 else 1e-12)
 
 
 def test_prod_gradient_with_zeros():
