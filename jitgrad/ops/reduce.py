@@ -113,7 +113,8 @@ class Sum(Function):
         self.axes, self.keepdims = axes, keepdims
 
     def forward(self, x):
-        return _reduced("sum", x, self.axes, self.keepdims, np.sum)
+        # In x's own dtype: sum() has already chosen it (numpy would widen uint8 to uint64).
+        return _reduced("sum", x, self.axes, self.keepdims, partial(np.sum, dtype=x.dtype.numpy))
 
     def backward(self, gy):
         x = self.inputs[0]
@@ -205,8 +206,15 @@ class Truth(Function):
 # -- what users call -------------------------------------------------------------------------
 
 
+def _accumulator(x: Tensor) -> Tensor:
+    """``x`` in the dtype sums and products accumulate in: numpy's int64 for integers and
+    bool, and for uint8 too, where numpy's uint64 is not a jitgrad dtype (as PyTorch)."""
+    return x.astype(dtypes.int64, copy=False) if x.dtype.kind in "biu" else x
+
+
 def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None) -> Tensor:  # noqa: A001
-    """Sum over ``axis`` (None: all). Integers and bools sum in int64, as numpy.
+    """Sum over ``axis`` (None: all). Integers and bools sum in int64, as numpy; so does
+    uint8 (numpy's uint64 is not a jitgrad dtype), as in PyTorch.
 
     >>> import jitgrad as jg
     >>> jg.sum(jg.arange(6).reshape(2, 3), axis=1).tolist()
@@ -214,8 +222,7 @@ def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None) ->
     """
     x = as_tensor(x)
     axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
-    if dtype is not None:
-        x = x.astype(dtype, copy=False)
+    x = _accumulator(x) if dtype is None else x.astype(dtype, copy=False)
     return Sum(normalize_axes(axis, x.ndim), keepdims)(x)
 
 
@@ -230,7 +237,14 @@ def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
 
 
 def prod(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
-    x = as_tensor(x)
+    """Product over ``axis`` (None: all). Integers, bools and uint8 multiply in int64, as
+    ``sum``.
+
+    >>> import jitgrad as jg
+    >>> jg.prod(jg.tensor([200, 2], dtype=jg.uint8)).item()
+    400
+    """
+    x = _accumulator(as_tensor(x))
     axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     return Prod(normalize_axes(axis, x.ndim), keepdims)(x)
 
@@ -318,8 +332,14 @@ def any(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:  # 
 
 
 def cumsum(x, axis=None, *, dim=None) -> Tensor:
-    """Running sum along ``axis`` (None: over the flattened tensor, as numpy)."""
-    x = as_tensor(x)
+    """Running sum along ``axis`` (None: over the flattened tensor, as numpy). Integers,
+    bools and uint8 accumulate in int64, as ``sum``.
+
+    >>> import jitgrad as jg
+    >>> jg.cumsum(jg.tensor([200, 200], dtype=jg.uint8)).tolist()
+    [200, 400]
+    """
+    x = _accumulator(as_tensor(x))
     axis, _ = _resolve(axis, False, dim, False)
     if axis is None:
         x, axis = x.reshape(-1), 0
@@ -328,8 +348,9 @@ def cumsum(x, axis=None, *, dim=None) -> Tensor:
 
 def cumprod(x, axis=None, *, dim=None) -> Tensor:
     """Running product along ``axis``. Its gradient divides by x: exact for inputs without
-    zeros (a zero gives inf/NaN there, never a silently wrong finite value)."""
-    x = as_tensor(x)
+    zeros (a zero gives inf/NaN there, never a silently wrong finite value). Integers,
+    bools and uint8 multiply in int64, as ``sum``."""
+    x = _accumulator(as_tensor(x))
     axis, _ = _resolve(axis, False, dim, False)
     if axis is None:
         x, axis = x.reshape(-1), 0

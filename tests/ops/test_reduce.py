@@ -108,6 +108,30 @@ def test_integer_sums_and_means():
     assert jg.sum(jg.tensor([True, True, False])).item() == 2
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    case=array_and_axis(),
+    dtype=st.sampled_from([np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64]),
+    name=st.sampled_from(["sum", "prod", "cumsum", "cumprod"]),
+)
+def test_integer_and_bool_reductions_accumulate_in_int64(case, dtype, name):
+    shape, axis = case
+    if name.startswith("cum") and isinstance(axis, tuple):
+        axis = axis[0]
+    a = np.random.default_rng(4).integers(0, 256, shape).astype(dtype)
+    got = getattr(jg, name)(jg.from_numpy(a), axis)
+    # numpy gives uint64 for uint8 (not a jitgrad dtype); jitgrad follows PyTorch: int64.
+    expected = getattr(np, name)(a.astype(np.int64), axis)
+    assert got.dtype is jg.int64
+    np.testing.assert_array_equal(got.numpy(), expected)
+
+
+def test_sum_in_a_given_dtype_wraps_as_numpy():
+    a = np.array([200, 100, 7], np.uint8)
+    got = jg.sum(jg.from_numpy(a), dtype=jg.uint8)
+    assert got.dtype is jg.uint8 and got.item() == a.sum(dtype=np.uint8)
+
+
 def test_torch_aliases_and_methods():
     a = np.arange(12.0).reshape(3, 4)
     t = jg.from_numpy(a)
