@@ -176,12 +176,24 @@ class Cumulative(Function):
         return _wrap(compute(partial(accumulate, axis=self.axis), x.numpy()))
 
     def backward(self, gy):
-        x = self.inputs[0]
+        from .elementwise import where  # elementwise builds on reductions
+
+        x, axis = self.inputs[0], self.axis
+
+        def from_end(t):  # Σ_{j>=i} t_j
+            return cumsum(t.flip(axis), axis).flip(axis)
+
         if not self.product:
-            return cumsum(gy.flip(self.axis), self.axis).flip(self.axis)
-        # Σ_{j>=i} gy_j·y_j / x_i: exact where x has no zeros (documented on cumprod).
-        y = cumprod(x, self.axis)
-        return cumsum((gy * y).flip(self.axis), self.axis).flip(self.axis) / x
+            return from_end(gy)
+        # dy_j/dx_i = Π_{k<=j, k≠i} x_k for j >= i. Before x's first zero that is y_j / x_i;
+        # at the first zero, the running product with that zero taken as 1; after it, 0.
+        # Masks rather than a branch on the data, so that a jitted step serves any input.
+        zero = x.detach() == 0
+        seen = cumsum(zero, axis)
+        before, first = seen == 0, zero & (seen == 1)
+        divided = from_end(gy * cumprod(x, axis)) / where(before, x, 1)
+        at_first = from_end(gy * cumprod(where(first, 1, x), axis))
+        return where(before, divided, where(first, at_first, 0))
 
 
 class ArgExtreme(Function):
@@ -347,9 +359,14 @@ def cumsum(x, axis=None, *, dim=None) -> Tensor:
 
 
 def cumprod(x, axis=None, *, dim=None) -> Tensor:
-    """Running product along ``axis``. Its gradient divides by x: exact for inputs without
-    zeros (a zero gives inf/NaN there, never a silently wrong finite value). Integers,
-    bools and uint8 multiply in int64, as ``sum``."""
+    """Running product along ``axis``; its gradient is exact with zeros in x too. Integers,
+    bools and uint8 multiply in int64, as ``sum``.
+
+    >>> import jitgrad as jg
+    >>> x = jg.tensor([2.0, 0.0, 3.0, 4.0], requires_grad=True)
+    >>> x.cumprod(0).sum().backward(); x.grad.tolist()
+    [1.0, 32.0, 0.0, 0.0]
+    """
     x = _accumulator(as_tensor(x))
     axis, _ = _resolve(axis, False, dim, False)
     if axis is None:

@@ -80,6 +80,42 @@ def test_prod_gradient_with_zeros():
     assert gradcheck(lambda t: jg.prod(t, axis=0), x)
 
 
+def cumprod_gradient_reference(a, gy, axis):
+    """Σ_{j>=i} gy_j·Π_{k<=j, k≠i} a_k along ``axis``, by brute force (no division)."""
+    a, gy = np.moveaxis(a, axis, -1), np.moveaxis(gy, axis, -1)
+    out = np.zeros_like(a)
+    for i in range(a.shape[-1]):
+        others = a.copy()
+        others[..., i] = 1
+        out[..., i] = (gy * np.cumprod(others, -1))[..., i:].sum(-1)
+    return np.moveaxis(out, -1, axis)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=5),
+    data=st.data(),
+)
+def test_cumprod_gradient_is_exact_with_zeros(shape, data):
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    a = rng.uniform(-2, 2, shape) * (rng.random(shape) > data.draw(st.sampled_from([0, 0.3, 0.7])))
+    gy = rng.standard_normal(shape)
+    x = jg.tensor(a, requires_grad=True)
+    jg.cumprod(x, axis).backward(jg.tensor(gy))
+    np.testing.assert_allclose(x.grad.numpy(), cumprod_gradient_reference(a, gy, axis), atol=1e-12)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_cumprod_gradient_with_one_and_several_zeros(axis):
+    x = jg.tensor([2.0, 0.0, 3.0, 4.0], requires_grad=True)
+    x.cumprod(0).sum().backward()
+    assert x.grad.tolist() == [1.0, 32.0, 0.0, 0.0]  # PyTorch's values
+    a = np.array([[0.0, 2.0, 0.0, 3.0], [1.5, 0.0, 0.0, 2.0], [0.5, 2.0, 3.0, 0.0]])
+    assert gradcheck(lambda t: jg.cumprod(t, axis), jg.tensor(a, requires_grad=True))
+    assert gradcheck(lambda t: jg.cumprod(t.T, axis), jg.tensor(a.T.copy(), requires_grad=True))
+
+
 def test_max_ties_share_the_gradient():
     x = jg.tensor([3.0, 1.0, 3.0], requires_grad=True)
     jg.max(x).backward()
