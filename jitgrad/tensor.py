@@ -140,6 +140,11 @@ class TensorBase:
     def view(self, *shape) -> TensorBase:
         """The same elements in another shape, without copying; an error when the strides
         make that impossible (``reshape`` copies instead)."""
+        if len(shape) == 1 and isinstance(shape[0], (dtypes.DType, np.dtype, str, type)):
+            raise TypeError(
+                f"view({shape[0]!r}): reinterpreting a tensor's bytes as another dtype is not "
+                "supported; view() takes a shape, and astype() converts the values"
+            )
         shape = layout.infer_shape(_shape_args(shape), self.numel())
         strides = layout.view_strides(self._shape, self._strides, shape)
         if strides is None:
@@ -442,6 +447,15 @@ class TensorBase:
 
     def __complex__(self) -> complex:
         return complex(self.item())
+
+    def __index__(self) -> int:
+        # As PyTorch (numpy: 0-d only): a one-element integer or bool tensor is an index.
+        if self.numel() != 1 or self.dtype.kind not in "biu":
+            raise TypeError(
+                "only integer scalar tensors can be converted to an index, got dtype "
+                f"{self.dtype.name} and shape {self._shape}"
+            )
+        return int(self.item())
 
     def __repr__(self) -> str:
         prefix = "tensor("

@@ -277,6 +277,28 @@ def test_python_protocol():
         t.size(2)
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
+def test_one_element_integer_tensors_are_indices(dtype):
+    items = list(range(10, 20))
+    for shape in ((), (1,), (1, 1)):
+        t = jg.ones(shape, dtype=dtype)
+        if dtype.kind in "biu":
+            assert items[t] == 11 and range(5)[t] == 1
+        else:
+            with pytest.raises(TypeError, match="only integer scalar tensors .* an index"):
+                items[t]
+    with pytest.raises(TypeError, match=r"only integer scalar tensors .* shape \(2,\)"):
+        items[jg.ones(2, dtype=dtype)]
+
+
+@pytest.mark.parametrize("dtype", [jg.int64, np.int64, "int64", np.dtype("float32"), float])
+def test_view_as_a_dtype_is_a_clear_error(dtype):
+    t = jg.ones((2, 4), requires_grad=True)
+    for view in (lambda: t.view(dtype), lambda: jg.view(t, dtype), lambda: t[0].view(dtype)):
+        with pytest.raises(TypeError, match="as another dtype is not supported.*astype"):
+            view()
+
+
 def test_repr_is_numpy_like():
     assert repr(jg.tensor([[1.0, 2.0], [3.0, 4.0]])) == "tensor([[1., 2.],\n        [3., 4.]])"
     assert repr(jg.tensor([1, 2], dtype=jg.int8)) == "tensor([1, 2], dtype=jitgrad.int8)"
