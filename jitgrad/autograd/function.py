@@ -50,6 +50,10 @@ class Function(Node):
     # Set False by ops whose backward never reads the input values (add, negate...): an
     # in-place change of such an input is then harmless and not an error.
     needs_input_values = True
+    # True for shape ops whose output shares the input's memory (ops/movement.py): an
+    # in-place write into that input later changes the output's values too, and the
+    # output's creator is then taken again (``refresh``) before it is recorded on.
+    is_view = False
     inputs: tuple | None = None
 
     def __call__(self, *inputs):
@@ -83,6 +87,9 @@ class Function(Node):
         edges, versions, generation = [], [], 0
         for x in xs:
             creator = x._grad_fn  # (_edge's common case without its call)
+            if creator is not None and creator.is_view:
+                if x._storage._version != creator._versions[0]:  # base written in place since
+                    creator = creator.refresh(x)
             edge = (creator, x._output_nr) if creator is not None else x._edge()
             edges.append(edge)
             versions.append(x._storage._version)

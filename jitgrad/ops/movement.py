@@ -16,37 +16,56 @@ from ..tensor import TensorBase
 from .reduce import broadcast_to, sum_to
 
 
-class Reshape(Function):
-    needs_input_values = False
+class _ViewFunction(Function):
+    """A shape op whose output may share its input's memory."""
 
+    needs_input_values = False
+    is_view = True
+
+    def view_of(self, x):
+        """The same view of another tensor, without recording."""
+        raise NotImplementedError
+
+    def refresh(self, t: Tensor):
+        """``t``'s creator once an in-place write into the base changed ``t``'s values
+        (``Function._record`` asks): the same view taken again, so that gradients through
+        ``t`` reach the base's new history (PyTorch regenerates a view's grad_fn too)."""
+        if self.inputs is None:  # a freed graph: nothing to reach
+            return self
+        again = View(self.view_of)(self.inputs[0])
+        t._set_creator(again._grad_fn, again._output_nr)
+        return again._grad_fn
+
+
+class Reshape(_ViewFunction):
     def __init__(self, shape):
         self.shape = shape
 
     def forward(self, x):
         return TensorBase.reshape(x, self.shape)
 
+    view_of = forward
+
     def backward(self, gy):
         return reshape(gy, self.inputs[0].shape)
 
 
-class Permute(Function):
-    needs_input_values = False
-
+class Permute(_ViewFunction):
     def __init__(self, axes):
         self.axes = tuple(axes)
 
     def forward(self, x):
         return TensorBase.permute(x, self.axes)
 
+    view_of = forward
+
     def backward(self, gy):
         return permute(gy, np.argsort(self.axes).tolist())
 
 
-class View(Function):
+class View(_ViewFunction):
     """A one-to-one view chosen by ``take(t)`` (slicing, flip, diagonal): the backward
     writes the gradient into the same view of a zero tensor."""
-
-    needs_input_values = False
 
     def __init__(self, take):
         self.take = take
@@ -54,8 +73,56 @@ class View(Function):
     def forward(self, x):
         return self.take(x)
 
+    view_of = forward
+
     def backward(self, gy):
         return Unview(self.take, self.inputs[0].shape)(gy)
+
+
+class Overwrite(Function):
+    """``base`` with its view ``view_of(base)`` replaced by ``part``, out of place: how an
+    in-place write through a view is recorded on the view's base (PyTorch's CopySlices)."""
+
+    needs_input_values = False
+
+    def __init__(self, view_of):
+        self.view_of = view_of
+
+    def forward(self, base, part):
+        out = TensorBase.clone(base)
+        TensorBase.copy_(self.view_of(out), part)
+        return out
+
+    def backward(self, gy):
+        return Overwrite(self.view_of)(gy, zeros((), gy.dtype)), View(self.view_of)(gy)
+
+
+def write_through(t: Tensor, result: Tensor) -> Tensor:
+    """Make ``t`` hold ``result`` (data and history) after an in-place op. When ``t`` is a
+    recorded view of another tensor, that base takes the write into its own history too,
+    and ``t`` becomes the same view of the rebased base: later gradients through either
+    see the write, as in PyTorch."""
+    fn = t._grad_fn
+    if not isinstance(fn, _ViewFunction) or fn.inputs is None:
+        return t._rebase(result)
+    base = fn.inputs[0]
+    if base._storage is not t._storage:  # a reshape that had to copy: no view
+        return t._rebase(result)
+    write_through(base, Overwrite(fn.view_of)(base, result))
+    again = View(fn.view_of)(base)
+    t._set_creator(again._grad_fn, again._output_nr)
+    return t
+
+
+def view_root(t: Tensor) -> Tensor:
+    """The tensor that ``t`` is a recorded view of, through views of views (or ``t``)."""
+    fn = t._grad_fn
+    while isinstance(fn, _ViewFunction) and fn.inputs is not None:
+        base = fn.inputs[0]
+        if base._storage is not t._storage:
+            break
+        t, fn = base, base._grad_fn
+    return t
 
 
 class Unview(Function):

@@ -319,6 +319,64 @@ def test_in_place_from_a_tensor_that_requires_grad():
     assert w.grad.tolist() == [2.0, 4.0]
 
 
+def _writes_through_views(x):
+    """Functions of x that write in place through views of an intermediate y."""
+    weights = jg.arange(4.0) + 1
+
+    def through_slice(x):
+        y = x * x
+        v = y[::2]
+        v *= 3
+        return (y * weights).sum()
+
+    def item_of_a_slice(x):
+        y = x * 1
+        v = y[1:3]
+        v[0] = x[3] * 10
+        return (y * weights).sum()
+
+    def through_reshape_and_again(x):
+        y = jg.tanh(x)
+        v = y.reshape(2, 2)
+        v += x.reshape(2, 2)
+        w = v.T[1]  # a view of a view
+        w.mul_(2)
+        return (y * weights).sum() + (v * v).sum()
+
+    def base_written_after_the_view(x):
+        y = x * x
+        v = y[::2]
+        y.mul_(2)  # v's values change with y's
+        return (v * weights[:2]).sum() + y.sum()
+
+    return [through_slice, item_of_a_slice, through_reshape_and_again, base_written_after_the_view]
+
+
+@pytest.mark.parametrize("f", _writes_through_views(None), ids=lambda f: f.__name__)
+def test_in_place_through_a_view_reaches_the_base_history(f):
+    start = np.array([0.5, -1.0, 2.0, 1.5])
+    x = jg.tensor(start, requires_grad=True)
+    f(x).backward()
+    numeric = np.zeros(4)
+    for i in range(4):
+        step = np.eye(4)[i] * 1e-6
+        numeric[i] = (f(jg.tensor(start + step)).item() - f(jg.tensor(start - step)).item()) / 2e-6
+    np.testing.assert_allclose(x.grad.numpy(), numeric, rtol=1e-6, atol=1e-6)
+
+
+def test_in_place_on_a_view_of_a_leaf_that_requires_grad_raises():
+    x = jg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    for modify in (lambda v: v.add_(1), lambda v: v.__setitem__(0, 5.0), lambda v: v.fill_(0)):
+        with pytest.raises(RuntimeError, match="view of a leaf tensor that requires grad"):
+            modify(x[:2])
+        with pytest.raises(RuntimeError, match="view of a leaf tensor that requires grad"):
+            modify(x.reshape(3, 1)[1:])
+    assert x.tolist() == [1.0, 2.0, 3.0]
+    with jg.no_grad():
+        x[:2] += 1  # an optimizer's kind of update
+    assert x.tolist() == [2.0, 3.0, 3.0]
+
+
 def test_in_place_casting_follows_numpy():
     t = jg.zeros(2, dtype=jg.int32)
     t += 3
