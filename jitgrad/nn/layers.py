@@ -94,6 +94,15 @@ class Embedding(Module):
             raise TypeError(
                 f"Embedding takes integer indices, got a {indices.dtype.name} tensor"
             )
+        # Negative indices would wrap around (numpy's rule); a lookup table refuses them,
+        # as PyTorch does.
+        a, n = indices.numpy(), self.num_embeddings
+        bad = a[(a < 0) | (a >= n)]
+        if bad.size:
+            raise IndexError(
+                f"Embedding: index {bad[0]} is out of range for {n} embeddings "
+                f"(indices must be in [0, {n}))"
+            )
         return self.weight[indices]
 
     def get_config(self) -> dict:

@@ -121,8 +121,18 @@ def test_embedding_forward_and_repeated_index_gradient():
     assert gradcheck(lambda w: emb(idx), emb.weight)
     with pytest.raises(TypeError, match="integer indices"):
         emb(jg.ones(2))
-    with pytest.raises(IndexError, match="out of bounds"):
+    with pytest.raises(IndexError, match=r"index 6 is out of range for 6 embeddings"):
         emb(jg.tensor([6]))
+
+
+@pytest.mark.parametrize("dtype", [jg.int8, jg.int32, jg.int64])
+@pytest.mark.parametrize("bad", [-1, -6, -7, 6, 100])
+def test_embedding_refuses_indices_outside_the_table(dtype, bad):
+    emb = nn.Embedding(6, 3, generator=0)
+    with pytest.raises(IndexError, match=rf"index {bad} is out of range for 6 embeddings"):
+        emb(jg.tensor([[0, 5], [bad, 2]], dtype=dtype))
+    assert emb(jg.tensor([[0, 5]], dtype=dtype)).shape == (1, 2, 3)
+    assert emb(jg.zeros((0, 2), dtype=dtype)).shape == (0, 2, 3)
 
 
 def test_embedding_init_is_standard_normal():
