@@ -28,10 +28,13 @@ class Elementwise(Function):
 
     ``result`` says how the output dtype follows the promoted inputs: ``"same"``,
     ``"float"`` (integers become the default float, as numpy's true division does) or
-    ``"bool"`` (comparisons and tests: never differentiable).
+    ``"bool"`` (comparisons and tests: never differentiable). ``on_bool`` is what bool
+    operands alone give where numpy's answer is not bool: ``"int8"`` (floor division,
+    remainder, power) or the message of the TypeError numpy raises (subtract, negative).
     """
 
     result = "same"
+    on_bool: str | None = None
     saves_output = False
     _known: _KnownCall | None = None  # set by calls that dispatch through the memo
     grad_rules: tuple[str | None, ...] = ()
@@ -70,6 +73,10 @@ class Elementwise(Function):
                 return self.f(namespace, *inputs)
         operands = [np.asarray(x) if isinstance(x, (list, tuple)) else x for x in inputs]
         common = dtypes.result_type(*self._dtype_operands(operands))
+        if common is dtypes.bool_ and self.on_bool is not None:
+            if self.on_bool != "int8":
+                raise TypeError(self.on_bool)
+            common = dtypes.int8
         if self.result == "float" and not (common.is_floating_point or common.is_complex):
             common = dtypes.get_default_dtype()
         self._dtype = common
@@ -358,6 +365,8 @@ class Add(Binary):
 
 class Subtract(Binary):
     needs_input_values = False
+    on_bool = ("boolean subtract, the `-` operator, is not supported (as in numpy); use "
+               "logical_xor, the `^` operator, instead")  # fmt: skip
 
     def f(self, m, a, b):
         return a - b
@@ -395,12 +404,14 @@ class Divide(Binary):
 
 class Power(Binary):
     saves_output = True
+    on_bool = "int8"
 
     def f(self, m, a, b):
         return m.power(a, b)
 
     def da(self, m, gy, y, a, b):
-        return gy * b * m.power(a, b - 1)
+        # d(a ** 0)/da is 0 everywhere, also at a = 0 where b a ** (b - 1) is 0 * inf.
+        return m.where(b == 0, 0, gy * b * m.power(a, b - 1))
 
     def db(self, m, gy, y, a, b):
         # 0 ** b has no log; PyTorch defines the gradient there as 0 for b >= 0.
@@ -444,6 +455,7 @@ class Arctan2(Binary):
 
 class FloorDivide(Binary):
     needs_input_values = False
+    on_bool = "int8"
 
     def f(self, m, a, b):
         return m.floor_divide(a, b)
@@ -456,6 +468,7 @@ class FloorDivide(Binary):
 
 
 class Remainder(Binary):
+    on_bool = "int8"
     def f(self, m, a, b):
         return m.remainder(a, b)
 

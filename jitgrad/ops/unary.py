@@ -25,6 +25,8 @@ _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 
 class Negative(Unary):
     needs_input_values = False
+    on_bool = ("boolean negative, the `-` operator, is not supported (as in numpy); use "
+               "logical_not, the `~` operator, instead")  # fmt: skip
 
     def f(self, m, x):
         return -x

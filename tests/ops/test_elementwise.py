@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import jitgrad as jg
+from jitgrad._config import config
 from jitgrad.autograd import gradcheck
 
 _erf = np.vectorize(math.erf)
@@ -309,3 +310,37 @@ def test_float16_computes_in_float32():
         warnings.simplefilter("ignore")
         expected = np.exp(x.astype(np.float32) / 1000).astype(np.float16)
     np.testing.assert_array_equal(got.numpy(), expected)
+
+
+@pytest.mark.parametrize("backend", ["jit", "reference"])
+def test_gradient_of_x_to_the_zero_is_zero_also_at_zero(monkeypatch, backend):
+    monkeypatch.setattr(config, "backend", backend)
+    for exponent in (0.0, jg.tensor([0.0, 0.0])):
+        x = jg.tensor([0.0, 3.0], requires_grad=True)
+        (x**exponent).sum().backward()
+        assert x.grad.tolist() == [0.0, 0.0]  # PyTorch's; b * x ** (b - 1) is 0 * inf at 0
+    x = jg.tensor([0.0, 3.0], requires_grad=True)
+    (x**2.0).sum().backward()
+    assert x.grad.tolist() == [0.0, 6.0]
+
+
+BOOLS = (np.array([True, False, True, False]), np.array([True, True, False, False]))
+
+
+@pytest.mark.parametrize("op", ["floor_divide", "remainder", "power", "add", "multiply"])
+def test_bool_operands_give_numpy_result_dtypes(op):
+    with np.errstate(all="ignore"):
+        want = getattr(np, op)(*BOOLS)
+    got = getattr(jg, op)(*map(jg.array, BOOLS))
+    assert got.dtype.numpy == want.dtype and got.tolist() == want.tolist()
+
+
+def test_bool_subtract_and_negative_raise_as_numpy():
+    a, b = map(jg.array, BOOLS)
+    with pytest.raises(TypeError, match="boolean subtract"):
+        jg.subtract(a, b)
+    with pytest.raises(TypeError, match="boolean subtract"):
+        a.__sub__(True)
+    with pytest.raises(TypeError, match="boolean negative"):
+        jg.negative(a)
+    assert (a - 1).tolist() == (BOOLS[0] - 1).tolist()  # with an int: integer arithmetic
