@@ -232,7 +232,19 @@ def unsqueeze(x, dim: int) -> Tensor:
     return reshape(x, TensorBase.unsqueeze(x, dim).shape)
 
 
-expand_dims = unsqueeze
+def expand_dims(x, axis) -> Tensor:
+    """numpy's ``expand_dims``: new axes of length 1 at each of ``axis`` (an int or a
+    tuple), counted in the result's dimensions."""
+    x = as_tensor(x)
+    axes = (axis,) if isinstance(axis, int) or hasattr(axis, "__index__") else tuple(axis)
+    ndim = x.ndim + len(axes)
+    places = sorted(layout.normalize_dim(a, ndim) for a in axes)
+    if len(set(places)) != len(places):
+        raise ValueError(f"expand_dims: repeated axis in {axis}")
+    shape = list(x.shape)
+    for place in places:
+        shape.insert(place, 1)
+    return reshape(x, tuple(shape))
 
 
 def flatten(x, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -269,10 +281,13 @@ def flip(x, axis=None) -> Tensor:
 
 
 def concatenate(tensors, axis: int = 0) -> Tensor:
-    """Join tensors along an existing axis (numpy's ``concatenate``, PyTorch's ``cat``)."""
+    """Join tensors along an existing axis (numpy's ``concatenate``, PyTorch's ``cat``);
+    ``axis=None`` joins them flattened."""
     xs = [as_tensor(t) for t in tensors]
     if not xs:
         raise ValueError("concatenate needs at least one tensor")
+    if axis is None:
+        xs, axis = [reshape(t, -1) for t in xs], 0
     axis = layout.normalize_dim(axis, xs[0].ndim)
     for t in xs[1:]:
         if t.ndim != xs[0].ndim or any(

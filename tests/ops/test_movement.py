@@ -88,3 +88,27 @@ def test_cast_gradient_comes_back_in_the_input_dtype():
     x = jg.tensor([1.0, 2.0], dtype=jg.float32, requires_grad=True)
     (x.astype(jg.float64) * 3).sum().backward()
     assert x.grad.dtype is jg.float32 and x.grad.tolist() == [3.0, 3.0]
+
+
+@pytest.mark.parametrize("axis", [0, -1, (0, 2), (-1, 1), (0, 1, 2)])
+def test_expand_dims_takes_numpy_axes(axis):
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(jg.expand_dims(jg.tensor(x), axis).numpy(),
+                                  np.expand_dims(x, axis))  # fmt: skip
+
+
+def test_expand_dims_refuses_repeated_or_out_of_range_axes():
+    x = jg.ones((2, 3))
+    with pytest.raises(ValueError, match="repeated axis"):
+        jg.expand_dims(x, (1, 1))
+    with pytest.raises(IndexError, match="out of range"):
+        jg.expand_dims(x, (0, 5))
+
+
+def test_concatenate_without_an_axis_joins_flattened_tensors():
+    a, b = np.arange(4.0).reshape(2, 2), np.arange(3.0)
+    x = jg.tensor(a, requires_grad=True)
+    out = jg.concatenate([x, jg.tensor(b)], axis=None)
+    np.testing.assert_array_equal(out.numpy(), np.concatenate([a, b], axis=None))
+    (out * jg.arange(7.0)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.arange(4.0).reshape(2, 2))
