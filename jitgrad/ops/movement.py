@@ -26,13 +26,20 @@ class _ViewFunction(Function):
         """The same view of another tensor, without recording."""
         raise NotImplementedError
 
+    def base_of(self, t: Tensor) -> Tensor | None:
+        """The input that ``t`` (this function's output) is a view of; None when ``t``
+        has memory of its own (a reshape that had to copy) or the graph was freed."""
+        base = self.inputs[0] if self.inputs is not None else None
+        return base if base is not None and base._storage is t._storage else None
+
     def refresh(self, t: Tensor):
         """``t``'s creator once an in-place write into the base changed ``t``'s values
         (``Function._record`` asks): the same view taken again, so that gradients through
         ``t`` reach the base's new history (PyTorch regenerates a view's grad_fn too)."""
-        if self.inputs is None:  # a freed graph: nothing to reach
+        base = self.base_of(t)
+        if base is None:
             return self
-        again = View(self.view_of)(self.inputs[0])
+        again = View(self.view_of)(base)
         t._set_creator(again._grad_fn, again._output_nr)
         return again._grad_fn
 
@@ -103,23 +110,20 @@ def write_through(t: Tensor, result: Tensor) -> Tensor:
     and ``t`` becomes the same view of the rebased base: later gradients through either
     see the write, as in PyTorch."""
     fn = t._grad_fn
-    if not isinstance(fn, _ViewFunction) or fn.inputs is None:
-        return t._rebase(result)
-    base = fn.inputs[0]
-    if base._storage is not t._storage:  # a reshape that had to copy: no view
+    base = fn.base_of(t) if isinstance(fn, _ViewFunction) else None
+    if base is None:
         return t._rebase(result)
     write_through(base, Overwrite(fn.view_of)(base, result))
-    again = View(fn.view_of)(base)
-    t._set_creator(again._grad_fn, again._output_nr)
+    fn.refresh(t)
     return t
 
 
 def view_root(t: Tensor) -> Tensor:
     """The tensor that ``t`` is a recorded view of, through views of views (or ``t``)."""
     fn = t._grad_fn
-    while isinstance(fn, _ViewFunction) and fn.inputs is not None:
-        base = fn.inputs[0]
-        if base._storage is not t._storage:
+    while isinstance(fn, _ViewFunction):
+        base = fn.base_of(t)
+        if base is None:
             break
         t, fn = base, base._grad_fn
     return t
