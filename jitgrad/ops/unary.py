@@ -261,11 +261,13 @@ class Sigmoid(Unary):
 
 
 class Relu(Unary):
+    # Written as "0 where x <= 0" so that NaN passes through (PyTorch's relu and numpy's
+    # maximum keep it): bad input stays visible downstream.
     def f(self, m, x):
-        return m.where(x > 0, x, 0)
+        return m.where(x <= 0, 0, x)
 
     def dx(self, m, gy, y, x):
-        return m.where(x > 0, gy, 0)
+        return m.where(x <= 0, 0, gy)
 
 
 class LeakyRelu(Unary):

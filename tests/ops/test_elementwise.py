@@ -344,3 +344,13 @@ def test_bool_subtract_and_negative_raise_as_numpy():
     with pytest.raises(TypeError, match="boolean negative"):
         jg.negative(a)
     assert (a - 1).tolist() == (BOOLS[0] - 1).tolist()  # with an int: integer arithmetic
+
+
+@pytest.mark.parametrize("backend", ["jit", "reference"])
+def test_relu_keeps_nan_as_pytorch_and_numpy_maximum(monkeypatch, backend):
+    monkeypatch.setattr(config, "backend", backend)
+    x = jg.tensor([np.nan, -1.0, 2.0, -0.0, 0.0], requires_grad=True)
+    y = jg.relu(x)
+    np.testing.assert_array_equal(y.numpy(), [np.nan, 0.0, 2.0, 0.0, 0.0])
+    y.backward(jg.ones(5))
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 1.0, 0.0, 0.0])
