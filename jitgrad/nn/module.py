@@ -99,8 +99,13 @@ class Module:
     def __setattr__(self, name: str, value) -> None:
         if isinstance(value, (Parameter, Module)) or name in self.__dict__.get("_buffers", ()):
             params, buffers, modules = self._registries()
+            # A name reassigned within its own registry keeps its place there (the order of
+            # parameters() and state_dict(), as in PyTorch).
+            keep = params if isinstance(value, Parameter) else (
+                modules if isinstance(value, Module) else buffers)  # fmt: skip
             for registry in (params, buffers, modules):
-                registry.pop(name, None)
+                if registry is not keep:
+                    registry.pop(name, None)
             self.__dict__.pop(name, None)
             if isinstance(value, Parameter):
                 params[name] = value

@@ -265,3 +265,13 @@ def test_custom_module_config():
     cfg = Scaled(3.0).config()
     assert cfg["type"].endswith(":Scaled")
     assert nn.from_config(cfg).factor == 3.0
+
+
+def test_reassigning_a_parameter_keeps_its_place():
+    layer = jg.nn.Linear(2, 3)
+    layer.weight = jg.nn.Parameter(jg.ones((3, 2)))
+    assert list(layer.state_dict()) == ["weight", "bias"]
+    assert [name for name, _ in layer.named_parameters()] == ["weight", "bias"]
+    norm = jg.nn.BatchNorm1d(2)
+    norm.running_mean = jg.ones(2)
+    assert list(norm.state_dict())[:3] == ["weight", "bias", "running_mean"]
