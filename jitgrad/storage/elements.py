@@ -64,7 +64,10 @@ class ElementOps:
             raise TypeError(f"copy_ expects a storage, got {type(other).__name__}")
         if other.size() != self.size():
             raise ValueError(f"copy_ needs storages of equal size: {self.size()} != {other.size()}")
-        kernels.copy(other.kernel_array, 0, self.kernel_array, 0, self.size())
+        source = other.kernel_array
+        if np.may_share_memory(source, self.kernel_array):
+            source = source.copy()  # overlapping views of one storage: as numpy's x[1:] = x[:-1]
+        kernels.copy(source, 0, self.kernel_array, 0, self.size())
         return self
 
     def clone(self):

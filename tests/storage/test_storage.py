@@ -362,3 +362,12 @@ def test_large_freed_buffers_are_reused_unless_a_view_lives():
     assert (view == 1.0).all()  # writing c did not touch the view's memory
     jg.empty_cache()
     assert pool.held == 0
+
+
+@pytest.mark.parametrize("dst, src", [(1, 0), (0, 1)], ids=["forward", "backward"])
+def test_copy_between_overlapping_views_of_one_storage(dst, src):
+    values = np.arange(10.0)
+    s = jg.DoubleStorage(values.tolist())
+    jg.DoubleStorage(s, dst, 9).copy_(jg.DoubleStorage(s, src, 9))
+    values[dst : dst + 9] = values[src : src + 9].copy()  # numpy's x[1:] = x[:-1]
+    assert s.tolist() == values.tolist()
