@@ -47,6 +47,7 @@ class TensorBase:
             raise ValueError(f"shape {shape} and strides {strides} differ in length")
         offset = operator.index(offset)
         layout.check_in_bounds(shape, strides, offset, storage.size())
+        storage.untyped()._under_tensors = True
         self._storage = storage
         self._shape = shape
         self._strides = strides
@@ -119,10 +120,13 @@ class TensorBase:
         return self.numel() * self.dtype.itemsize
 
     def storage(self) -> Storage:
+        self._storage.untyped()._under_tensors = True
         return self._storage
 
     def untyped_storage(self):
-        return self._storage.untyped()
+        untyped = self._storage.untyped()
+        untyped._under_tensors = True
+        return untyped
 
     def data_ptr(self) -> int:
         """Address of the first element (storage address + offset × itemsize)."""

@@ -43,6 +43,10 @@ class UntypedStorage(ElementOps):
     _owner = None
     _base: UntypedStorage | None = None
     _resizable = False
+    # Set once tensors are built over this storage by hand or a tensor's storage is handed
+    # out (tensor.py): shrinking it then would leave tensors reaching past its end, which
+    # kernels, trusting a tensor's layout, would read.
+    _under_tensors = False
     _views: weakref.WeakSet[UntypedStorage] | None = None  # created on first view_bytes
     _refcount = 1
     filename: str | None = None
@@ -211,6 +215,11 @@ class UntypedStorage(ElementOps):
             if self._views:
                 raise RuntimeError("cannot resize a storage while storage views of it exist")
             old = self._data()
+            if nbytes < old.size and self._under_tensors:
+                raise RuntimeError(
+                    f"cannot shrink a storage that tensors are built on ({old.size} -> {nbytes} "
+                    "bytes): they would reach past its end; resize a clone() of it instead"
+                )
             fresh = buffers.allocate(nbytes)
             keep = min(old.size, nbytes)
             fresh[:keep] = old[:keep]

@@ -637,7 +637,8 @@ def test_saving_over_the_file_a_tensor_maps(tmp_path):
 
 def test_a_tensor_outside_its_resized_storage_is_refused(tmp_path):
     t = jg.arange(10.0)
-    t.storage().resize_(2)
+    t._storage.untyped()._under_tensors = False  # what resize_ would refuse: a way past it
+    t._storage.resize_(2)
     with pytest.raises(ValueError, match=r"obj\['t'\].*outside a storage of size 2"):
         jg.save({"t": t}, tmp_path / "r.jg")
     assert os.listdir(tmp_path) == []
