@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import creation
 from ..autograd.tensor import Tensor, as_tensor
 from ..ops import linalg
+from ..recording import run
 from . import functional as F
 from . import init
 from ._common import param_dtype
@@ -68,6 +71,17 @@ class Linear(Module):
                 f"bias={self.bias is not None}")  # fmt: skip
 
 
+def _check_indices(a: np.ndarray, n: int) -> None:
+    # Negative indices would wrap around (numpy's rule); a lookup table refuses them, as
+    # PyTorch does.
+    bad = a[(a < 0) | (a >= n)]
+    if bad.size:
+        raise IndexError(
+            f"Embedding: index {bad[0]} is out of range for {n} embeddings "
+            f"(indices must be in [0, {n}))"
+        )
+
+
 class Embedding(Module):
     """A lookup table: row ``i`` of ``weight`` for each index ``i`` (weights start as
     N(0, 1)). Gradients of repeated indices add up.
@@ -94,15 +108,8 @@ class Embedding(Module):
             raise TypeError(
                 f"Embedding takes integer indices, got a {indices.dtype.name} tensor"
             )
-        # Negative indices would wrap around (numpy's rule); a lookup table refuses them,
-        # as PyTorch does.
-        a, n = indices.numpy(), self.num_embeddings
-        bad = a[(a < 0) | (a >= n)]
-        if bad.size:
-            raise IndexError(
-                f"Embedding: index {bad[0]} is out of range for {n} embeddings "
-                f"(indices must be in [0, {n}))"
-            )
+        # Recorded, so that a jitted step checks the indices of every call, not the trace's.
+        run(_check_indices, indices.numpy(), self.num_embeddings)
         return self.weight[indices]
 
     def get_config(self) -> dict:

@@ -299,3 +299,14 @@ def test_module_list_registers_parameters():
     assert len(list(blocks.parameters())) == 4
     with pytest.raises(NotImplementedError, match="iterate"):
         blocks(jg.ones(2))
+
+
+def test_a_jitted_embedding_checks_the_indices_of_every_call():
+    emb = jg.nn.Embedding(10, 2, generator=0)
+    lookup = jg.jit(lambda i: emb(i))
+    lookup(jg.tensor([[1, 2]]))
+    np.testing.assert_array_equal(lookup(jg.tensor([[3, 9]])).numpy(),
+                                  emb(jg.tensor([[3, 9]])).numpy())  # fmt: skip
+    for bad in (-1, 10):
+        with pytest.raises(IndexError, match=f"index {bad} is out of range for 10"):
+            lookup(jg.tensor([[bad, 2]]))
