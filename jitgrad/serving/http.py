@@ -18,7 +18,8 @@ Errors are ``{"error": "..."}`` with: 400 for malformed JSON, both or neither of
 version, label or path; 405 for a wrong method (501 for one the server does not know);
 411 without a Content-Length; 413 for a body over ``max_body_bytes`` (refused from its
 header, before it is read); 503 while a model or version is known but not available
-(loading, or unloading); 500 if the model itself fails. A request's failure is confined
+(loading, or unloading); 400 too for an index out of a model's range (an embedding
+lookup); 500 if the model itself fails. A request's failure is confined
 to it: the handler catches everything.
 
 Why the standard library's ``ThreadingHTTPServer``: no dependency to install or pin, and
@@ -278,7 +279,9 @@ class _Handler(BaseHTTPRequestHandler):
                 inputs = _from_columns(request["inputs"], names)
             try:
                 outputs = handle.servable(inputs)
-            except SignatureError as e:
+            except (SignatureError, IndexError) as e:
+                # An IndexError out of a model comes from indices the request gave (an
+                # embedding lookup): TF Serving's INVALID_ARGUMENT, not a server failure.
                 raise HTTPError(400, str(e)) from None
         if row:
             if len(outputs) == 1:

@@ -139,7 +139,26 @@ def _as_array(spec: TensorSpec, value) -> np.ndarray:
     if not kind_ok or (array.dtype.kind == "b" and target.kind != "b"):
         raise SignatureError(f"input {spec.name!r}: expected dtype {spec.dtype}, got values "
                              f"of dtype {array.dtype} that do not cast to it safely")  # fmt: skip
+    _check_range(spec, array, target)
     return np.ascontiguousarray(array, dtype=target)
+
+
+def _check_range(spec: TensorSpec, array: np.ndarray, target: np.dtype) -> None:
+    """Refuse values the cast would wrap (2**32 + 3 into int32 is 3) or overflow to inf:
+    a request with them is wrong, never a different question."""
+    if not array.size or target.kind not in "iuf" or array.dtype.kind not in "iuf":
+        return
+    if target.kind == "f":
+        finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array
+        largest = np.abs(finite).max() if finite.size else 0
+        if largest > np.finfo(target).max:
+            raise SignatureError(f"input {spec.name!r}: a value of magnitude {largest} "
+                                 f"overflows dtype {spec.dtype}")  # fmt: skip
+        return
+    low, high, info = array.min(), array.max(), np.iinfo(target)
+    if low < info.min or high > info.max:
+        raise SignatureError(f"input {spec.name!r}: values from {low} to {high} do not fit "
+                             f"dtype {spec.dtype} ({info.min} to {info.max})")  # fmt: skip
 
 
 def _shape_text(shape) -> str:
