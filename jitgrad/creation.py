@@ -141,9 +141,16 @@ def arange(start, stop=None, step=1, dtype=None, requires_grad: bool = False) ->
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None,
              requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """``num`` evenly spaced values from ``start`` to ``stop``, in the default dtype (its
+    complex counterpart for complex bounds) unless ``dtype`` is given."""
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
-    d = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(dtype)
+    if dtype is not None:
+        d = dtypes.as_dtype(dtype)
+    elif np.iscomplexobj(start) or np.iscomplexobj(stop):
+        d = dtypes.result_type(dtypes.get_default_dtype(), dtypes.complex64)
+    else:
+        d = dtypes.get_default_dtype()
     values = np.linspace(start, stop, num, endpoint=endpoint, dtype=d.numpy)
     return _filled_by_numpy(values, d).requires_grad_(requires_grad)
 

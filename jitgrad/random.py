@@ -16,6 +16,12 @@ from .creation import asarray, from_numpy
 from .recording import compute
 
 
+def _native(kind: np.dtype):
+    """The dtype numpy's ``random`` and ``standard_normal`` draw in for ``kind``: float32
+    and float64 natively (their own streams), float16 through float32."""
+    return kind if kind in (np.float32, np.float64) else np.float32
+
+
 class Generator:
     """Random tensors from a seeded PCG64 generator.
 
@@ -27,25 +33,42 @@ class Generator:
     def __init__(self, seed=None):
         self._rng = np.random.default_rng(seed)
 
-    def _float(self, draw, size, dtype) -> Tensor:
+    def _float(self, draw, size, dtype, bounds=None) -> Tensor:
+        """``draw(size, numpy dtype)`` as a tensor of ``dtype``. With ``bounds`` (low, high)
+        the values stay below ``high``: one drawn in float64 just below it can round up to
+        it in a narrower dtype."""
         d = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(dtype)
         if not d.is_floating_point:
             raise TypeError(f"expected a floating dtype, got {d.name}")
+        kind = d.numpy
+
+        def values():
+            v = np.asarray(draw(size, kind), dtype=kind)
+            if bounds is not None:
+                low, high = (np.asarray(b, dtype=kind) for b in bounds)
+                below = np.nextafter(high, kind.type(-np.inf))
+                v = np.where((v >= high) & (high > low), below, v).astype(kind, copy=False)
+            return v
+
         # Drawn through compute(): a jitted function draws fresh numbers on every call.
-        return from_numpy(compute(lambda: np.asarray(draw(size), dtype=d.numpy)))
+        return from_numpy(compute(values))
 
     def random(self, size=None, dtype=None) -> Tensor:
-        """Uniform floats in [0, 1)."""
-        return self._float(self._rng.random, size, dtype)
+        """Uniform floats in [0, 1): float32 and float64 as numpy draws them in that dtype."""
+        return self._float(lambda s, k: self._rng.random(s, dtype=_native(k)), size, dtype,
+                           (0.0, 1.0))  # fmt: skip
 
     def standard_normal(self, size=None, dtype=None) -> Tensor:
-        return self._float(self._rng.standard_normal, size, dtype)
+        return self._float(lambda s, k: self._rng.standard_normal(s, dtype=_native(k)), size,
+                           dtype)  # fmt: skip
 
     def normal(self, loc=0.0, scale=1.0, size=None, dtype=None) -> Tensor:
-        return self._float(lambda s: self._rng.normal(loc, scale, s), size, dtype)
+        return self._float(lambda s, k: self._rng.normal(loc, scale, s), size, dtype)
 
     def uniform(self, low=0.0, high=1.0, size=None, dtype=None) -> Tensor:
-        return self._float(lambda s: self._rng.uniform(low, high, s), size, dtype)
+        """Uniform floats in [low, high), drawn in float64 as numpy's ``uniform``."""
+        return self._float(lambda s, k: self._rng.uniform(low, high, s), size, dtype,
+                           (low, high))  # fmt: skip
 
     def integers(self, low, high=None, size=None, dtype=dtypes.int64, endpoint=False) -> Tensor:
         d = dtypes.as_dtype(dtype)

@@ -367,6 +367,26 @@ def test_random_generator_is_seeded_like_numpy():
         rng.random(3, dtype=jg.int32)
 
 
+def test_float32_draws_are_numpys_float32_streams():
+    rng, ref = jg.random.default_rng(1), np.random.default_rng(1)
+    for dtype in (np.float32, np.float64):
+        np.testing.assert_array_equal(rng.random(5, dtype=dtype).numpy(),
+                                      ref.random(5, dtype=dtype))  # fmt: skip
+        np.testing.assert_array_equal(rng.standard_normal(5, dtype=dtype).numpy(),
+                                      ref.standard_normal(5, dtype=dtype))  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_uniform_draws_stay_below_high_in_narrow_dtypes(dtype):
+    # float64 draws just below the bound round up to it in float16/float32
+    rng = jg.random.default_rng(0)
+    assert rng.random(200_000, dtype=dtype).numpy().max() < 1
+    values = rng.uniform(0.0, 1.0, 200_000, dtype=dtype).numpy()
+    assert values.max() < 1 and values.dtype == np.dtype(dtype)
+    shifted = rng.uniform(np.array([0.0, 5.0]), 6.0, (50_000, 2), dtype=dtype).numpy()
+    assert shifted.max() < 6 and shifted[:, 1].min() >= 5
+
+
 # -- bad input ---------------------------------------------------------------------------
 
 
@@ -418,3 +438,10 @@ def test_a_storage_under_tensors_cannot_shrink_below_them():
     t.storage().resize_(20)  # growing keeps every tensor inside it
     assert t.sum().item() == 45.0 and t.storage().size() == 20
     assert jg.DoubleStorage(10).resize_(4).size() == 4  # no tensor over it: free to shrink
+
+
+def test_linspace_keeps_complex_bounds():
+    np.testing.assert_array_equal(jg.linspace(1 + 1j, 2, 3).numpy(), np.linspace(1 + 1j, 2, 3))
+    assert jg.linspace(0, 1j, 2).dtype is jg.complex128
+    assert jg.linspace(0, 1j, 2, dtype=jg.complex64).dtype is jg.complex64
+    assert jg.linspace(0, 1, 3).dtype is jg.get_default_dtype()
