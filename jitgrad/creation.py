@@ -48,9 +48,10 @@ def asarray(obj, dtype=None, copy: bool | None = None, requires_grad: bool = Fal
     return t.requires_grad_(True) if requires_grad else t
 
 
-def array(obj, dtype=None, copy: bool = True, requires_grad: bool = False) -> Tensor:
-    """numpy's ``array``: a copy of ``obj`` unless ``copy=False`` allows sharing."""
-    return asarray(obj, dtype, copy=True if copy else None, requires_grad=requires_grad)
+def array(obj, dtype=None, copy: bool | None = True, requires_grad: bool = False) -> Tensor:
+    """numpy's ``array``: a copy of ``obj``; ``copy=None`` shares its memory where it can,
+    ``copy=False`` must share it (a ValueError when a copy is needed), as in numpy 2."""
+    return asarray(obj, dtype, copy=copy, requires_grad=requires_grad)
 
 
 def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:

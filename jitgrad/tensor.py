@@ -461,6 +461,15 @@ class TensorBase:
             )
         return int(self.item())
 
+    def __format__(self, spec: str) -> str:
+        """A 0-d tensor formats as its number (``f"{loss:.3f}"``), as numpy's scalars do."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} for a tensor of shape "
+                            f"{self.shape}: format its elements, or a 0-d tensor")  # fmt: skip
+        return str(self)
+
     def __repr__(self) -> str:
         prefix = "tensor("
         body = np.array2string(self.numpy(), separator=", ", prefix=prefix, threshold=1000)

@@ -445,3 +445,25 @@ def test_linspace_keeps_complex_bounds():
     assert jg.linspace(0, 1j, 2).dtype is jg.complex128
     assert jg.linspace(0, 1j, 2, dtype=jg.complex64).dtype is jg.complex64
     assert jg.linspace(0, 1, 3).dtype is jg.get_default_dtype()
+
+
+def test_zero_size_tensors_are_contiguous_whatever_their_strides():
+    empty = jg.zeros((3, 4)).as_strided((0, 4), (7, 3))
+    assert empty.is_contiguous() and np.empty((0, 4)).flags.c_contiguous
+
+
+def test_a_0d_tensor_formats_as_its_number():
+    assert f"{jg.array(3.5):.2f}" == "3.50" and f"{jg.array(7):04d}" == "0007"
+    assert f"{jg.ones(2)}" == str(jg.ones(2))
+    with pytest.raises(TypeError, match="unsupported format string"):
+        f"{jg.ones(2):.2f}"
+
+
+def test_array_copy_false_never_copies_as_numpy_2():
+    a = np.ones(3)
+    shared = jg.array(a, copy=False)
+    a[0] = 5.0
+    assert shared.tolist() == [5.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match="without a copy"):
+        jg.array(a, dtype=jg.float32, copy=False)
+    assert jg.array(a, dtype=jg.float32, copy=None).dtype is jg.float32

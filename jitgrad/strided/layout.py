@@ -28,10 +28,10 @@ def contiguous_strides(shape: Sequence[int]) -> Shape:
 
 def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
     """Row-major dense; strides of size-1 dims do not matter, nor any of an empty tensor."""
+    if 0 in shape:
+        return True
     expected = 1
     for n, s in zip(reversed(shape), reversed(strides)):
-        if n == 0:
-            return True
         if n != 1 and s != expected:
             return False
         expected *= n
