@@ -135,12 +135,17 @@ def map_file(filename: str, nbytes: int | None, shared: bool):
     return np.frombuffer(mapping, dtype=np.uint8, count=nbytes), mapping
 
 
+# Segments this process created and has not unlinked: the resource tracker holds them.
+_created_here: set[str] = set()
+
+
 class SharedSegment:
     """A named POSIX shared-memory segment (``/dev/shm/<name>`` on Linux).
 
     The process that creates a segment unlinks it when its storage is released; processes
     that attach only unmap. Attaching must not register with multiprocessing's resource
-    tracker, or the segment would be unlinked when the attaching process exits.
+    tracker, or the segment would be unlinked when the attaching process exits; attaching
+    in the creating process must leave the creator's registration in place.
     """
 
     def __init__(self, name: str | None, nbytes: int | None, create: bool):
@@ -148,13 +153,15 @@ class SharedSegment:
             name = name or f"jitgrad_{os.getpid()}_{secrets.token_hex(6)}"
             # A zero-byte segment cannot be mapped; keep one byte and expose none.
             self.shm = shared_memory.SharedMemory(name, create=True, size=max(nbytes, 1))
+            _created_here.add(self.shm._name)
             self.nbytes = nbytes
         else:
             try:
                 self.shm = shared_memory.SharedMemory(name, create=False)
             except FileNotFoundError:
                 raise FileNotFoundError(f"no shared-memory segment named {name!r}") from None
-            resource_tracker.unregister(self.shm._name, "shared_memory")
+            if self.shm._name not in _created_here:
+                resource_tracker.unregister(self.shm._name, "shared_memory")
             available = self.shm.size
             if nbytes is not None and nbytes > available:
                 self.shm.close()
@@ -173,6 +180,7 @@ class SharedSegment:
         # Unlink first: closing raises BufferError while user arrays still map the segment.
         if self.creator:
             self.creator = False
+            _created_here.discard(self.shm._name)
             try:
                 self.shm.unlink()
             except FileNotFoundError:

@@ -1,5 +1,6 @@
 """Storages against the Torch7 and PyTorch storage docs, and against numpy."""
 
+import os
 import subprocess
 import sys
 import threading
@@ -276,6 +277,20 @@ def test_shared_memory_is_attachable_from_another_process():
     assert s.tolist() == [0, 0, 7, 0]
     # The attaching process exiting must not have unlinked the segment.
     assert jg.IntStorage.from_shared(s.shared_name, size=4).tolist() == [0, 0, 7, 0]
+
+
+def test_attaching_in_the_creating_process_leaves_the_segment_tracked():
+    code = (
+        "import jitgrad as jg\n"
+        "m = jg.FloatStorage.new_shared(4)\n"
+        "n = jg.FloatStorage.from_shared(m.shared_name)\n"
+        "n[0] = 3.0\n"
+        "assert m[0] == 3.0\n"
+        "print(m.shared_name)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "Traceback" not in out.stderr and "KeyError" not in out.stderr, out.stderr
+    assert not os.path.exists("/dev/shm/" + out.stdout.strip().lstrip("/"))  # unlinked
 
 
 def test_share_memory_moves_bytes_and_keeps_values():
