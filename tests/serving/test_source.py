@@ -51,6 +51,7 @@ def test_version_policies_pick_from_ready_versions(base, policy, expected):
     os.makedirs(os.path.join(base, "tmp-8"))  # not a version
     os.makedirs(os.path.join(base, "010"))  # not a canonical version number
     open(os.path.join(base, "11"), "w").close()  # a file, not a directory
+    fake_dirs(base, [2**63, 10**20])  # beyond int64, TF Serving's version type
     versions = emitted(base, policy)
     assert list(versions) == expected
     assert all(versions[v] == os.path.join(base, str(v)) for v in expected)
