@@ -42,6 +42,7 @@ def _inplace(op):
         other_requires = isinstance(other, Tensor) and other.requires_grad
         result = op(self, other) if _records_inplace(self, other_requires) else None
         if result is not None:
+            _save_before_overwrite(result, self)
             return movement.write_through(self, _cast_for_inplace(self, result))
         with _no_grad():
             result = op(self.detach(), other)
@@ -49,6 +50,21 @@ def _inplace(op):
         return self
 
     return method
+
+
+def _save_before_overwrite(result, target) -> None:
+    """When ``result``'s backward reads ``target``'s values (``y *= w`` with ``w``
+    requiring grad), keep a copy of them for it: ``target`` is about to be overwritten
+    with ``result`` (PyTorch saves the original for such in-place ops too)."""
+    fn = result._grad_fn
+    if fn is None or fn.inputs is None:
+        return
+    for i in fn._inputs_read_by_backward():
+        if fn.inputs[i] is target:
+            saved = target.detach().clone()
+            saved._requires_grad = True  # (backward asks which inputs want a gradient)
+            fn.inputs = fn.inputs[:i] + (saved,) + fn.inputs[i + 1 :]
+            fn._versions[i] = saved._storage._version
 
 
 def _records_inplace(self, others_require_grad: bool) -> bool:

@@ -349,7 +349,22 @@ def _writes_through_views(x):
         y.mul_(2)  # v's values change with y's
         return (v * weights[:2]).sum() + y.sum()
 
-    return [through_slice, item_of_a_slice, through_reshape_and_again, base_written_after_the_view]
+    def reading_the_overwritten_values(x):
+        y = x * 1
+        w = jg.flip(x, 0) * 1
+        y *= w  # the product's backward reads y's values from before this line
+        y /= w * w + 1
+        y **= 2
+        return (y * weights).sum()
+
+    def through_a_view_by_a_tensor(x):
+        y = x * 1
+        v = y.reshape(2, 2)[1]
+        v *= x[:2]
+        return (y * weights).sum()
+
+    return [through_slice, item_of_a_slice, through_reshape_and_again, base_written_after_the_view,
+            reading_the_overwritten_values, through_a_view_by_a_tensor]  # fmt: skip
 
 
 @pytest.mark.parametrize("f", _writes_through_views(None), ids=lambda f: f.__name__)
