@@ -126,7 +126,8 @@ class FileSystemSource:
         # Versions are int64, as TF Serving's: a longer number is not a version directory.
         return sorted(int(e.name) for e in entries
                       if re.fullmatch(r"0|[1-9][0-9]*", e.name) and int(e.name) < 2**63
-                      and e.is_dir() and os.path.isfile(os.path.join(e.path, MANIFEST)))  # fmt: skip
+                      and e.is_dir()
+                      and os.path.isfile(os.path.join(e.path, MANIFEST)))  # fmt: skip
 
     def poll(self) -> list[int] | None:
         """Scan once and emit the aspired versions to the target; returns them (None when
