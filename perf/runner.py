@@ -458,6 +458,7 @@ def machine(compared_with: str) -> list[str]:
     import numba
 
     from jitgrad._config import config
+    from jitgrad.jit import threads
 
     try:
         layer = numba.threading_layer()
@@ -470,8 +471,9 @@ def machine(compared_with: str) -> list[str]:
         f"- Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}"
         f", llvmlite {llvmlite.__version__}",
         f"- compared with (each in a process of its own): {compared_with}",
-        f"- numba threads: {numba.get_num_threads()}, threading layer: {layer}; "
-        f"jitgrad parallel_threshold: {config.parallel_threshold} elements",
+        f"- numba threads: {numba.get_num_threads()}, threading layer: {layer} (storage "
+        f"copies, fills, transposes); generated kernels from {config.parallel_threshold} "
+        f"elements on: {threads.count()} shares on jitgrad's own threads (jit/threads.py)",
         f"- transparent huge pages: {_read('/sys/kernel/mm/transparent_hugepage/enabled')}",
     ]
     waiting = [f"{k}={os.environ[k]}" for k in _THREAD_ENV if os.environ.get(k)]
