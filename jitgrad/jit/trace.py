@@ -8,7 +8,9 @@ The function's tensor arguments are copied into input buffers first, so every vi
 kernel argument and BLAS call in the tape stays valid, and a replay is a loop of kernel
 launches with no graph building, no dispatch and no allocation. Buffers the function
 writes in place (weights passed in and updated) are copied back to the caller's tensors
-after each call, and a tensor passed twice is one buffer. Large buffers that only
+after each call, and a tensor passed twice is one buffer. Calls from several threads take
+turns (a plan's buffers serve one call at a time); a jitted function called while another
+one traces runs eagerly, as part of that trace. Large buffers that only
 kernel launches touch skip those copies (``binding.py``): the launches read the caller's
 arrays, and results leave in the buffers they were computed in.
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import threading
 import time
 import warnings
 
@@ -130,7 +133,8 @@ class Plan:
                     tensor._grad = _copy_out(grad)
         for buffer, path, slots, array, n in self._inputs:
             source = _get(args, path)
-            if slots is not None:
+            if slots is not None and source._strides == buffer._strides:
+                # (launches index the buffer's own, contiguous layout: other strides copy)
                 slots.point_at(source._storage.kernel_array, source._offset)
             elif source._strides == buffer._strides:  # one flat copy kernel call
                 kernels.copy(source._storage.kernel_array, source._offset, array, 0, n)
@@ -184,10 +188,11 @@ class Plan:
                 tensor._grad = grad
         for path, grad, accumulates in self.input_grads:
             original = _get(args, path)
+            given = _give(grad, handed or {})  # (a handed-over grad's plan tensor moved on)
             if original.grad is None or not accumulates:
-                original.grad = _give(grad, handed or {})
+                original.grad = given
             else:
-                original.grad = wrap_numpy(original.grad.numpy() + grad.numpy(), Tensor)
+                original.grad = wrap_numpy(original.grad.numpy() + given.numpy(), Tensor)
 
 
 class Jitted:
@@ -199,13 +204,20 @@ class Jitted:
         self.max_traces = max_traces
         self.plans: dict = {}
         self.traces = 0
+        # A plan's buffers serve one call at a time: calls from several threads take turns.
+        self._lock = threading.Lock()
 
     def __call__(self, *args):
+        if config.thread.tape is not None:
+            # Inside another function's trace: run eagerly, so that its tape records the
+            # work (a replay here would bypass it and the outer plan would skip it).
+            return self.fn(*args)
         key = (config.backend, config.thread.grad_enabled, _signature(args, {}))
-        plan = self.plans.get(key)
-        if plan is None:
-            return self._trace(key, args)
-        return plan.replay(args)
+        with self._lock:
+            plan = self.plans.get(key)
+            if plan is None:
+                return self._trace(key, args)
+            return plan.replay(args)
 
     def retrace(self) -> None:
         """Forget every plan (after changing what the function reads, e.g. a learning rate)."""

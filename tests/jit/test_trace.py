@@ -386,3 +386,49 @@ def test_a_data_dependent_shape_raises_a_clear_error_on_replay():
     assert total(jg.tensor([-5.0, 4.0, 2.0])).item() == 6.0  # the same count: fine
     with pytest.raises(ValueError, match="depends on the data"):
         total(jg.tensor([1.0, 1.0, 2.0]))
+
+
+@pytest.mark.parametrize("view", ["reversed", "transposed", "expanded"])
+def test_large_inputs_that_are_not_contiguous_are_read_right_on_every_replay(view):
+    base = np.arange(2.0 * BIG).reshape(2, BIG)
+    make = {"reversed": lambda t: t[:, ::-1], "transposed": lambda t: t.T,
+            "expanded": lambda t: t[:1].expand(2, BIG)}[view]  # fmt: skip
+    step = jg.jit(lambda x: x * 2 + 1)
+    for k in range(3):
+        got = step(make(jg.tensor(base + k))).numpy()
+        np.testing.assert_array_equal(got, make(jg.tensor(base + k)).numpy() * 2 + 1)
+
+
+def test_large_input_gradients_accumulate_across_calls():
+    x = jg.tensor(np.ones(BIG), requires_grad=True)
+    step = jg.jit(lambda x: (x * 3).sum().backward())
+    for k in range(1, 5):
+        step(x)
+        assert x.grad[0].item() == 3.0 * k and x.grad[-1].item() == 3.0 * k
+
+
+def test_a_jitted_function_called_inside_another_is_part_of_its_plan():
+    inner = jg.jit(lambda x: x + 1)
+    inner(jg.tensor([0.0]))  # inner has a plan of its own already
+    outer = jg.jit(lambda x: inner(x) * 10)
+    assert [outer(jg.tensor([v])).item() for v in (0.0, 1.0, 2.0)] == [10.0, 20.0, 30.0]
+
+
+def test_calls_from_several_threads_take_turns():
+    import threading
+
+    double = jg.jit(lambda x: x * 2)
+    double(jg.zeros(1000))
+    wrong = []
+
+    def work(v):
+        for _ in range(100):
+            if not (double(jg.full((1000,), v)).numpy() == 2 * v).all():
+                wrong.append(v)
+
+    users = [threading.Thread(target=work, args=(v,)) for v in (1.0, 2.0, 3.0)]
+    for user in users:
+        user.start()
+    for user in users:
+        user.join()
+    assert not wrong
