@@ -16,10 +16,12 @@ arrays, and results leave in the buffers they were computed in.
 
 What is specialised at trace time, as with any tracing JIT: Python control flow, Python
 numbers computed from tensors (``.item()``) and attributes read inside the function
-(an optimizer's learning rate): change them and call ``retrace()``. Signatures cover
-shapes, dtypes, strides and ``requires_grad`` of tensor arguments and the values of
-number arguments; kernels themselves never depend on sizes, so a new batch size retraces
-in one eager step and compiles nothing.
+(an optimizer's learning rate): change them and call ``retrace()``. The train/eval mode
+of the modules the function reaches (through its closure, the globals it names or its
+bound object) is part of a plan's key instead: ``model.eval()`` selects another plan.
+Signatures cover shapes, dtypes, strides and ``requires_grad`` of tensor arguments and
+the values of number arguments; kernels themselves never depend on sizes, so a new batch
+size retraces in one eager step and compiles nothing.
 """
 
 from __future__ import annotations
@@ -206,18 +208,27 @@ class Jitted:
         self.traces = 0
         # A plan's buffers serve one call at a time: calls from several threads take turns.
         self._lock = threading.Lock()
+        self._modules = None  # what the function reaches with a train/eval mode (_modes)
 
     def __call__(self, *args):
         if config.thread.tape is not None:
             # Inside another function's trace: run eagerly, so that its tape records the
             # work (a replay here would bypass it and the outer plan would skip it).
             return self.fn(*args)
-        key = (config.backend, config.thread.grad_enabled, _signature(args, {}))
+        key = (config.backend, config.thread.grad_enabled, self._modes(), _signature(args, {}))
         with self._lock:
             plan = self.plans.get(key)
             if plan is None:
                 return self._trace(key, args)
             return plan.replay(args)
+
+    def _modes(self) -> tuple:
+        """The train/eval mode of every module the function reaches (found on the first
+        call): part of a plan's key, so that ``model.eval()`` selects another plan, as
+        torch.compile guards on ``training``."""
+        if self._modules is None:
+            self._modules = _modules_reached(self.fn)
+        return tuple(m.training for m in self._modules)
 
     def retrace(self) -> None:
         """Forget every plan (after changing what the function reads, e.g. a learning rate)."""
@@ -303,6 +314,45 @@ def _signature(value, seen: dict):
     if value is None or isinstance(value, (bool, int, float, str)):
         return ("value", kind, value)
     return ("object", id(value))
+
+
+def _modules_reached(fn, depth: int = 2) -> list:
+    """Modules (objects with a ``training`` flag and ``modules()``: jit sits below nn) that
+    ``fn`` reaches through its closure, the globals its code names, its bound object and
+    the functions and containers among those, with all their submodules."""
+    found: dict[int, object] = {}
+
+    def visit(value, depth):
+        if isinstance(getattr(value, "training", None), bool) and callable(
+            getattr(value, "modules", None)
+        ):
+            for m in value.modules():
+                found.setdefault(id(m), m)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                visit(v, 0)
+        elif isinstance(value, dict):
+            for v in value.values():
+                visit(v, 0)
+        elif depth > 0 and hasattr(value, "__self__") and hasattr(value, "__func__"):
+            visit(value.__self__, depth)
+            visit(value.__func__, depth)
+        elif depth > 0 and hasattr(value, "__code__"):
+            for cell in value.__closure__ or ():
+                try:
+                    visit(cell.cell_contents, depth - 1)
+                except ValueError:  # an empty cell
+                    pass
+            namespace = getattr(value, "__globals__", {})
+            for name in value.__code__.co_names:
+                if name in namespace:
+                    visit(namespace[name], depth - 1)
+        elif depth > 0 and hasattr(value, "__dict__") and not isinstance(value, type):
+            for v in vars(value).values():
+                visit(v, depth - 1)
+
+    visit(fn, depth)
+    return list(found.values())
 
 
 def _map(value, fn, leaf=TensorBase, path=()):

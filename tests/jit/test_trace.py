@@ -432,3 +432,27 @@ def test_calls_from_several_threads_take_turns():
     for user in users:
         user.join()
     assert not wrong
+
+
+def test_train_and_eval_modes_select_their_own_plans():
+    model = jg.nn.Sequential(jg.nn.Linear(3, 4), jg.nn.BatchNorm1d(4), jg.nn.Dropout(0.5))
+    x = jg.tensor(np.random.default_rng(0).standard_normal((8, 3)))
+
+    class Holder:  # reached through a bound method's object, as the serving predictor's
+        def __init__(self):
+            self.model = model
+
+        def forward(self, x):
+            return self.model(x)
+
+    for step in (jg.jit(lambda x: model(x)), jg.jit(Holder().forward)):
+        model.train()
+        with jg.no_grad():
+            step(x)
+            model.eval()
+            stats = model[1].running_mean.numpy().copy()
+            np.testing.assert_allclose(step(x).numpy(), model(x).numpy(), rtol=1e-12)
+            np.testing.assert_array_equal(model[1].running_mean.numpy(), stats)  # eval: kept
+            model.train()
+            step(x)
+        assert step.traces == 2  # training again reuses the first plan
