@@ -318,8 +318,9 @@ def _signature(value, seen: dict):
 
 def _modules_reached(fn, depth: int = 2) -> list:
     """Modules (objects with a ``training`` flag and ``modules()``: jit sits below nn) that
-    ``fn`` reaches through its closure, the globals its code names, its bound object and
-    the functions and containers among those, with all their submodules."""
+    ``fn`` reaches through its closure, default arguments, the globals its code names,
+    its bound object and the functions and containers among those, with all their
+    submodules."""
     found: dict[int, object] = {}
 
     def visit(value, depth):
@@ -343,6 +344,8 @@ def _modules_reached(fn, depth: int = 2) -> list:
                     visit(cell.cell_contents, depth - 1)
                 except ValueError:  # an empty cell
                     pass
+            for default in getattr(value, "__defaults__", None) or ():
+                visit(default, depth - 1)
             namespace = getattr(value, "__globals__", {})
             for name in value.__code__.co_names:
                 if name in namespace:

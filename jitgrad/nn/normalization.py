@@ -149,7 +149,9 @@ class BatchNorm1d(Module):
         with no_grad():
             self.num_batches_tracked.add_(1)
             if self.momentum is None:  # cumulative moving average
-                factor = 1.0 / int(self.num_batches_tracked.item())
+                # A tensor, not .item(): a jitted step reads the count on every call.
+                count = self.num_batches_tracked.astype(self.running_mean.dtype)
+                factor = 1.0 / count
             else:
                 factor = self.momentum
             unbiased = var.detach().reshape(self.num_features) * (n / (n - 1))

@@ -310,3 +310,19 @@ def test_a_jitted_embedding_checks_the_indices_of_every_call():
     for bad in (-1, 10):
         with pytest.raises(IndexError, match=f"index {bad} is out of range for 10"):
             lookup(jg.tensor([[bad, 2]]))
+
+
+@pytest.mark.parametrize("momentum", [None, 0.1])
+def test_batchnorm_running_stats_under_jit_follow_eager(momentum):
+    rng = np.random.default_rng(0)
+    batches = [jg.tensor(rng.standard_normal((8, 3))) for _ in range(4)]
+    runs = []
+    for jitted in (False, True):
+        norm = jg.nn.BatchNorm1d(3, momentum=momentum)
+        step = jg.jit(lambda x, norm=norm: norm(x)) if jitted else norm
+        with jg.no_grad():
+            for x in batches:
+                step(x)
+        runs.append((norm.running_mean.numpy(), norm.running_var.numpy()))
+    np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-12)
+    np.testing.assert_allclose(runs[1][1], runs[0][1], rtol=1e-12)
