@@ -350,10 +350,13 @@ class Clip(Unary):
         return super()._dtype_operands(list(inputs) + bounds)
 
     def f(self, m, x):
+        # numpy's maximum-then-minimum, written with where: differentiated as part of a
+        # jg.function, where's rule passes the whole gradient at a bound, as dx does
+        # (maximum's and minimum's split it at ties).
         if self.a_min is not None:
-            x = m.maximum(x, self.a_min)
+            x = m.where(x < self.a_min, self.a_min, x)
         if self.a_max is not None:
-            x = m.minimum(x, self.a_max)
+            x = m.where(x > self.a_max, self.a_max, x)
         return x
 
     def dx(self, m, gy, y, x):

@@ -79,3 +79,19 @@ def test_reference_backend_still_works():
         assert x.grad is not None
     finally:
         config.backend = previous
+
+
+def test_clip_inside_a_function_has_eager_clips_gradient_at_the_bounds():
+    start = np.array([0.0, 0.5, 1.0, -2.0, 3.0])
+    grads = []
+    for clip in (lambda x: jg.clip(x, 0.0, 1.0), jg.function(lambda x: jg.clip(x, 0.0, 1.0))):
+        x = jg.tensor(start, requires_grad=True)
+        clip(x).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[0], [1.0, 1.0, 1.0, 0.0, 0.0])  # torch.clamp's
+    np.testing.assert_array_equal(grads[1], grads[0])
+    with np.errstate(invalid="ignore"):
+        for low, high in ((0.0, 1.0), (2.0, 1.0), (-1.0, None)):
+            values = np.array([np.nan, -0.0, 0.0, -5.0, 5.0, 0.5])
+            np.testing.assert_array_equal(jg.clip(jg.tensor(values), low, high).numpy(),
+                                          np.clip(values, low, high))  # fmt: skip
