@@ -256,6 +256,16 @@ class Jitted:
             config.thread.tape = previous
         written = [(buffer, path) for (buffer, path), version in zip(inputs, versions)
                    if buffer._storage._version != version]  # fmt: skip
+        if not (tape.grad_outputs or tape.grad_inputs) and any(
+            isinstance(t, Tensor) and t.requires_grad for t in _tensors_in(result)
+        ):
+            warnings.warn(
+                f"jg.jit: {self.__name__} returns tensors that require grad, but a replayed "
+                "call returns them without history: backward() on them cannot reach the "
+                "inputs. Call backward() inside the jitted function (a whole training step), "
+                "or call the function without jg.jit",
+                stacklevel=3,
+            )
         tape.steps = fuse(tape.steps, _kept_arrays(tape, inputs, result))
         plan = Plan(tape, inputs, result, time.perf_counter() - start, written)
         self.plans[key] = plan

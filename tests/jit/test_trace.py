@@ -1,5 +1,7 @@
 """jg.jit: a traced and replayed step gives what eager execution gives."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -456,3 +458,19 @@ def test_train_and_eval_modes_select_their_own_plans():
             model.train()
             step(x)
         assert step.traces == 2  # training again reuses the first plan
+
+
+def test_returning_tensors_that_require_grad_without_backward_warns():
+    w = jg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(UserWarning, match="without history"):
+        jg.jit(lambda x: (x * w).sum())(jg.ones(2))
+
+    def step(x):  # a training step returns its loss for logging: no warning
+        w.grad = None
+        loss = (x * w).sum()
+        loss.backward()
+        return loss
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        jg.jit(step)(jg.ones(2))
