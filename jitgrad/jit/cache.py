@@ -64,8 +64,7 @@ class Kernel:
             except (pickle.UnpicklingError, EOFError, ValueError, TypeError):
                 # numba fails, rather than recompiles, on a damaged cache file: drop this
                 # kernel's compiled code and import its module afresh, once.
-                for stale in (self.path.parent / "__pycache__").glob(self.path.stem + ".*"):
-                    stale.unlink(missing_ok=True)
+                _drop_compiled(self.path)
                 self.module = _import(self.path, self.module.__name__)
                 getattr(self.module, variant)(*args)
             seconds = time.perf_counter() - start
@@ -192,8 +191,15 @@ def _load(source: str, reason) -> Kernel:
                 raise
             # A corrupt entry (truncated by a crash, edited by hand): rebuild it once.
             log.warning("kernel cache entry %s is unusable; rebuilding it", path)
-            shutil.rmtree(directory / "__pycache__", ignore_errors=True)
+            _drop_compiled(path)
     raise AssertionError("unreachable")
+
+
+def _drop_compiled(path: Path) -> None:
+    """Delete the bytecode and numba's compiled code of the kernel module at ``path`` (the
+    other entries' stay)."""
+    for stale in (path.parent / "__pycache__").glob(path.stem + ".*"):
+        stale.unlink(missing_ok=True)
 
 
 def _is_entry(path: Path, source: str) -> bool:

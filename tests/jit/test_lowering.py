@@ -285,3 +285,13 @@ def test_repeated_eager_calls_reuse_decisions_but_not_values():
         t = jg.from_numpy(data)
         np.testing.assert_allclose(jg.tanh(t * 0.5).numpy(), np.tanh(data * np.float32(0.5)),
                                    rtol=1e-6)  # fmt: skip
+
+
+def test_a_damaged_entry_costs_only_its_own_kernel(tmp_path):
+    compiled, _, _ = run_child(tmp_path)
+    pycache = tmp_path / "kernels" / "__pycache__"
+    bytecode = sorted(pycache.glob("k_*.pyc"))
+    assert compiled > 1 and len(bytecode) == compiled
+    bytecode[0].write_bytes(bytecode[0].read_bytes()[:20])  # truncated by a crash
+    again, disk_hits, _ = run_child(tmp_path)
+    assert (again, disk_hits) == (1, compiled - 1)
