@@ -176,7 +176,8 @@ def _load(source: str, reason) -> Kernel:
     path = directory / f"k_{digest[:32]}.py"
     stats.generated += 1
     if config.debug:
-        log.info("kernel %s for %s", digest[:12], reason)
+        what = "a fused group" if reason[0] == "fused" else reason
+        log.info("kernel %s for %s", digest[:12], what)
         if config.debug >= 2:
             log.info("source of %s:\n%s", digest[:12], source)
     for attempt in range(2):

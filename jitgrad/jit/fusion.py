@@ -101,6 +101,8 @@ def _merge(group, readers) -> lowering.Launch:
     aliases = lowering.in_place_aliases(where.pattern, arrays, offsets, outs)
     source = lowering._source(exprs, tuple(loads), group[0].ct, tuple(o.dtype for o in outs),
                               len(scalars), where.pattern, aliases)  # fmt: skip
+    # The source is the key: a fused group has no smaller description. The debug log
+    # names it by its hash (JITGRAD_DEBUG=2 prints it).
     kernel = cache.get(("fused", source), lambda: source)
     return lowering.Launch(kernel, where, arrays, offsets, tuple(loads), scalars, group[0].ct,
                            outs, exprs)  # fmt: skip

@@ -27,7 +27,7 @@ def explain_jitted(jitted) -> str:
     for key, plan in jitted.plans.items():
         kinds = Counter(_step_name(fn) for fn, _ in plan.steps)
         lines.append(
-            f"plan for {key[2]}\n  {len(plan.steps)} steps: "
+            f"plan for {key[-1]}\n  {len(plan.steps)} steps: "
             + ", ".join(f"{name} x{n}" for name, n in kinds.most_common())
             + f"\n  trace took {plan.trace_seconds:.3f} s; replayed {plan.replays} time(s) (the "
             "kernels' calls count the first replay, not the direct calls of later ones)"

@@ -243,7 +243,7 @@ class Jitted:
                 stacklevel=3,
             )
         if config.debug:
-            log.info("tracing %s for a new signature: %s", self.__name__, key[2])
+            log.info("tracing %s for a new signature: %s", self.__name__, key[-1])
         inputs: list = []
         bound = _bind(args, inputs)
         versions = [buffer._storage._version for buffer, _ in inputs]

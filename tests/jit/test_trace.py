@@ -474,3 +474,20 @@ def test_returning_tensors_that_require_grad_without_backward_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         jg.jit(step)(jg.ones(2))
+
+
+def test_debug_logs_every_trace_and_kernel_miss(monkeypatch, caplog):
+    import logging
+
+    from jitgrad._config import config
+
+    monkeypatch.setattr(config, "debug", 2)
+    caplog.set_level(logging.INFO, logger="jitgrad.jit")
+    fused = jg.function(lambda x: jg.tanh(x) * 3 + x)  # a new body: a kernel miss
+    step = jg.jit(lambda x: fused(x) * 2)
+    step(jg.ones(3))
+    step(jg.ones(3))
+    text = caplog.text
+    assert text.count("tracing <lambda> for a new signature: ") == 1 and "(3,)" in text
+    assert "kernel " in text and " for " in text and "source of " in text
+    assert "def serial(" in text
