@@ -115,7 +115,17 @@ class FusedFunction:
         """The function's expression DAG over ``n_inputs`` loads (built once)."""
         if n_inputs not in self._bodies:
             loads = [ir.load(k) for k in range(n_inputs)]
-            out = self.fn(*loads)
+            try:
+                out = self.fn(*loads)
+            except (TypeError, AttributeError, ValueError) as e:
+                # The body ran on symbolic values: an op that is not elementwise (a sum, a
+                # cast, another jg.function) fails on them in its own words.
+                raise TypeError(
+                    f"{self.__name__} cannot be fused: its body must use only elementwise "
+                    f"jitgrad ops (+ - * / ** and functions like exp, tanh, where, maximum) on "
+                    f"its inputs and numbers; an operation in it failed on the symbolic "
+                    f"inputs with {type(e).__name__}: {e}"
+                ) from e
             if not isinstance(out, ir.Expr):
                 raise TypeError(
                     f"{self.__name__} must return one elementwise expression of its inputs "

@@ -52,6 +52,18 @@ class Expr:
     def __rtruediv__(self, o):
         return self._bin("div", o, True)
 
+    def __floordiv__(self, o):
+        return self._bin("floor_divide", o)
+
+    def __rfloordiv__(self, o):
+        return self._bin("floor_divide", o, True)
+
+    def __mod__(self, o):
+        return self._bin("remainder", o)
+
+    def __rmod__(self, o):
+        return self._bin("remainder", o, True)
+
     def __pow__(self, o):
         return self._bin("power", o)
 
@@ -60,6 +72,9 @@ class Expr:
 
     def __neg__(self):
         return Expr("neg", (self,))
+
+    def __abs__(self):
+        return Expr("abs", (self,))
 
     def __pos__(self):
         return self
