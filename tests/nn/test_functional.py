@@ -396,3 +396,13 @@ def test_activations_are_the_ops():
     import jitgrad.nn
 
     assert jitgrad.nn.functional is F
+
+
+def test_dropout_with_a_seed_gives_one_mask_eager_and_jitted():
+    x = jg.ones(32)
+    eager = [F.dropout(x, 0.5, generator=3).numpy() for _ in range(2)]
+    jitted = jg.jit(lambda x: F.dropout(x, 0.5, generator=3))
+    masks = eager + [jitted(x).numpy() for _ in range(3)]
+    assert all(np.array_equal(m, masks[0]) for m in masks)
+    fresh = jg.jit(lambda x: F.dropout(x, 0.5))  # no seed: a new mask every call
+    assert len({tuple(fresh(x).tolist()) for _ in range(3)}) == 3
