@@ -56,6 +56,15 @@ class Function(Node):
     is_view = False
     inputs: tuple | None = None
 
+    def base_of(self, t):
+        """The input that ``t``, this function's output, is a view of; None when this is
+        no view function, ``t`` has memory of its own (a reshape that had to copy) or the
+        graph was freed."""
+        if not self.is_view or self.inputs is None:
+            return None
+        base = self.inputs[0]
+        return base if base._storage is t._storage else None
+
     def __call__(self, *inputs):
         from .tensor import as_tensor  # the Tensor class builds on this module
 

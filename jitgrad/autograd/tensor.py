@@ -153,14 +153,23 @@ class Tensor(TensorBase):
     # -- in-place writes -----------------------------------------------------------------
 
     def _check_inplace(self, others_require_grad: bool = False) -> bool:
-        """Raise for a leaf that requires grad (as PyTorch); True when the write must be
-        recorded: recording is on and this tensor or the written value has history."""
+        """Raise for a leaf that requires grad or a view of one (as PyTorch); True when the
+        write must be recorded: recording is on and this tensor or the written value has
+        history."""
         if not is_grad_enabled():
             return False
         if self._requires_grad and self._grad_fn is None:
             raise RuntimeError(
                 "a leaf tensor that requires grad is used in an in-place operation; "
                 "wrap the update in jg.no_grad() or operate on a clone"
+            )
+        root = self  # a view of a leaf is no different: the leaf's gradient would miss it
+        while root._grad_fn is not None and (base := root._grad_fn.base_of(root)) is not None:
+            root = base
+        if root is not self and root._requires_grad and root._grad_fn is None:
+            raise RuntimeError(
+                "a view of a leaf tensor that requires grad is used in an in-place "
+                "operation; wrap the update in jg.no_grad() or operate on a clone"
             )
         return self._requires_grad or others_require_grad
 

@@ -40,7 +40,7 @@ def _inplace(op):
 
     def method(self, other):
         other_requires = isinstance(other, Tensor) and other.requires_grad
-        result = op(self, other) if _records_inplace(self, other_requires) else None
+        result = op(self, other) if self._check_inplace(other_requires) else None
         if result is not None:
             _save_before_overwrite(result, self)
             return movement.write_through(self, _cast_for_inplace(self, result))
@@ -65,20 +65,6 @@ def _save_before_overwrite(result, target) -> None:
             saved._requires_grad = True  # (backward asks which inputs want a gradient)
             fn.inputs = fn.inputs[:i] + (saved,) + fn.inputs[i + 1 :]
             fn._versions[i] = saved._storage._version
-
-
-def _records_inplace(self, others_require_grad: bool) -> bool:
-    """``Tensor._check_inplace``, which also raises for a view of a leaf that requires
-    grad (as PyTorch does: the leaf's gradient could not account for the write)."""
-    records = self._check_inplace(others_require_grad)
-    if records:
-        root = movement.view_root(self)
-        if root is not self and root._requires_grad and root._grad_fn is None:
-            raise RuntimeError(
-                "a view of a leaf tensor that requires grad is used in an in-place "
-                "operation; wrap the update in jg.no_grad() or operate on a clone"
-            )
-    return records
 
 
 def _cast_for_inplace(self, result):
@@ -108,7 +94,7 @@ def _no_grad():
 
 def _copy_(self, src):
     src_t = src if isinstance(src, Tensor) else None
-    if _records_inplace(self, src_t is not None and src_t.requires_grad):
+    if self._check_inplace(src_t is not None and src_t.requires_grad):
         value = movement.astype(as_tensor(src), self.dtype, copy=False)
         return movement.write_through(self, reduce.broadcast_to(value, self.shape))
     TensorBase.copy_(self, src.detach() if src_t is not None else src)
@@ -116,7 +102,7 @@ def _copy_(self, src):
 
 
 def _fill_(self, value):
-    if _records_inplace(self, False):
+    if self._check_inplace(False):
         return movement.write_through(self, self * 0 + value)
     TensorBase.fill_(self, value)
     return self
@@ -124,7 +110,7 @@ def _fill_(self, value):
 
 def _setitem(self, key, value):
     value_requires = isinstance(value, Tensor) and value.requires_grad
-    if _records_inplace(self, value_requires):
+    if self._check_inplace(value_requires):
         value = movement.astype(as_tensor(value), self.dtype, copy=False)
         put = movement.set_item if _is_basic(key) else indexing.index_put
         return movement.write_through(self, put(self, key, value))

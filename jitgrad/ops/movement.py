@@ -26,12 +26,6 @@ class _ViewFunction(Function):
         """The same view of another tensor, without recording."""
         raise NotImplementedError
 
-    def base_of(self, t: Tensor) -> Tensor | None:
-        """The input that ``t`` (this function's output) is a view of; None when ``t``
-        has memory of its own (a reshape that had to copy) or the graph was freed."""
-        base = self.inputs[0] if self.inputs is not None else None
-        return base if base is not None and base._storage is t._storage else None
-
     def refresh(self, t: Tensor):
         """``t``'s creator once an in-place write into the base changed ``t``'s values
         (``Function._record`` asks): the same view taken again, so that gradients through
@@ -110,22 +104,11 @@ def write_through(t: Tensor, result: Tensor) -> Tensor:
     and ``t`` becomes the same view of the rebased base: later gradients through either
     see the write, as in PyTorch."""
     fn = t._grad_fn
-    base = fn.base_of(t) if isinstance(fn, _ViewFunction) else None
+    base = fn.base_of(t) if fn is not None else None
     if base is None:
         return t._rebase(result)
     write_through(base, Overwrite(fn.view_of)(base, result))
     fn.refresh(t)
-    return t
-
-
-def view_root(t: Tensor) -> Tensor:
-    """The tensor that ``t`` is a recorded view of, through views of views (or ``t``)."""
-    fn = t._grad_fn
-    while isinstance(fn, _ViewFunction):
-        base = fn.base_of(t)
-        if base is None:
-            break
-        t, fn = base, base._grad_fn
     return t
 
 
