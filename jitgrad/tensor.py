@@ -124,9 +124,7 @@ class TensorBase:
         return self._storage
 
     def untyped_storage(self):
-        untyped = self._storage.untyped()
-        untyped._under_tensors = True
-        return untyped
+        return self.storage().untyped()
 
     def data_ptr(self) -> int:
         """Address of the first element (storage address + offset × itemsize)."""
