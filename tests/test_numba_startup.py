@@ -1,0 +1,58 @@
+"""jitgrad's start-up of numba skips SciPy's import and leaves numba's BLAS use as it was."""
+
+import importlib.machinery
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+
+from jitgrad import _numba_startup
+
+_CHILD = """
+import sys
+import numpy as np
+import jitgrad as jg
+assert np.array_equal((jg.arange(4.0) * 2).numpy(), np.arange(4.0) * 2)
+print("scipy.linalg" in sys.modules)
+
+from numba import njit
+from numba.np import arraymath, linalg
+print(arraymath._HAVE_BLAS)
+print(linalg.ensure_blas.__module__, arraymath.ensure_blas is linalg.ensure_blas)
+
+rng = np.random.default_rng(0)
+a, b = rng.standard_normal((5, 3)), rng.standard_normal((3, 4))
+dot = njit(lambda p, q: np.dot(p, q))
+print(np.allclose(dot(a, b), a @ b), "scipy.linalg.cython_blas" in sys.modules)
+print(np.allclose(njit(lambda m: np.cov(m))(a), np.cov(a)))
+"""
+
+
+def test_jitgrad_runs_kernels_without_importing_scipy_and_numba_blas_still_works():
+    if importlib.util.find_spec("scipy") is None:
+        pytest.skip("SciPy is not installed: numba's probe costs nothing")
+    out = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
+                         check=True).stdout.split("\n")  # fmt: skip
+    scipy_imported, have_blas, restored, dot, cov = out[:5]
+    assert scipy_imported == "False"
+    assert have_blas == "True"  # the answer numba's own import of SciPy gives
+    assert restored == "numba.np.linalg True"
+    assert dot == "True True"  # njit's np.dot imported SciPy's BLAS through numba's check
+    assert cov == "True"
+
+
+def test_the_probe_looks_for_scipys_blas_extension(tmp_path, monkeypatch):
+    linalg = tmp_path / "scipy" / "linalg"
+    linalg.mkdir(parents=True)
+    spec = importlib.machinery.ModuleSpec("scipy", None, is_package=True)
+    spec.submodule_search_locations = [str(tmp_path / "scipy")]
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: spec)
+    with pytest.raises(ImportError, match="scipy"):
+        _numba_startup._scipy_blas_installed()
+    (linalg / ("cython_blas" + importlib.machinery.EXTENSION_SUFFIXES[0])).touch()
+    _numba_startup._scipy_blas_installed()
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ImportError, match="scipy"):
+        _numba_startup._scipy_blas_installed()
