@@ -43,7 +43,8 @@ A tensor entry::
      "storage_nbytes": 96,         # and how long it is
      "dtype": "float64",
      "offset": 2,                  # in elements of dtype, within the typed storage
-     "shape": [3, 4], "strides": [1, 4]}   # strides in elements
+     "shape": [3, 4], "strides": [1, 4],   # strides in elements
+     "requires_grad": true}        # present only when true: it loads as a leaf that does
 
 Tensors with equal (storage, storage_byte_offset, storage_nbytes, dtype) load over one
 typed storage object; all tensors of one storage share its bytes, whatever their dtypes.
@@ -242,11 +243,13 @@ def native_byte_order() -> str:
 # -- checks shared with the object decoder -------------------------------------------------
 
 
-def check_keys(path: str, entry, keys: set[str], where: str) -> None:
-    if not isinstance(entry, dict) or set(entry) != keys:
+def check_keys(path: str, entry, keys: set[str], where: str, optional: frozenset = frozenset()):
+    if not isinstance(entry, dict) or not keys <= set(entry) <= keys | optional:
+        also = f" (and optionally {sorted(optional)})" if optional else ""
         raise FormatError(
             path,
-            f"corrupt header: {where} must be an object with keys {sorted(keys)}, got {entry!r}",
+            f"corrupt header: {where} must be an object with keys {sorted(keys)}{also}, "
+            f"got {entry!r}",
         )
 
 

@@ -33,6 +33,7 @@ from .format import (
 _TENSOR_KEYS = {
     "storage", "storage_byte_offset", "storage_nbytes", "dtype", "offset", "shape", "strides",
 }  # fmt: skip
+_OPTIONAL_TENSOR_KEYS = frozenset({"requires_grad"})
 _SWAP_DTYPE = {2: int16, 4: int32, 8: int64}  # byteswap runs on whole words of this width
 
 
@@ -76,7 +77,7 @@ def save(obj, path: str | os.PathLike) -> None:
             layout.check_in_bounds(t.shape, t.stride(), t.storage_offset(), typed.size())
         except ValueError as e:
             raise ValueError(f"cannot save the tensor at {where}: {e}") from None
-        return {
+        entry = {
             "storage": sid,
             "storage_byte_offset": start,
             "storage_nbytes": nbytes,
@@ -85,6 +86,9 @@ def save(obj, path: str | os.PathLike) -> None:
             "shape": list(t.shape),
             "strides": list(t.stride()),
         }
+        if t.requires_grad:  # as torch.save: the tensor loads as a leaf that requires grad
+            entry["requires_grad"] = True
+        return entry
 
     tree = codec.encode(obj, tensor_entry)
     header = {
@@ -165,7 +169,7 @@ def _check_object(path: str, header: dict) -> list[_View]:
 
 def _tensor_spec(path: str, storages: list[dict], entry, where: str):
     where = f"the tensor at {where}"
-    check_keys(path, entry, _TENSOR_KEYS, where)
+    check_keys(path, entry, _TENSOR_KEYS, where, _OPTIONAL_TENSOR_KEYS)
     sid = check_int(path, entry["storage"], f"{where}: storage", low=0)
     if sid >= len(storages):
         raise FormatError(path, f"out of bounds: {where} uses storage {sid} of {len(storages)}")
@@ -188,7 +192,10 @@ def _tensor_spec(path: str, storages: list[dict], entry, where: str):
         layout.check_in_bounds(shape, strides, offset, nbytes // d.itemsize)
     except ValueError as e:
         raise FormatError(path, f"out of bounds: {where}: {e}") from None
-    return _View(sid, start, nbytes, d), shape, strides, offset
+    requires_grad = entry.get("requires_grad", False)
+    if requires_grad is not False and (requires_grad is not True or d.kind not in "fc"):
+        raise FormatError(path, f"corrupt header: {where} has requires_grad {requires_grad!r}")
+    return _View(sid, start, nbytes, d), shape, strides, offset, requires_grad
 
 
 def _read_exactly(f, path: str, offset: int, nbytes: int) -> bytes:
@@ -250,8 +257,10 @@ def _build(path: str, header: dict, roots: list[UntypedStorage]):
         return typed[v]
 
     def make_tensor(entry, where):
-        v, shape, strides, offset = _tensor_spec(path, header["storages"], entry, where)
-        return Tensor(storage_of(v), shape, strides, offset)
+        v, shape, strides, offset, requires_grad = _tensor_spec(
+            path, header["storages"], entry, where
+        )
+        return Tensor(storage_of(v), shape, strides, offset).requires_grad_(requires_grad)
 
     return codec.decode(header["object"], path, make_tensor)
 

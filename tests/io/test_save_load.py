@@ -227,6 +227,29 @@ def test_views_of_one_tensor_load_over_one_storage(tmp_path, mmap):
 
 
 @MMAP
+def test_requires_grad_is_kept_and_loads_as_leaves(tmp_path, mmap):
+    w = jg.arange(6.0).requires_grad_()
+    h = (w * 2).reshape(2, 3)  # not a leaf: it loads as one, as torch.save's tensors do
+    jg.save({"w": w, "h": h, "ids": jg.arange(3), "plain": jg.ones(2)}, tmp_path / "g.jg")
+    out = jg.load(tmp_path / "g.jg", mmap=mmap)
+    assert out["w"].requires_grad and out["h"].requires_grad
+    assert not out["ids"].requires_grad and not out["plain"].requires_grad
+    assert out["w"].grad_fn is None and out["h"].grad_fn is None
+    (out["w"] * out["h"].reshape(6)).sum().backward()
+    assert out["w"].grad.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    assert out["h"].grad.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+def test_requires_grad_on_an_integer_tensor_is_a_format_error(tmp_path):
+    jg.save({"ids": jg.arange(3)}, tmp_path / "i.jg")
+    header, blobs = split_file(tmp_path / "i.jg")
+    header["object"]["dict"][0][1]["tensor"]["requires_grad"] = True
+    write_file(tmp_path / "i.jg", header, blobs)
+    with pytest.raises(FormatError, match="requires_grad True"):
+        jg.load(tmp_path / "i.jg")
+
+
+@MMAP
 def test_separate_storages_stay_separate(tmp_path, mmap):
     a, b = jg.arange(4.0), jg.arange(4.0)
     jg.save([a, b, a], tmp_path / "s.jg")
@@ -537,6 +560,9 @@ TENSOR_DAMAGE = {
     "float shape": ("shape", [10.0], "corrupt header"),
     "bool offset": ("offset", True, "corrupt header"),
     "missing key": ("strides", None, "corrupt header"),
+    "unknown key": ("grad", 1, "corrupt header"),
+    "requires_grad type": ("requires_grad", 1, "corrupt header"),
+    "requires_grad false spelled out": ("requires_grad", "false", "corrupt header"),
 }
 
 
