@@ -342,7 +342,7 @@ class TensorBase:
         if _is_scalar(src):
             src = scalar_tensor(src, self.dtype)
         elif not isinstance(src, TensorBase):
-            src = wrap_numpy(np.asarray(src), TensorBase)
+            src = wrap_numpy(assigned_array(src, self.dtype), TensorBase)
         self._copy_from(src.broadcast_to(self._shape))
         return self
 
@@ -506,6 +506,14 @@ def scalar_tensor(value, dtype: dtypes.DType, cls: type[TensorBase] = TensorBase
     storage = storage_class(dtype)(1)
     storage[0] = value
     return cls._make(storage, (), (), 0)
+
+
+def assigned_array(value, dtype: dtypes.DType) -> np.ndarray:
+    """A non-tensor ``value`` written into a tensor of ``dtype``, converted as numpy's
+    ``__setitem__`` converts it: an array as it is (the write casts it unsafely), Python
+    values checked against the dtype (an out-of-range int is an OverflowError, NaN into an
+    integer dtype a ValueError, a complex into a real one a TypeError)."""
+    return value if isinstance(value, np.ndarray) else np.asarray(value, dtype=dtype.numpy)
 
 
 def _may_overlap(a: TensorBase, b: TensorBase) -> bool:

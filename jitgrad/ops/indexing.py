@@ -19,7 +19,7 @@ from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute, run
 from ..strided import layout
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase, assigned_array, wrap_numpy
 from .movement import basic_index, clone
 from .reduce import sum_to
 
@@ -244,7 +244,10 @@ def advanced_assign(x, key, value) -> None:
             f"cannot write into a broadcast view (shape {x.shape}, strides {x.stride()}): "
             "several elements share one memory location"
         )
-    source = TensorBase.numpy(value) if isinstance(value, TensorBase) else np.asarray(value)
+    if isinstance(value, TensorBase):
+        source = TensorBase.numpy(value)
+    else:
+        source = assigned_array(value, x.dtype)
     if np.may_share_memory(source, target):
         source = source.copy()
     try:

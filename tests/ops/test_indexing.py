@@ -284,6 +284,32 @@ def test_assignment_casts_and_writes_through_views():
     assert base.dtype is jg.int64
 
 
+PYTHON_VALUES = [  # (dtype, value): numpy checks Python values against the target dtype
+    ("uint8", -1), ("uint8", [-1, 300]), ("uint8", 2**40), ("int32", float("nan")),
+    ("int32", [np.nan]), ("float32", 1 + 2j), ("float32", [1j]),
+    ("uint8", np.int64(-1)), ("uint8", np.array([-1, 300])),  # numpy values cast unsafely
+    ("int32", [2.7, -2.7]), ("float16", [1e6]), ("int8", [True, False]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype, value", PYTHON_VALUES)
+@pytest.mark.parametrize("key", [[0, 1], slice(0, 2), np.array([True, True, False])],
+                         ids=["advanced", "basic", "mask"])  # fmt: skip
+def test_assigned_python_values_are_checked_as_numpy_checks_them(dtype, value, key):
+    expected = np.zeros(3, dtype)
+    tensor = jg.zeros(3, dtype=dtype)
+    with np.errstate(over="ignore"):
+        try:
+            expected[key] = value
+        except (OverflowError, ValueError, TypeError) as e:
+            with pytest.raises(type(e)):
+                tensor[key] = value
+            assert tensor.tolist() == [0, 0, 0]
+            return
+        tensor[key] = value
+    np.testing.assert_array_equal(tensor.numpy(), expected)
+
+
 def test_assignment_into_a_leaf_under_no_grad():
     x = leaf(4)
     with jg.no_grad():
