@@ -264,7 +264,8 @@ class Module:
     def to(self, dtype) -> Module:
         """Cast floating parameters and buffers to ``dtype`` (integer ones, such as
         ``num_batches_tracked``, stay). Parameters are replaced by new ones, so build
-        optimizers after calling ``to``.
+        optimizers after calling ``to``; a parameter or buffer shared by several modules
+        stays shared, as in PyTorch.
 
         >>> import jitgrad as jg
         >>> jg.nn.Linear(2, 3).to(jg.float32).weight.dtype
@@ -273,13 +274,23 @@ class Module:
         d = dtypes.as_dtype(dtype)
         if not d.is_floating_point:
             raise TypeError(f"Module.to casts floating parameters; {d.name} is not floating")
+        # One replacement per old tensor, so tied weights stay tied; the old tensor is kept
+        # beside it so that its id cannot be reused while the modules are walked.
+        cast: dict[int, tuple[Tensor, Tensor]] = {}
+
+        def convert(t, make):
+            if t is None or not t.dtype.is_floating_point or t.dtype is d:
+                return t
+            if id(t) not in cast:
+                cast[id(t)] = (t, make(t))
+            return cast[id(t)][1]
+
         for m in self.modules():
             for name, p in m._parameters.items():
-                if p is not None and p.dtype.is_floating_point and p.dtype is not d:
-                    m._parameters[name] = Parameter(p.detach().astype(d), p.requires_grad)
+                m._parameters[name] = convert(
+                    p, lambda p: Parameter(p.detach().astype(d), p.requires_grad))  # fmt: skip
             for name, b in m._buffers.items():
-                if b is not None and b.dtype.is_floating_point and b.dtype is not d:
-                    m._buffers[name] = b.detach().astype(d)
+                m._buffers[name] = convert(b, lambda b: b.detach().astype(d))
         return self
 
     def float(self) -> Module:

@@ -187,6 +187,17 @@ def test_to_dtype(dtype):
         m.to(jg.int32)
 
 
+def test_to_dtype_keeps_tied_parameters_and_buffers_tied():
+    a, b = nn.Linear(3, 3), nn.Linear(3, 3)  # float64, so to(float32) really casts
+    b.weight = a.weight
+    a.register_buffer("shared", jg.zeros(3))
+    b.register_buffer("shared", a.shared)
+    m = nn.Sequential(a, b).to(jg.float32)
+    assert a.weight is b.weight and a.weight.dtype is jg.float32
+    assert a.shared is b.shared and a.shared.dtype is jg.float32
+    assert len(list(m.parameters())) == 3 and len(list(m.buffers())) == 1
+
+
 def test_default_dtype_is_used(monkeypatch):
     jg.set_default_dtype("float32")
     try:
