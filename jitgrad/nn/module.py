@@ -264,8 +264,8 @@ class Module:
     def to(self, dtype) -> Module:
         """Cast floating parameters and buffers to ``dtype`` (integer ones, such as
         ``num_batches_tracked``, stay). Parameters are replaced by new ones, so build
-        optimizers after calling ``to``; a parameter or buffer shared by several modules
-        stays shared, as in PyTorch.
+        optimizers after calling ``to``; a parameter's gradient is cast with it, and a
+        parameter or buffer shared by several modules stays shared, as in PyTorch.
 
         >>> import jitgrad as jg
         >>> jg.nn.Linear(2, 3).to(jg.float32).weight.dtype
@@ -285,10 +285,15 @@ class Module:
                 cast[id(t)] = (t, make(t))
             return cast[id(t)][1]
 
+        def new_parameter(p):
+            q = Parameter(p.detach().astype(d), p.requires_grad)
+            if p.grad is not None:
+                q.grad = p.grad.detach().astype(d)
+            return q
+
         for m in self.modules():
             for name, p in m._parameters.items():
-                m._parameters[name] = convert(
-                    p, lambda p: Parameter(p.detach().astype(d), p.requires_grad))  # fmt: skip
+                m._parameters[name] = convert(p, new_parameter)
             for name, b in m._buffers.items():
                 m._buffers[name] = convert(b, lambda b: b.detach().astype(d))
         return self

@@ -198,6 +198,24 @@ def test_to_dtype_keeps_tied_parameters_and_buffers_tied():
     assert len(list(m.parameters())) == 3 and len(list(m.buffers())) == 1
 
 
+def test_to_dtype_casts_the_gradient_as_torch_does():
+    torch = pytest.importorskip("torch")
+    layer = nn.Linear(2, 2, dtype=jg.float64, generator=0)
+    ref = torch.nn.Linear(2, 2, dtype=torch.float64)
+    with torch.no_grad():
+        ref.weight.copy_(torch.from_numpy(layer.weight.numpy()))
+        ref.bias.copy_(torch.from_numpy(layer.bias.numpy()))
+    x = np.array([[1.0, -2.0]])
+    (layer(jg.tensor(x)) ** 2).sum().backward()
+    (ref(torch.from_numpy(x)) ** 2).sum().backward()
+    layer.to(jg.float32)
+    ref.to(torch.float32)
+    for p, q in [(layer.weight, ref.weight), (layer.bias, ref.bias)]:
+        assert p.grad.dtype is jg.float32 and q.grad.dtype == torch.float32
+        np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
+        assert p.grad.requires_grad is q.grad.requires_grad is False
+
+
 def test_default_dtype_is_used(monkeypatch):
     jg.set_default_dtype("float32")
     try:
