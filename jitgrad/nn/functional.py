@@ -46,6 +46,8 @@ def softmax(x, axis: int = -1, *, dim: int | None = None) -> Tensor:
 def _shifted(x: Tensor, axis: int) -> Tensor:
     """x minus its max along ``axis``: softmax is invariant to the shift, so the shift
     needs no gradient, and exp of the result never overflows."""
+    if x.shape[axis] == 0:  # no classes: nothing to shift, and max() of none is undefined
+        return x
     shift = reduce.max(x.detach(), axis, keepdims=True)
     return x - where(isfinite(shift), shift, 0)
 
@@ -207,10 +209,11 @@ def _checked_labels(name, logits, target, axis, ignore_index) -> np.ndarray:
     valid = labels != ignore_index
     bad = valid & ((labels < 0) | (labels >= n_classes))
     if bad.any():
+        allowed = (f"labels lie in [0, {n_classes - 1}]" if n_classes else
+                   f"the class axis {axis} is empty, so every label must be")  # fmt: skip
         raise IndexError(
             f"{name}: target label {int(labels[bad].flat[0])} is out of range for "
-            f"{n_classes} classes (labels lie in [0, {n_classes - 1}] or equal "
-            f"ignore_index={ignore_index})"
+            f"{n_classes} classes ({allowed} or equal ignore_index={ignore_index})"
         )
     return labels
 

@@ -127,6 +127,20 @@ def test_softmax_of_huge_logits_has_finite_gradients():
     np.testing.assert_allclose(x.grad.numpy(), [[0.0, 0.0, 0.0], [2 / 3, -1 / 3, -1 / 3]])
 
 
+@pytest.mark.parametrize("shape, axis", [((2, 0), 1), ((3, 0, 2), 1), ((0,), 0), ((0, 3), 1)])
+@pytest.mark.parametrize(
+    "fn, module", [(F.softmax, jg.nn.Softmax), (F.log_softmax, jg.nn.LogSoftmax)]
+)
+def test_softmax_over_an_empty_axis_is_empty(shape, axis, fn, module):
+    # torch.softmax and log_softmax give an empty result of the input's shape (no max of
+    # an empty axis is needed to shift nothing)
+    x = jg.zeros(shape, dtype=jg.float32, requires_grad=True)
+    for y in (fn(x, dim=axis), module(axis)(x)):
+        assert y.shape == shape and y.dtype is jg.float32
+    fn(x, axis).sum().backward()
+    assert x.grad.shape == shape
+
+
 # -- cross_entropy ---------------------------------------------------------------------------
 
 
@@ -281,6 +295,25 @@ def test_cross_entropy_errors():
         F.cross_entropy(logits, jg.tensor([0, 1, 2]), weight=jg.ones(3))
     with pytest.raises(TypeError, match="integer class labels"):
         F.cross_entropy(logits, jg.tensor([True, False, True]))
+
+
+def test_cross_entropy_with_no_classes_matches_torch():
+    torch = pytest.importorskip("torch")
+    cases = [(np.zeros((0, 0)), np.zeros(0, np.int64)), (np.zeros((2, 0)), np.zeros((2, 0))),
+             (np.zeros((0, 0)), np.zeros((0, 0)))]  # fmt: skip
+    for logits, target in cases:
+        for reduction in ("sum", "none", "mean"):
+            if reduction == "mean" and target.shape == (2, 0):
+                continue  # torch divides by numel / classes = 0 / 0; below
+            got = F.cross_entropy(jg.tensor(logits), jg.tensor(target), reduction=reduction)
+            want = torch.nn.functional.cross_entropy(
+                torch.from_numpy(logits), torch.from_numpy(target), reduction=reduction
+            )
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    # two samples, each with loss 0 (a sum over no classes): their mean is 0
+    assert F.cross_entropy(jg.zeros((2, 0)), jg.zeros((2, 0))).item() == 0.0
+    with pytest.raises(IndexError, match="label 0 .* 0 classes .* axis 1 is empty"):
+        F.cross_entropy(jg.zeros((2, 0)), jg.tensor([0, 0]))
 
 
 # -- mse_loss and binary_cross_entropy_with_logits ---------------------------------------------
