@@ -8,8 +8,8 @@ The operand is described to the kernel as at most two kept and two reduced dimen
 - when the kept dimension is the one with unit stride (column sums of a row-major
   matrix), whole rows are combined into the output, a loop LLVM vectorises and whose
   order of additions is numpy's;
-- otherwise each output element reduces its own run; sums over unit stride use eight
-  float64 accumulators per block (see ``unit_sum``).
+- otherwise each output element reduces its own run; sums, whatever their step, use
+  eight float64 accumulators per block (see ``blocked_sum``) and round once at the end.
 
 Layouts beyond two kept or two reduced merged dimensions, float16, integers and empty
 operands stay with numpy (``reduce`` returns None).
@@ -32,20 +32,28 @@ _COMBINE = {
     "min": "a if (a <= b or a != a) else b",
 }
 
+# The body of ``row(x, start, n, step)``, which reduces one run. Sums are float64 here;
+# the caller rounds once.
 _ROW = {
     "sum": """
-    if step == 1:
-        return DT(unit_sum(x, start, n))
-    acc = x[start]
-    for i in range(1, n):
-        acc += x[start + i * step]
-    return acc""",
+    if step < 0:
+        start -= n - 1
+    return blocked_sum(x[start:start + n])""",
     "extreme": """
     acc = x[start]
     for i in range(1, n):
         acc = combine(acc, x[start + i * step])
     return acc""",
 }
+
+# ``strided_row``: a sum's run of a step other than 1 or -1, in a kernel variant of its
+# own so that contiguous sums never compile the strided copy of ``blocked_sum``.
+_STRIDED_SUM_ROW = """
+    if step == 0:  # a broadcast run
+        return n * np.float64(x[start])
+    if step < 0:
+        start, step = start + (n - 1) * step, -step
+    return blocked_sum(x[start:start + (n - 1) * step + 1:step])"""
 
 _TEMPLATE = '''\
 import numpy as np
@@ -60,12 +68,13 @@ def combine(a, b):
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def unit_sum(x, start, n):
+def blocked_sum(v):
     """Eight float64 accumulators per block of 4096, blocks added up in float64: no
     recursion (numba compiles recursive functions slowly) and an error far below
-    float32's, and below n/8 ulps for float64."""
+    float32's, and below n/8 ulps for float64. numba compiles one copy per layout of v,
+    so a contiguous v keeps its vectorised loop and a strided one is as accurate."""
     total = 0.0
-    v = x[start:start + n]
+    n = v.shape[0]
     for b in range(0, n, 4096):
         end = min(b + 4096, n)
         whole = end - (end - b) % 8
@@ -92,8 +101,13 @@ def row(x, start, n, step):
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
+def strided_row(x, start, n, step):
+{strided_row}
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
 def whole(x, offset, sizes, strides, out):
-    out[0] = DT(unit_sum(x, offset, sizes[3]))
+    out[0] = DT(blocked_sum(x[offset:offset + sizes[3]]))
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
@@ -112,20 +126,23 @@ def outer(x, offset, sizes, strides, out):
             v = x[start:start + nk1]
             for k1 in range(nk1):
                 o[k1] = combine(o[k1], v[k1])
+{inner}{strided}'''
 
+# One output element per run: "inner" over runs of step 1 or -1, "strided" over others.
+_INNER = """
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def inner(x, offset, sizes, strides, out):
+def {name}(x, offset, sizes, strides, out):
     nk0, nk1, nr0, nr1 = sizes[0], sizes[1], sizes[2], sizes[3]
     sk0, sk1, sr0, sr1 = strides[0], strides[1], strides[2], strides[3]
     for k0 in range(nk0):
         for k1 in range(nk1):
             base = offset + k0 * sk0 + k1 * sk1
-            acc = row(x, base, nr1, sr1)
+            acc = {row}(x, base, nr1, sr1)
             for r0 in range(1, nr0):
-                acc = combine(acc, row(x, base + r0 * sr0, nr1, sr1))
+                acc = combine(acc, {row}(x, base + r0 * sr0, nr1, sr1))
             out[k0 * nk1 + k1] = acc
-'''
+"""
 
 
 def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool):
@@ -143,11 +160,14 @@ def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool):
     out = uninitialised(shape, d)
     kernel = cache.get(("reduce", kind, d.name), lambda: _source(kind, d.name))
     # Loop orders, each compiled on first use: whole rows combined into the output when
-    # the kept dimension has unit stride, else one run per output element.
+    # the kept dimension has the smaller stride (as numpy's iterator orders them, so a
+    # broadcast run, of stride 0, is summed as one run), else one run per output element.
     if kind == "sum" and sizes[:3] == (1, 1, 1) and strides[3] == 1:
         variant = "whole"  # the sum of a contiguous run: the smallest kernel to compile
-    elif strides[1] == 1 and sizes[1] > 1 and strides[3] != 1:
+    elif strides[1] == 1 and sizes[1] > 1 and abs(strides[3]) > 1:
         variant = "outer"
+    elif kind == "sum" and sizes[3] > 1 and abs(strides[3]) != 1:
+        variant = "strided"
     else:
         variant = "inner"
     # The arrays are arguments of the recorded call: a traced plan's fusion sees what the
@@ -178,4 +198,11 @@ def _describe(shape, strides, axes):
 
 def _source(kind: str, dtype: str) -> str:
     row = _ROW["sum" if kind == "sum" else "extreme"]
-    return _TEMPLATE.format(dtype=dtype, combine=_COMBINE[kind], row=row)
+    return _TEMPLATE.format(
+        dtype=dtype,
+        combine=_COMBINE[kind],
+        row=row,
+        strided_row=_STRIDED_SUM_ROW if kind == "sum" else row,
+        inner=_INNER.format(name="inner", row="row"),
+        strided=_INNER.format(name="strided", row="strided_row"),
+    )
