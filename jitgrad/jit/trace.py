@@ -16,12 +16,15 @@ arrays, and results leave in the buffers they were computed in.
 
 What is specialised at trace time, as with any tracing JIT: Python control flow, Python
 numbers computed from tensors (``.item()``) and attributes read inside the function
-(an optimizer's learning rate): change them and call ``retrace()``. The train/eval mode
-of the modules the function reaches (through its closure, the globals it names or its
-bound object) is part of a plan's key instead: ``model.eval()`` selects another plan.
-Signatures cover shapes, dtypes, strides and ``requires_grad`` of tensor arguments and
-the values of number arguments; kernels themselves never depend on sizes, so a new batch
-size retraces in one eager step and compiles nothing.
+(an optimizer's learning rate): change them and call ``retrace()``. Some state is
+guarded instead, as torch.compile guards on it: objects the traced call used register a
+state of theirs on the tape (``Tape.guard``: a module its train/eval mode and which of
+its parameters require grad, an optimizer its parameter groups), and that state is part
+of a plan's key: ``model.eval()``, freezing a layer or ``add_param_group`` select another
+plan. Signatures cover shapes, dtypes, strides and ``requires_grad`` of tensor arguments,
+which arguments view one storage, and the values of number arguments; kernels themselves
+never depend on sizes, so a new batch size retraces in one eager step and compiles
+nothing.
 """
 
 from __future__ import annotations
@@ -55,6 +58,13 @@ class Tape:
         self.grad_inputs: dict[int, tuple[Tensor, Tensor]] = {}
         self.fresh: set[int] = set()  # leaves whose .grad was None before the call
         self.reset: set[int] = set()  # leaves whose .grad the function itself assigned
+        self.guards: dict[int, tuple] = {}  # id -> (object, its state function, state)
+
+    def guard(self, obj, state) -> None:
+        """``obj`` took part in the trace: a replay needs ``state(obj)`` as it was at its
+        first use (layers above jit register themselves: a module, an optimizer)."""
+        if id(obj) not in self.guards:
+            self.guards[id(obj)] = (obj, state, state(obj))
 
     def record(self, fn, args) -> None:
         self.steps.append((fn, args))
@@ -208,33 +218,29 @@ class Jitted:
         self.traces = 0
         # A plan's buffers serve one call at a time: calls from several threads take turns.
         self._lock = threading.Lock()
-        self._modules = None  # what the function reaches with a train/eval mode (_modes)
+        # Per signature, the guarded objects its first trace used, (object, state function)
+        # pairs: their states complete a plan's key.
+        self._guards: dict = {}
 
     def __call__(self, *args):
         if config.thread.tape is not None:
             # Inside another function's trace: run eagerly, so that its tape records the
             # work (a replay here would bypass it and the outer plan would skip it).
             return self.fn(*args)
-        key = (config.backend, config.thread.grad_enabled, self._modes(), _signature(args, {}))
+        signature = (config.backend, config.thread.grad_enabled, _signature(args, {}))
         with self._lock:
+            guards = self._guards.get(signature, ())
+            key = (signature, tuple(state(obj) for obj, state in guards))
             plan = self.plans.get(key)
             if plan is None:
-                return self._trace(key, args)
+                return self._trace(signature, args)
             return plan.replay(args)
-
-    def _modes(self) -> tuple:
-        """The train/eval mode of every module the function reaches (found on the first
-        call): part of a plan's key, so that ``model.eval()`` selects another plan, as
-        torch.compile guards on ``training``."""
-        if self._modules is None:
-            self._modules = _modules_reached(self.fn)
-        return tuple(m.training for m in self._modules)
 
     def retrace(self) -> None:
         """Forget every plan (after changing what the function reads, e.g. a learning rate)."""
         self.plans.clear()
 
-    def _trace(self, key, args):
+    def _trace(self, signature, args):
         self.traces += 1
         if self.traces > self.max_traces:
             warnings.warn(
@@ -243,7 +249,7 @@ class Jitted:
                 stacklevel=3,
             )
         if config.debug:
-            log.info("tracing %s for a new signature: %s", self.__name__, key[-1])
+            log.info("tracing %s for a new signature: %s", self.__name__, signature[-1])
         inputs: list = []
         bound = _bind(args, inputs)
         versions = [buffer._storage._version for buffer, _ in inputs]
@@ -268,10 +274,20 @@ class Jitted:
             )
         tape.steps = fuse(tape.steps, _kept_arrays(tape, inputs, result))
         plan = Plan(tape, inputs, result, time.perf_counter() - start, written)
-        self.plans[key] = plan
+        self.plans[signature, self._guarded_state(signature, tape)] = plan
         plan.write_back(args)
         plan.hand_back_grads(args, accumulate=False)
         return _copy_out(result)
+
+    def _guarded_state(self, signature, tape: Tape) -> tuple:
+        """The guarded state a trace ran with, over the guards of the signature's first
+        trace (every later call looks its plan up by those): an object's state at its
+        first use in this trace, or now when this trace did not use it."""
+        used = {id(obj): state for obj, _, state in tape.guards.values()}
+        guards = self._guards.setdefault(
+            signature, [(obj, state) for obj, state, _ in tape.guards.values()]
+        )
+        return tuple(used[id(obj)] if id(obj) in used else state(obj) for obj, state in guards)
 
     def explain(self) -> str:
         """The plans of this function: steps, kernels and their generated source."""
@@ -324,48 +340,6 @@ def _signature(value, seen: dict):
     if value is None or isinstance(value, (bool, int, float, str)):
         return ("value", kind, value)
     return ("object", id(value))
-
-
-def _modules_reached(fn, depth: int = 2) -> list:
-    """Modules (objects with a ``training`` flag and ``modules()``: jit sits below nn) that
-    ``fn`` reaches through its closure, default arguments, the globals its code names,
-    its bound object and the functions and containers among those, with all their
-    submodules."""
-    found: dict[int, object] = {}
-
-    def visit(value, depth):
-        if isinstance(getattr(value, "training", None), bool) and callable(
-            getattr(value, "modules", None)
-        ):
-            for m in value.modules():
-                found.setdefault(id(m), m)
-        elif isinstance(value, (list, tuple)):
-            for v in value:
-                visit(v, 0)
-        elif isinstance(value, dict):
-            for v in value.values():
-                visit(v, 0)
-        elif depth > 0 and hasattr(value, "__self__") and hasattr(value, "__func__"):
-            visit(value.__self__, depth)
-            visit(value.__func__, depth)
-        elif depth > 0 and hasattr(value, "__code__"):
-            for cell in value.__closure__ or ():
-                try:
-                    visit(cell.cell_contents, depth - 1)
-                except ValueError:  # an empty cell
-                    pass
-            for default in getattr(value, "__defaults__", None) or ():
-                visit(default, depth - 1)
-            namespace = getattr(value, "__globals__", {})
-            for name in value.__code__.co_names:
-                if name in namespace:
-                    visit(namespace[name], depth - 1)
-        elif depth > 0 and hasattr(value, "__dict__") and not isinstance(value, type):
-            for v in vars(value).values():
-                visit(v, depth - 1)
-
-    visit(fn, depth)
-    return list(found.values())
 
 
 def _map(value, fn, leaf=TensorBase, path=()):

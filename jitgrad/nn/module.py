@@ -18,6 +18,7 @@ from collections import namedtuple
 from collections.abc import Iterator
 
 from .. import dtypes
+from .._config import config
 from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
 from ..tensor import TensorBase
@@ -410,6 +411,9 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *args, **kwargs):
+        tape = config.thread.tape
+        if tape is not None:  # a jitted plan of this call holds only while this state does
+            tape.guard(self, _guarded_state)
         return self.forward(*args, **kwargs)
 
     def get_config(self) -> dict:
@@ -462,3 +466,10 @@ def _check_name(module: Module, name: str) -> None:
         raise KeyError(f"invalid name {name!r} in {type(module).__name__}: non-empty, no '.'")
     if name in module.__dict__ and name not in ("training",):
         raise KeyError(f"attribute '{name}' of {type(module).__name__} already exists")
+
+
+def _guarded_state(module: Module) -> tuple:
+    """What a jitted plan that ran ``module`` assumes beyond its arrays: the train/eval
+    mode, and which of its own parameters require grad (which ones the step trains)."""
+    return (module.training, *[p is not None and p.requires_grad
+                               for p in module._parameters.values()])  # fmt: skip

@@ -195,6 +195,7 @@ class Optimizer:
         # reading the learning rate and step counts as they are then, with the gradients
         # the replay computed.
         if config.thread.tape is not None:  # replays will pass this list again
+            config.thread.tape.guard(self, _group_sizes)
             if len(self._replays) >= _MAX_REPLAYED:  # plans retraced away: forget the oldest
                 del self._replays[next(iter(self._replays))]
             self._replays[id(work)] = _Replayed(work)
@@ -341,3 +342,9 @@ class Optimizer:
                 if key != "params":
                     lines.append(f"    {key}: {group[key]}")
         return "\n".join(lines) + "\n)"
+
+
+def _group_sizes(optimizer: Optimizer) -> tuple:
+    """What a jitted step's recorded update assumes of the parameter groups: their sizes
+    (``add_param_group`` after the trace selects another plan)."""
+    return tuple(len(group["params"]) for group in optimizer.param_groups)

@@ -460,6 +460,68 @@ def test_train_and_eval_modes_select_their_own_plans():
         assert step.traces == 2  # training again reuses the first plan
 
 
+def _predict(model, x):  # a helper chain three calls deep from the jitted function
+    return _forward(model, x)
+
+
+def _forward(model, x):
+    return model(x)
+
+
+def test_modes_of_modules_passed_as_arguments_or_reached_deep_select_plans():
+    model = jg.nn.Sequential(jg.nn.Linear(4, 4, generator=0), jg.nn.Dropout(0.5, generator=1),
+                             jg.nn.BatchNorm1d(4))  # fmt: skip
+    x = jg.tensor(np.random.default_rng(0).standard_normal((6, 4)))
+
+    def by_argument(model, x):
+        with jg.no_grad():
+            return model(x)
+
+    def deep(x):
+        with jg.no_grad():
+            return _predict(model, x)
+
+    for step, args in ((jg.jit(by_argument), (model, x)), (jg.jit(deep), (x,))):
+        model.train()
+        step(*args)
+        model.eval()
+        stats = model[2].running_mean.numpy().copy()
+        got = step(*args).numpy()  # (called with grad enabled, as the first call was)
+        np.testing.assert_array_equal(model[2].running_mean.numpy(), stats)
+        with jg.no_grad():
+            np.testing.assert_array_equal(got, model(x).numpy())
+        assert step.traces == 2
+
+
+def test_freezing_a_parameter_or_adding_a_group_selects_another_plan():
+    jitted_model, eager_model = (jg.nn.Linear(3, 2, generator=0) for _ in range(2))
+    extra = {m: jg.ones(2, requires_grad=True) for m in (jitted_model, eager_model)}
+    optimizers = {m: jg.optim.SGD(m.parameters(), lr=0.1) for m in extra}
+    x = jg.ones((4, 3))
+
+    def step(model):
+        opt = optimizers[model]
+        opt.zero_grad()
+        loss = ((model(x) + extra[model]) ** 2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    jitted = jg.jit(lambda: step(jitted_model))
+    for change in (None, "freeze", "group", None):
+        for model in extra:
+            if change == "freeze":
+                model.weight.requires_grad_(False)
+            elif change == "group":
+                optimizers[model].add_param_group({"params": [extra[model]]})
+        np.testing.assert_allclose(jitted().numpy(), step(eager_model).numpy(), rtol=1e-6)
+        for a, b in zip(jitted_model.parameters(), eager_model.parameters()):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(extra[jitted_model].numpy(), extra[eager_model].numpy())
+    assert jitted_model.weight.grad is None
+    assert jitted.traces == 3
+
+
 def test_returning_tensors_that_require_grad_without_backward_warns():
     w = jg.tensor([1.0, 2.0], requires_grad=True)
     with pytest.warns(UserWarning, match="without history"):
