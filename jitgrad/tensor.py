@@ -70,8 +70,12 @@ class TensorBase:
                          layout.contiguous_strides(shape), 0)  # fmt: skip
 
     def _view(self, shape, strides, offset=None):
-        # Layouts derived from an in-bounds one stay in bounds: no check needed.
-        return self._make(self._storage, shape, strides, self._offset if offset is None else offset)
+        # Layouts derived from an in-bounds one stay in bounds: no check needed. An empty
+        # view reads nothing, but an offset moved by its index (an integer into a (4, 0)
+        # tensor, whose storage is empty) may leave the storage: it keeps its base's.
+        if offset is None or 0 in shape:
+            offset = self._offset
+        return self._make(self._storage, shape, strides, offset)
 
     # -- metadata ------------------------------------------------------------------------
 
@@ -270,7 +274,7 @@ class TensorBase:
         return self._view(
             [self._shape[i] for i in rest] + [length],
             [self._strides[i] for i in rest] + [self._strides[a] + self._strides[b]],
-            self._offset + (start if length else 0),
+            self._offset + start,
         )
 
     def flip(self, dims=None) -> TensorBase:

@@ -209,10 +209,8 @@ def index_layout(shape: Shape, strides: Shape, offset: int, key) -> tuple[Shape,
                 dim += 1
         elif isinstance(k, slice):
             start, stop, step = k.indices(shape[dim])
-            length = len(range(start, stop, step))
-            if length:
-                offset += start * strides[dim]
-            new_shape.append(length)
+            new_shape.append(len(range(start, stop, step)))
+            offset += start * strides[dim]
             new_strides.append(strides[dim] * step)
             dim += 1
         elif isinstance(k, bool) or not hasattr(k, "__index__"):

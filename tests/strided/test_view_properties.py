@@ -141,3 +141,40 @@ def test_from_numpy_of_any_view_shares_memory(dtype, shape, data):
     if v.size:
         assert t.data_ptr() == v.__array_interface__["data"][0]
         assert np.shares_memory(t.numpy(), a) == np.shares_memory(v, a)
+
+
+EMPTY_BASES = {
+    "zeros": lambda shape, dtype: jg.zeros(shape, dtype=dtype),
+    "from_numpy": lambda shape, dtype: jg.from_numpy(np.zeros(shape, dtype.numpy)),
+    "row of a wider zeros": lambda shape, dtype: jg.zeros((3, *shape), dtype=dtype)[2],
+}
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    dtype=DTYPES,
+    shape=SHAPES.filter(lambda s: 0 in s),
+    base=st.sampled_from(sorted(EMPTY_BASES)),
+    data=st.data(),
+)
+def test_views_of_empty_tensors_stay_usable_like_numpy(dtype, shape, base, data):
+    # jitgrad's own empty tensors have non-zero strides (from_numpy's have numpy's zeros):
+    # an index that moves the offset by them must not carry it past the empty storage.
+    a, t = np.zeros(shape, dtype.numpy), EMPTY_BASES[base](shape, dtype)
+    for _ in range(data.draw(st.integers(1, 3))):
+        numpy_op, jitgrad_op = data.draw(view_step(a.shape))
+        a, t = numpy_op(a), jitgrad_op(t)
+        assert t.shape == a.shape
+        assert 0 <= t.storage_offset() <= t.storage().size()
+        np.testing.assert_array_equal(t.numpy(), a)
+        assert t.tolist() == a.tolist()
+        assert t.sum().item() == a.sum()
+        assert "size=" in repr(t)
+        assert t.contiguous().shape == a.shape
+
+
+def test_an_integer_index_into_an_empty_tensor_saves_and_loads(tmp_path):
+    v = jg.zeros((4, 0))[1]
+    assert v.shape == (0,) and v.storage_offset() == 0
+    jg.save(v, tmp_path / "v.jg")
+    assert jg.load(tmp_path / "v.jg").shape == (0,)
