@@ -239,12 +239,22 @@ def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None) ->
 
 
 def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
+    """Mean over ``axis`` (None: all). Integers and bools average in the default float
+    dtype; float16 adds up in float32 and rounds the mean once, as numpy and PyTorch (a
+    float16 sum overflows past 65504).
+
+    >>> import jitgrad as jg
+    >>> jg.mean(jg.full(4, 60000.0, dtype=jg.float16)).item()
+    60000.0
+    """
     x = as_tensor(x)
     axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     axes = normalize_axes(axis, x.ndim)
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         x = x.astype(dtypes.get_default_dtype())
     count = layout.numel(x.shape[i] for i in axes)
+    if x.dtype is dtypes.float16:
+        return (Sum(axes, keepdims)(x.astype(dtypes.float32)) / count).astype(dtypes.float16)
     return Sum(axes, keepdims)(x) / count
 
 

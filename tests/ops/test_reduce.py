@@ -205,3 +205,26 @@ def test_second_order_through_reductions():
         return g
 
     assert gradcheck(first, x)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_float16_means_add_up_in_float32_as_numpy(axis):
+    # A float16 sum overflows past 65504 and stalls once the running sum's ulp exceeds
+    # the values added; numpy and PyTorch sum a float16 mean in float32.
+    for a in (np.full((2, 2), 60000, np.float16), np.full((3000, 4), 0.1, np.float16)):
+        got = jg.mean(jg.from_numpy(a), axis)
+        assert got.dtype is jg.float16
+        np.testing.assert_allclose(got.numpy(), np.mean(a, axis), rtol=1e-3)
+        # Sums stay in float16, with numpy's values.
+        with np.errstate(over="ignore"):
+            np.testing.assert_array_equal(jg.sum(jg.from_numpy(a), axis).numpy(), np.sum(a, axis))
+
+
+def test_float16_mean_gradient_matches_torch():
+    torch = pytest.importorskip("torch")
+    a = np.full((3, 4), 60000, np.float16)
+    x, ref = jg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    jg.mean(x, 0).backward(jg.ones(4, dtype=jg.float16))
+    ref.mean(0).backward(torch.ones(4, dtype=torch.float16))
+    assert x.grad.dtype is jg.float16
+    np.testing.assert_array_equal(x.grad.numpy(), ref.grad.numpy())
