@@ -343,12 +343,16 @@ class TensorBase:
     def copy_(self, src) -> TensorBase:
         """Copy ``src`` (tensor, array, sequence or scalar) into this tensor, broadcasting
         and casting."""
-        if _is_scalar(src):
-            src = scalar_tensor(src, self.dtype)
-        elif not isinstance(src, TensorBase):
-            src = wrap_numpy(assigned_array(src, self.dtype), TensorBase)
-        self._copy_from(src.broadcast_to(self._shape))
+        self._copy_from(self._source(src).broadcast_to(self._shape))
         return self
+
+    def _source(self, src) -> TensorBase:
+        """``src`` (tensor, array, sequence or scalar) as a tensor to copy into this one."""
+        if _is_scalar(src):
+            return scalar_tensor(src, self.dtype)
+        if not isinstance(src, TensorBase):
+            return wrap_numpy(assigned_array(src, self.dtype), TensorBase)
+        return src
 
     def fill_(self, value) -> TensorBase:
         if self.is_contiguous():
@@ -365,7 +369,8 @@ class TensorBase:
         return self.fill_(0)
 
     def __setitem__(self, key, value) -> None:
-        self[key].copy_(value)
+        view = self[key]
+        view._copy_from(assigned_value(view._source(value), view.ndim).broadcast_to(view._shape))
 
     def _check_writable(self) -> None:
         if not self._storage.array.flags.writeable:
@@ -518,6 +523,17 @@ def assigned_array(value, dtype: dtypes.DType) -> np.ndarray:
     values checked against the dtype (an out-of-range int is an OverflowError, NaN into an
     integer dtype a ValueError, a complex into a real one a TypeError)."""
     return value if isinstance(value, np.ndarray) else np.asarray(value, dtype=dtype.numpy)
+
+
+def assigned_value(value, ndim: int):
+    """``value`` (a tensor) as ``x[key] = value`` writes it into ``ndim`` dimensions: numpy
+    and PyTorch drop a value's extra leading size-1 dimensions there (``t[0] = ones((1, 3))``
+    for a (2, 3) ``t``), though broadcasting, and so ``copy_``, would not. A recorded
+    tensor's reshape is recorded."""
+    extra = value.ndim - ndim
+    if extra > 0 and all(n == 1 for n in value.shape[:extra]):
+        return value.reshape(value.shape[extra:])
+    return value
 
 
 def _may_overlap(a: TensorBase, b: TensorBase) -> bool:

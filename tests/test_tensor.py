@@ -189,6 +189,29 @@ def test_setitem_with_views_and_broadcast_values():
     np.testing.assert_array_equal(t.numpy(), a)
 
 
+@pytest.mark.parametrize(
+    "key, value_shape",
+    [(0, (1, 3)), (0, (1, 1, 3)), (slice(1, None), (1, 1, 1, 3)), ((1, slice(2, 3)), (1, 1)),
+     (Ellipsis, (1, 2, 1)), ((None, 0), (1, 1, 1))],
+)  # fmt: skip
+def test_assigned_values_lose_extra_leading_ones_as_in_numpy(key, value_shape):
+    value = np.arange(1.0, 1.0 + np.prod(value_shape)).reshape(value_shape)
+    for src in (value, jg.from_numpy(value), value.tolist()):
+        a, t = np.zeros((2, 3)), jg.zeros((2, 3))
+        a[key] = value
+        t[key] = src
+        np.testing.assert_array_equal(t.numpy(), a)
+    # numpy refuses a sequence for one element (a[1, 2] = ones((1, 1))); torch takes it
+    t = jg.zeros((2, 3))
+    t[1, 2] = jg.ones((1, 1))
+    assert t[1, 2].item() == 1.0
+    # Only leading ones go, as in numpy; and copy_ broadcasts strictly, as torch's copy_
+    with pytest.raises(ValueError, match=r"cannot broadcast shape \(2, 3\)"):
+        jg.zeros((2, 3))[0] = jg.ones((2, 3))
+    with pytest.raises(ValueError, match=r"cannot broadcast shape \(1, 3\)"):
+        jg.zeros((2, 3))[0].copy_(jg.ones((1, 3)))
+
+
 def test_overlapping_copy_is_staged():
     a = np.arange(10.0)
     t = jg.from_numpy(a.copy())

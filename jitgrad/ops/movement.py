@@ -12,7 +12,7 @@ from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor, zeros
 from ..recording import compute
 from ..strided import layout
-from ..tensor import TensorBase
+from ..tensor import TensorBase, assigned_value
 from .reduce import broadcast_to, sum_to
 
 
@@ -361,4 +361,5 @@ def contiguous(x) -> Tensor:
 
 
 def set_item(x, key, value) -> Tensor:
+    value = assigned_value(as_tensor(value), TensorBase.__getitem__(x, key).ndim)
     return SetItem(key)(x, value)

@@ -112,3 +112,28 @@ def test_concatenate_without_an_axis_joins_flattened_tensors():
     np.testing.assert_array_equal(out.numpy(), np.concatenate([a, b], axis=None))
     (out * jg.arange(7.0)).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.arange(4.0).reshape(2, 2))
+
+
+def test_recorded_assignment_drops_the_values_extra_leading_ones_as_torch():
+    torch = pytest.importorskip("torch")
+    w0 = np.array([[[0.5, -1.0, 2.0]]])
+    x = jg.arange(6.0).reshape(2, 3).requires_grad_()
+    w = jg.tensor(w0, requires_grad=True)
+    y = x * 1.0
+    y[1:] = w * w
+    (y * y).sum().backward()
+    xt = torch.arange(6.0, dtype=torch.float64).reshape(2, 3).requires_grad_()
+    wt = torch.tensor(w0, requires_grad=True)
+    yt = xt * 1.0
+    yt[1:] = wt * wt
+    (yt * yt).sum().backward()
+    np.testing.assert_array_equal(y.detach().numpy(), yt.detach().numpy())
+    np.testing.assert_array_equal(w.grad.numpy(), wt.grad.numpy())
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+
+    def assigned(w):
+        y = x.detach() * 1.0
+        y[0] = w
+        return y
+
+    assert gradcheck(assigned, jg.tensor(w0, requires_grad=True))
