@@ -8,6 +8,7 @@ compositions of these, so their higher-order gradients come for free. All take n
 from __future__ import annotations
 
 import builtins
+import warnings
 from functools import partial
 
 import numpy as np
@@ -315,10 +316,14 @@ def var(x, axis=None, keepdims=False, ddof=0, *, dim=None, keepdim=False, correc
     ddof = ddof if correction is None else correction
     axes = normalize_axes(axis, x.ndim)
     count = layout.numel(x.shape[i] for i in axes)
+    if ddof >= count:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
     centered = x - mean(x, axes, keepdims=True)
     if centered.dtype.is_complex:
         centered = abs(centered)
-    return sum(centered * centered, axes, keepdims) / (count - ddof)
+    # numpy's divisor: never negative, so too few elements give inf (or nan), not a
+    # negative variance.
+    return sum(centered * centered, axes, keepdims) / builtins.max(count - ddof, 0)
 
 
 def std(x, axis=None, keepdims=False, ddof=0, *, dim=None, keepdim=False, correction=None):

@@ -228,3 +228,21 @@ def test_float16_mean_gradient_matches_torch():
     ref.mean(0).backward(torch.ones(4, dtype=torch.float16))
     assert x.grad.dtype is jg.float16
     np.testing.assert_array_equal(x.grad.numpy(), ref.grad.numpy())
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize(("axis", "ddof"), [(1, 2), (1, 3), (0, 5), (None, 4), (None, 9)])
+def test_var_and_std_with_ddof_past_the_count_match_numpy(name, axis, ddof):
+    # numpy divides by max(n - ddof, 0): inf for a spread-out slice, nan for a constant one.
+    a = np.array([[1.0, 2.0], [3.0, 3.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = getattr(np, name)(a, axis=axis, ddof=ddof)
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom <= 0"):
+        got = getattr(jg, name)(jg.from_numpy(a), axis=axis, ddof=ddof)
+    np.testing.assert_array_equal(got.numpy(), expected)
+    torch = pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ref = getattr(torch, name)(torch.from_numpy(a), dim=axis, correction=ddof)
+    np.testing.assert_array_equal(got.numpy(), ref.numpy())
