@@ -40,6 +40,7 @@ from .._config import config
 from ..autograd.tensor import Tensor
 from ..ops import blas
 from ..storage import kernels
+from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
 from . import binding, cache
 from .fusion import fuse
@@ -117,11 +118,16 @@ class Plan:
         read, and results that only launches write and no leaf holds as its ``.grad``."""
         found = binding.launch_slots(self.steps)
         self._inputs = []
+        viewers: dict[int, set[int]] = {}  # storage -> the buffers over it
+        for buffer, _ in inputs:
+            viewers.setdefault(id(buffer._storage), set()).add(id(buffer))
         for buffer, path in inputs:
             slots = binding.slots_of(found, buffer) if binding.big(buffer) else None
-            if slots is not None and slots.written:
+            if slots is not None and (slots.written or len(viewers[id(buffer._storage)]) > 1):
                 slots = None
-            self._inputs.append((buffer, path, slots, buffer._storage.kernel_array, buffer.numel()))
+            start = buffer._offset if buffer.is_contiguous() else None  # where a flat copy goes
+            self._inputs.append((buffer, path, slots, buffer._storage.kernel_array, start,
+                                 buffer.numel()))  # fmt: skip
         kept = {id(t._storage) for t, _ in self.inputs}
         kept |= {id(g._storage) for _, g in self.grad_outputs}
         kept |= {id(b._storage) for _, b in self.grad_inputs}
@@ -143,13 +149,13 @@ class Plan:
             for tensor, grad in self.grad_outputs:
                 if id(tensor) in self.fresh and tensor.grad is grad:
                     tensor._grad = _copy_out(grad)
-        for buffer, path, slots, array, n in self._inputs:
+        for buffer, path, slots, array, start, n in self._inputs:
             source = _get(args, path)
             if slots is not None and source._strides == buffer._strides:
                 # (launches index the buffer's own, contiguous layout: other strides copy)
                 slots.point_at(source._storage.kernel_array, source._offset)
-            elif source._strides == buffer._strides:  # one flat copy kernel call
-                kernels.copy(source._storage.kernel_array, source._offset, array, 0, n)
+            elif start is not None and source._strides == buffer._strides:  # one flat copy
+                kernels.copy(source._storage.kernel_array, source._offset, array, start, n)
             else:
                 TensorBase.copy_(buffer, source)
         for tensor, buffer in self.grad_inputs:
@@ -169,7 +175,7 @@ class Plan:
                     fn(*call_args)
         self.replays += 1
         self.write_back(args)
-        for _, _, slots, array, _ in self._inputs:
+        for _, _, slots, array, _, _ in self._inputs:
             if slots is not None:  # hold no reference to the caller's memory
                 slots.point_at(array, 0)
         # Results in handed-over buffers leave with those buffers; the plan takes fresh
@@ -323,15 +329,23 @@ def jit(fn=None, *, max_traces: int = 8):
 def _signature(value, seen: dict):
     """What a plan is specialised on; computed on every call, so kept to plain tuples (a
     tensor's starts with its shape, every other kind's with a tag). A tensor passed again
-    (``seen``: id -> its first place) is one buffer in the plan: writes through one
-    argument show through the other, as they do eagerly."""
+    (``seen``: id -> its first place) is one buffer in the plan, and tensors viewing one
+    storage (``x`` and ``x.T``) are views of one buffer (``_shared_spans``), placed as
+    they are in the storage: writes through one argument show through the others, as
+    they do eagerly."""
     if isinstance(value, TensorBase):
         first = seen.get(id(value))
         if first is not None:
             return ("again", first)
         seen[id(value)] = len(seen)
-        return (value._shape, value._storage.dtype, value._strides,
-                isinstance(value, Tensor) and value._requires_grad)  # fmt: skip
+        described = (value._shape, value._storage.dtype, value._strides,
+                     isinstance(value, Tensor) and value._requires_grad)  # fmt: skip
+        if 0 in value._shape:
+            return described
+        storage = seen.setdefault(("storage", id(value._storage)), (len(seen), value._offset))
+        if storage[0] == len(seen) - 1:  # (the first tensor seen over that storage)
+            return described
+        return ("view", storage[0], value._offset - storage[1], described)
     kind = type(value)
     if isinstance(value, (list, tuple)):
         return (kind, tuple(_signature(v, seen) for v in value))
@@ -360,17 +374,42 @@ def _bind(args, inputs: list):
     (buffer, path) pairs are appended to ``inputs``."""
 
     buffers: dict[int, Tensor] = {}
+    spans = _shared_spans(args)
 
     def buffer_for(value, path):
         buffer = buffers.get(id(value))
         if buffer is None:
-            buffer = buffers[id(value)] = Tensor._make(*_cloned(value))
+            span = spans.get(id(value._storage))
+            if span is None or not value.numel():
+                buffer = Tensor._make(*_cloned(value))
+            else:
+                storage, lo = span
+                buffer = Tensor._make(storage, value._shape, value._strides, value._offset - lo)
+            buffers[id(value)] = buffer
             if isinstance(value, Tensor) and value.requires_grad:
                 buffer.requires_grad_()
         inputs.append((buffer, path))
         return buffer
 
     return _map(args, buffer_for)
+
+
+def _shared_spans(args) -> dict:
+    """Storages that several (non-empty) argument tensors view: per storage, a copy of
+    the part they span and where it starts, for their buffers to view alike."""
+    views: dict[int, dict[int, TensorBase]] = {}
+    for t in _tensors_in(args):
+        if t.numel():
+            views.setdefault(id(t._storage), {})[id(t)] = t
+    spans = {}
+    for key, group in views.items():
+        if len(group) > 1:
+            extents = [layout.extent(t._shape, t._strides, t._offset) for t in group.values()]
+            lo, hi = min(e[0] for e in extents), max(e[1] for e in extents)
+            first = next(iter(group.values()))
+            span = TensorBase._make(first._storage, (hi - lo + 1,), (1,), lo)
+            spans[key] = (TensorBase.clone(span)._storage, lo)
+    return spans
 
 
 def _kept_arrays(tape: Tape, inputs, result) -> list:

@@ -382,6 +382,36 @@ def test_a_tensor_passed_twice_is_one_tensor_in_the_plan():
     assert y.tolist() == [4.0] * 3 and step.traces == 2
 
 
+VIEW_PAIRS = {  # two arguments viewing one storage, as (first, second) of a base
+    "transposed": (lambda b: b, lambda b: b.T),
+    "inner slice": (lambda b: b, lambda b: b[1:, ::2]),
+    "slice first": (lambda b: b[1:], lambda b: b),
+    "overlapping rows": (lambda b: b[:2], lambda b: b[1:]),
+    "disjoint rows": (lambda b: b[:1], lambda b: b[2:]),
+    "reversed": (lambda b: b.flip(1), lambda b: b.reshape(-1)),
+}
+
+
+@pytest.mark.parametrize("size", [4, BIG // 4], ids=["small", "large"])
+@pytest.mark.parametrize("pair", VIEW_PAIRS)
+def test_arguments_viewing_one_storage_see_each_others_writes(pair, size):
+    first, second = VIEW_PAIRS[pair]
+
+    def bump_and_read(a, b):
+        a.mul_(2.0)
+        a += 1
+        return b * 3
+
+    step = jg.jit(bump_and_read)
+    eager_base, jit_base = (jg.tensor(np.arange(4.0 * size).reshape(4, size)) for _ in range(2))
+    for _ in range(3):
+        want = bump_and_read(first(eager_base), second(eager_base))
+        got = step(first(jit_base), second(jit_base))
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        np.testing.assert_array_equal(jit_base.numpy(), eager_base.numpy())
+    assert step.traces == 1
+
+
 def test_a_data_dependent_shape_raises_a_clear_error_on_replay():
     total = jg.jit(lambda x: x[x > 0].sum())
     assert total(jg.tensor([1.0, -1.0, 2.0])).item() == 3.0
