@@ -11,9 +11,10 @@ from functools import partial
 import numpy as np
 
 from . import dtypes
+from ._config import config
 from .autograd.tensor import Tensor
 from .creation import asarray, from_numpy
-from .recording import compute
+from .recording import compute, run
 
 
 def _native(kind: np.dtype):
@@ -32,6 +33,10 @@ class Generator:
 
     def __init__(self, seed=None):
         self._rng = np.random.default_rng(seed)
+        if seed is not None and config.thread.tape is not None:
+            # Made with a seed inside a traced jg.jit call: every replay starts it again
+            # from that seed, as every eager call makes a new one (its draws repeat).
+            run(_restart, self._rng.bit_generator, self._rng.bit_generator.state)
 
     def _float(self, draw, size, dtype, bounds=None) -> Tensor:
         """``draw(size, numpy dtype)`` as a tensor of ``dtype``. With ``bounds`` (low, high)
@@ -82,6 +87,10 @@ class Generator:
         if isinstance(x, (int, np.integer)):
             return from_numpy(compute(self._rng.permutation, x))
         return from_numpy(compute(self._rng.permutation, asarray(x).numpy()))
+
+
+def _restart(bit_generator, state: dict) -> None:
+    bit_generator.state = state
 
 
 def default_rng(seed=None) -> Generator:

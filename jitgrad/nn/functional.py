@@ -289,10 +289,8 @@ def dropout(x, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
     x = as_tensor(x)
     if not training or p == 0:
         return x
-    seed = None
     if generator is None or hasattr(generator, "__index__"):
-        seed = generator
-        generator = default_rng(seed)
+        generator = default_rng(generator)
     elif not isinstance(generator, Generator):
         raise TypeError(
             "dropout: generator must be a jg.random.Generator or an int seed, "
@@ -302,10 +300,7 @@ def dropout(x, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
     if p == 1:
         mask = np.zeros(x.shape, dtype)
     else:
-        if seed is None:
-            draws = generator.random(x.shape).numpy()
-        else:  # a seed gives one mask: a jitted step draws it anew from the seed each call
-            draws = compute(lambda: default_rng(seed).random(x.shape).numpy())
+        draws = generator.random(x.shape).numpy()
         mask = compute(lambda r: ((r >= p) / (1 - p)).astype(dtype), draws)
     return x * as_tensor(mask)
 

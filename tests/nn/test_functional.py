@@ -431,11 +431,21 @@ def test_activations_are_the_ops():
     assert jitgrad.nn.functional is F
 
 
-def test_dropout_with_a_seed_gives_one_mask_eager_and_jitted():
+@pytest.mark.parametrize("seeded", [lambda: 3, lambda: jg.random.default_rng(3)],
+                         ids=["int seed", "generator made in the call"])  # fmt: skip
+def test_dropout_with_a_seed_gives_one_mask_eager_and_jitted(seeded):
     x = jg.ones(32)
-    eager = [F.dropout(x, 0.5, generator=3).numpy() for _ in range(2)]
-    jitted = jg.jit(lambda x: F.dropout(x, 0.5, generator=3))
+
+    def drop(x):
+        return F.dropout(x, 0.5, generator=seeded()) + jg.random.default_rng(4).random(32)
+
+    eager = [drop(x).numpy() for _ in range(2)]
+    jitted = jg.jit(drop)
     masks = eager + [jitted(x).numpy() for _ in range(3)]
     assert all(np.array_equal(m, masks[0]) for m in masks)
     fresh = jg.jit(lambda x: F.dropout(x, 0.5))  # no seed: a new mask every call
     assert len({tuple(fresh(x).tolist()) for _ in range(3)}) == 3
+    kept = jg.random.default_rng(5)  # made outside: each call draws on, eager and jitted
+    drawing = jg.jit(lambda x: F.dropout(x, 0.5, generator=kept))
+    masks = [drawing(x) for _ in range(3)]
+    assert len({tuple(m.tolist()) for m in masks}) == 3
