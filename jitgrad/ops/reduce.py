@@ -23,14 +23,19 @@ from ..tensor import TensorBase, wrap_numpy
 
 
 def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
-    """``axis`` (None, an int or a tuple) as a sorted tuple of non-negative dims."""
+    """``axis`` (None, an int or a tuple) as a sorted tuple of non-negative dims.
+
+    A 0-d tensor takes axis 0 or -1 for its one element, as in PyTorch and numpy's sum,
+    prod, max, min, all and any (numpy's mean, var and std alone refuse it): it has no
+    dimension to reduce, so every reduction over it gives the 0-d result of axis=None.
+    """
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
     norm = tuple(sorted(layout.normalize_dim(a, ndim) for a in axes))
     if len(set(norm)) != len(norm):
         raise ValueError(f"repeated axis in {axis!r}")
-    return norm
+    return norm if ndim else ()
 
 
 def _resolve(axis, keepdims, dim, keepdim):

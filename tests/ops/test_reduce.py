@@ -246,3 +246,39 @@ def test_var_and_std_with_ddof_past_the_count_match_numpy(name, axis, ddof):
         warnings.simplefilter("ignore", UserWarning)
         ref = getattr(torch, name)(torch.from_numpy(a), dim=axis, correction=ddof)
     np.testing.assert_array_equal(got.numpy(), ref.numpy())
+
+
+REDUCTION_NAMES = [name for name, _ in REDUCTIONS]
+
+
+@pytest.mark.parametrize("name", REDUCTION_NAMES)
+@pytest.mark.parametrize("value", [3.5, 3, True])
+def test_a_0d_tensor_reduces_over_axis_0_or_minus_1_as_over_none(name, value):
+    # One rule for every reduction: PyTorch's, and numpy's for sum, prod, max, min, all
+    # and any (numpy's mean, var and std alone raise AxisError).
+    t = jg.tensor(value)
+    fn = getattr(jg, name)
+    expected = fn(t)
+    for axis in (0, -1, (0,), [-1]):
+        for keepdims in (False, True):
+            got = fn(t, axis=axis, keepdims=keepdims)
+            assert got.shape == () and got.dtype is expected.dtype
+            assert got.tolist() == expected.tolist()
+    if name in ("sum", "prod", "max", "min", "all", "any"):
+        assert got.tolist() == getattr(np, name)(np.array(value), axis=0).tolist()
+    with pytest.raises(IndexError, match="dimension 1 is out of range"):
+        fn(t, axis=1)
+    with pytest.raises(ValueError, match="repeated axis"):
+        fn(t, axis=(0, -1))
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "max", "min", "var", "logsumexp"])
+def test_0d_reduction_over_axis_0_gradient_matches_torch(name):
+    torch = pytest.importorskip("torch")
+    x, ref = jg.tensor(1.5, requires_grad=True), torch.tensor(1.5, requires_grad=True)
+    getattr(jg, name)(x, 0).backward()
+    kwargs = {"correction": 0} if name == "var" else {}
+    getattr(torch, "amax" if name == "max" else "amin" if name == "min" else name)(
+        ref, 0, **kwargs
+    ).backward()
+    assert x.grad.shape == () and x.grad.item() == ref.grad.item()
