@@ -228,11 +228,14 @@ class Jitted:
         # pairs: their states complete a plan's key.
         self._guards: dict = {}
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         if config.thread.tape is not None:
             # Inside another function's trace: run eagerly, so that its tape records the
             # work (a replay here would bypass it and the outer plan would skip it).
-            return self.fn(*args)
+            return self.fn(*args, **kwargs)
+        if len(kwargs) > 1:  # (their order is the caller's spelling, not a new signature)
+            kwargs = dict(sorted(kwargs.items()))
+        args = (args, kwargs)  # one structure: tensors are found in both by their paths
         signature = (config.backend, config.thread.grad_enabled, _signature(args, {}))
         with self._lock:
             guards = self._guards.get(signature, ())
@@ -263,7 +266,7 @@ class Jitted:
         previous, config.thread.tape = config.thread.tape, tape
         start = time.perf_counter()
         try:
-            result = self.fn(*bound)
+            result = self.fn(*bound[0], **bound[1])
         finally:
             config.thread.tape = previous
         written = [(buffer, path) for (buffer, path), version in zip(inputs, versions)

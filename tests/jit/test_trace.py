@@ -412,6 +412,28 @@ def test_arguments_viewing_one_storage_see_each_others_writes(pair, size):
     assert step.traces == 1
 
 
+def test_keyword_arguments_are_arguments_like_the_others():
+    w = jg.tensor([1.0, 2.0], requires_grad=True)
+
+    def step(x, *, weight, scale=2.0, out=None):
+        weight.grad = None
+        loss = (x * weight).sum() * scale
+        loss.backward()
+        if out is not None:
+            out.add_(weight.grad)
+        return loss
+
+    jitted = jg.jit(step)
+    total = jg.zeros(2)
+    assert jitted(jg.ones(2), weight=w).item() == 6.0
+    assert jitted(jg.ones(2), weight=w, scale=3.0, out=total).item() == 9.0
+    assert jitted(jg.ones(2) * 2, weight=w, out=total, scale=3.0).item() == 18.0
+    assert total.tolist() == [9.0, 9.0] and w.grad.tolist() == [6.0, 6.0]
+    assert jitted.traces == 2  # a new keyword set retraces; their order does not
+    with pytest.raises(TypeError, match="weight"):
+        jitted(jg.ones(2))
+
+
 def test_a_data_dependent_shape_raises_a_clear_error_on_replay():
     total = jg.jit(lambda x: x[x > 0].sum())
     assert total(jg.tensor([1.0, -1.0, 2.0])).item() == 3.0
