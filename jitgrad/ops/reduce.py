@@ -363,6 +363,18 @@ def any(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:  # 
     return Truth(normalize_axes(axis, x.ndim), keepdims, False)(x)
 
 
+def _scanned(x, axis, dim):
+    """(operand, axis) of a running sum or product: axis None flattens x, as numpy; so
+    does a 0-d x, whose only axes are 0 and -1 (numpy's result has shape (1,) too)."""
+    x = _accumulator(as_tensor(x))
+    axis, _ = _resolve(axis, False, dim, False)
+    if axis is not None:
+        axis = layout.normalize_dim(axis, x.ndim)
+    if axis is None or x.ndim == 0:
+        return x.reshape(-1), 0
+    return x, axis
+
+
 def cumsum(x, axis=None, *, dim=None) -> Tensor:
     """Running sum along ``axis`` (None: over the flattened tensor, as numpy). Integers,
     bools and uint8 accumulate in int64, as ``sum``.
@@ -371,11 +383,8 @@ def cumsum(x, axis=None, *, dim=None) -> Tensor:
     >>> jg.cumsum(jg.tensor([200, 200], dtype=jg.uint8)).tolist()
     [200, 400]
     """
-    x = _accumulator(as_tensor(x))
-    axis, _ = _resolve(axis, False, dim, False)
-    if axis is None:
-        x, axis = x.reshape(-1), 0
-    return Cumulative(layout.normalize_dim(axis, x.ndim), False)(x)
+    x, axis = _scanned(x, axis, dim)
+    return Cumulative(axis, False)(x)
 
 
 def cumprod(x, axis=None, *, dim=None) -> Tensor:
@@ -387,11 +396,8 @@ def cumprod(x, axis=None, *, dim=None) -> Tensor:
     >>> x.cumprod(0).sum().backward(); x.grad.tolist()
     [1.0, 32.0, 0.0, 0.0]
     """
-    x = _accumulator(as_tensor(x))
-    axis, _ = _resolve(axis, False, dim, False)
-    if axis is None:
-        x, axis = x.reshape(-1), 0
-    return Cumulative(layout.normalize_dim(axis, x.ndim), True)(x)
+    x, axis = _scanned(x, axis, dim)
+    return Cumulative(axis, True)(x)
 
 
 __all__ = [

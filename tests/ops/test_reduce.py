@@ -282,3 +282,16 @@ def test_0d_reduction_over_axis_0_gradient_matches_torch(name):
         ref, 0, **kwargs
     ).backward()
     assert x.grad.shape == () and x.grad.item() == ref.grad.item()
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_running_sum_and_product_of_a_0d_tensor(name):
+    # numpy's shape (1,) for any axis; the gradient has x's shape.
+    for axis in (None, 0, -1):
+        x = jg.tensor(1.5, requires_grad=True)
+        y = getattr(jg, name)(x, axis)
+        assert y.shape == getattr(np, name)(np.array(1.5), axis).shape == (1,)
+        y.sum().backward()
+        assert x.grad.shape == () and x.grad.item() == 1.0
+    with pytest.raises(IndexError, match="out of range"):
+        getattr(jg, name)(jg.tensor(1.5), 1)
