@@ -16,7 +16,7 @@ import numpy as np
 from .. import dtypes
 from .._config import config
 from ..autograd.function import Function
-from ..autograd.tensor import Tensor, as_tensor
+from ..autograd.tensor import Tensor, as_tensor, zeros
 from ..recording import compute
 from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
@@ -338,15 +338,26 @@ def std(x, axis=None, keepdims=False, ddof=0, *, dim=None, keepdim=False, correc
 
 
 def logsumexp(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
-    """log(sum(exp(x))) without overflow: the max is taken out first."""
+    """log(sum(exp(x))) without overflow: the max is taken out first. Over an empty axis
+    it is -inf, as PyTorch and SciPy.
+
+    >>> import jitgrad as jg
+    >>> jg.logsumexp(jg.zeros((0, 2)), axis=0).tolist()
+    [-inf, -inf]
+    """
     from .elementwise import where
     from .unary import exp, isfinite, log
 
     x = as_tensor(x)
     axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     axes = normalize_axes(axis, x.ndim)
-    shift = Extreme(axes, True, True)(x.detach())
-    shift = where(isfinite(shift), shift, 0)
+    if layout.numel(x.shape[i] for i in axes) == 0:
+        # An empty axis has no max; its sum of no exponentials is 0, so log gives -inf
+        # (PyTorch's and SciPy's value).
+        shift = zeros(_kept_shape(x.shape, axes), x.dtype)
+    else:
+        shift = Extreme(axes, True, True)(x.detach())
+        shift = where(isfinite(shift), shift, 0)
     out = log(sum(exp(x - shift), axes, keepdims=True)) + shift
     return out if keepdims else out.squeeze(axes)
 

@@ -295,3 +295,18 @@ def test_running_sum_and_product_of_a_0d_tensor(name):
         assert x.grad.shape == () and x.grad.item() == 1.0
     with pytest.raises(IndexError, match="out of range"):
         getattr(jg, name)(jg.tensor(1.5), 1)
+
+
+@pytest.mark.parametrize(
+    ("shape", "axis"), [((0,), None), ((0, 3), 0), ((0, 3), 1), ((2, 0), None)]
+)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_logsumexp_over_an_empty_axis_is_minus_inf_as_torch(shape, axis, keepdims):
+    torch = pytest.importorskip("torch")
+    x, ref = jg.zeros(shape, requires_grad=True), torch.zeros(shape, requires_grad=True)
+    out = jg.logsumexp(x, axis, keepdims)
+    expected = torch.logsumexp(ref, tuple(range(len(shape))) if axis is None else axis, keepdims)
+    np.testing.assert_array_equal(out.detach().numpy(), expected.detach().numpy())
+    out.sum().backward()
+    expected.sum().backward()
+    assert x.grad.shape == tuple(ref.grad.shape) == shape
