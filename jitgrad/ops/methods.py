@@ -13,7 +13,7 @@ from ..autograd.tensor import Tensor, as_tensor
 from ..strided import layout
 from ..tensor import TensorBase
 from . import elementwise as ew
-from . import indexing, linalg, movement, reduce, unary
+from . import indexing, linalg, movement, numpy_protocol, reduce, unary
 
 
 def _swap(fn):
@@ -134,21 +134,6 @@ def _reduction(fn):
     return method
 
 
-def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    """numpy ufuncs on tensors run as jitgrad ops (NEP 13): ``np.exp(t)`` and
-    ``array + t`` give tensors, with gradients."""
-    import jitgrad.ops as ops
-
-    op = getattr(ops, _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__), None)
-    if method != "__call__" or kwargs or op is None:
-        return NotImplemented
-    return op(*inputs)
-
-
-_UFUNC_ALIASES = {"true_divide": "divide", "absolute": "abs", "bitwise_not": "logical_not",
-                  "invert": "logical_not", "rint": "round", "mod": "remainder"}  # fmt: skip
-
-
 METHODS = {
     # arithmetic, both sides
     "__add__": ew.add, "__radd__": _swap(ew.add),
@@ -167,7 +152,8 @@ METHODS = {
     "__or__": ew.logical_or, "__ror__": _swap(ew.logical_or),
     "__xor__": ew.logical_xor, "__rxor__": _swap(ew.logical_xor),
     "__invert__": unary.logical_not,
-    "__hash__": object.__hash__, "__array_ufunc__": _array_ufunc,
+    "__hash__": object.__hash__, "__array_ufunc__": numpy_protocol.array_ufunc,
+    "__array_function__": numpy_protocol.array_function,
     # in place
     "__iadd__": _inplace(ew.add), "add_": _inplace(ew.add),
     "__isub__": _inplace(ew.subtract), "sub_": _inplace(ew.subtract),

@@ -1,0 +1,179 @@
+"""numpy's functions and ufuncs on tensors: NEP 13 (``__array_ufunc__``) and NEP 18
+(``__array_function__``).
+
+A numpy ufunc or function that jitgrad has under numpy's name runs as that jitgrad op, so
+``np.exp(t)``, ``np.sum(t, axis=0)`` and ``np.transpose(t)`` give tensors, with gradients.
+Any other numpy function sees the tensors as the arrays they share memory with, and gives
+numpy's own result (``np.sort(t)``, ``np.median(t)``: arrays).
+
+>>> import numpy as np, jitgrad as jg
+>>> t = jg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+>>> s = np.sum(t * t, axis=1)
+>>> s.tolist(), type(s).__name__
+([5.0, 25.0], 'Tensor')
+>>> s.sum().backward()
+>>> t.grad.tolist()
+[[2.0, 4.0], [6.0, 8.0]]
+>>> float(np.median(t))
+2.5
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from ..autograd.tensor import as_tensor
+from ..strided import layout
+from ..tensor import TensorBase
+from . import elementwise as ew
+from . import indexing, linalg, movement, reduce, unary
+
+
+def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """numpy ufuncs on tensors run as jitgrad ops (NEP 13): ``np.exp(t)`` and
+    ``array + t`` give tensors, with gradients."""
+    import jitgrad.ops as ops
+
+    op = getattr(ops, _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__), None)
+    if method != "__call__" or kwargs or op is None:
+        return NotImplemented
+    return op(*inputs)
+
+
+_UFUNC_ALIASES = {"true_divide": "divide", "absolute": "abs", "bitwise_not": "logical_not",
+                  "invert": "logical_not", "rint": "round", "mod": "remainder"}  # fmt: skip
+
+
+def array_function(self, func, types, args, kwargs):
+    """numpy functions on tensors (NEP 18): jitgrad's op under numpy's name and signature
+    where there is one, else numpy's own function on the tensors' arrays."""
+    if not all(issubclass(t, (TensorBase, np.ndarray)) for t in types):
+        return NotImplemented  # another array library's objects take part: let it try
+    op = _FUNCTIONS.get(func)
+    if op is None:
+        return func._implementation(*_as_arrays(args), **_as_arrays(kwargs))
+    return op(**_numpy_arguments(func, op, args, kwargs))
+
+
+def _as_arrays(obj):
+    if isinstance(obj, TensorBase):
+        return TensorBase.numpy(obj)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_as_arrays(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _as_arrays(v) for k, v in obj.items()}
+    return obj
+
+
+def _numpy_arguments(func, op, args, kwargs) -> dict:
+    """The call's arguments by numpy's parameter names. One that ``op`` does not take (out,
+    where, initial, order, ...) must be numpy's default: jitgrad cannot honour it."""
+    params = inspect.signature(func).parameters
+    given = inspect.signature(func).bind(*args, **kwargs).arguments
+    for name, p in params.items():
+        if p.kind is p.VAR_KEYWORD and name in given:
+            given.update(given.pop(name))
+    takes = inspect.signature(op).parameters
+    for name, value in given.items():
+        if name in takes:
+            continue
+        default = params[name].default if name in params else inspect.Parameter.empty
+        if value is default or (_is_plain(value) and _is_plain(default) and value == default):
+            continue
+        shown = repr(value) if _is_plain(value) else f"a {type(value).__name__}"
+        raise TypeError(
+            f"numpy.{func.__name__} on jitgrad tensors cannot take {name}={shown}: jitgrad's "
+            f"{func.__name__} takes {', '.join(takes)}; call it on t.numpy() for numpy's own "
+            "result"
+        )
+    return {name: value for name, value in given.items() if name in takes}
+
+
+def _is_plain(value) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def _computed_in(dtype, op, x, *args, **kwargs):
+    """numpy's ``dtype=`` for an op that has none: computed in, and returned as, ``dtype``
+    (an integer sum in int8 wraps in numpy; jitgrad's in int64 cast back wraps alike)."""
+    if dtype is None:
+        return op(x, *args, **kwargs)
+    x = movement.astype(as_tensor(x), dtype, copy=False)
+    return movement.astype(op(x, *args, **kwargs), dtype, copy=False)
+
+
+def _moveaxis(a, source, destination):
+    a = as_tensor(a)
+    source = [layout.normalize_dim(d, a.ndim) for d in np.atleast_1d(source).tolist()]
+    destination = [layout.normalize_dim(d, a.ndim) for d in np.atleast_1d(destination).tolist()]
+    if len(source) != len(destination):
+        raise ValueError("moveaxis: source and destination must have the same number of axes")
+    order = [d for d in range(a.ndim) if d not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
+    return movement.permute(a, order)
+
+
+def _where(condition, x=None, y=None):
+    if x is None and y is None:  # numpy's one-argument where is nonzero
+        return np.nonzero(TensorBase.numpy(as_tensor(condition)))
+    if x is None or y is None:
+        raise ValueError("where: either both or neither of x and y should be given")
+    return ew.where(condition, x, y)
+
+
+# numpy function -> jitgrad's op, called with numpy's parameter names (numpy's defaults
+# beside them); a numpy parameter missing here must keep numpy's default.
+# fmt: off
+_FUNCTIONS = {
+    np.sum: lambda a, axis=None, dtype=None, keepdims=False:
+        reduce.sum(a, axis, keepdims, dtype=dtype),
+    np.mean: lambda a, axis=None, dtype=None, keepdims=False:
+        _computed_in(dtype, reduce.mean, a, axis, keepdims),
+    np.prod: lambda a, axis=None, dtype=None, keepdims=False:
+        _computed_in(dtype, reduce.prod, a, axis, keepdims),
+    np.max: lambda a, axis=None, keepdims=False: reduce.max(a, axis, keepdims),
+    np.amax: lambda a, axis=None, keepdims=False: reduce.max(a, axis, keepdims),
+    np.min: lambda a, axis=None, keepdims=False: reduce.min(a, axis, keepdims),
+    np.amin: lambda a, axis=None, keepdims=False: reduce.min(a, axis, keepdims),
+    np.all: lambda a, axis=None, keepdims=False: reduce.all(a, axis, keepdims),
+    np.any: lambda a, axis=None, keepdims=False: reduce.any(a, axis, keepdims),
+    np.std: lambda a, axis=None, dtype=None, ddof=0, keepdims=False, correction=None:
+        _computed_in(dtype, reduce.std, a, axis, keepdims, ddof, correction=correction),
+    np.var: lambda a, axis=None, dtype=None, ddof=0, keepdims=False, correction=None:
+        _computed_in(dtype, reduce.var, a, axis, keepdims, ddof, correction=correction),
+    np.argmax: lambda a, axis=None, keepdims=False: reduce.argmax(a, axis, keepdims),
+    np.argmin: lambda a, axis=None, keepdims=False: reduce.argmin(a, axis, keepdims),
+    np.cumsum: lambda a, axis=None, dtype=None: _computed_in(dtype, reduce.cumsum, a, axis),
+    np.cumprod: lambda a, axis=None, dtype=None: _computed_in(dtype, reduce.cumprod, a, axis),
+    np.transpose: lambda a, axes=None: movement.transpose(a, *(() if axes is None else axes)),
+    np.reshape: lambda a, shape: movement.reshape(a, shape),
+    np.ravel: lambda a: movement.reshape(a, -1),
+    np.squeeze: lambda a, axis=None: movement.squeeze(a, axis),
+    np.expand_dims: lambda a, axis: movement.expand_dims(a, axis),
+    np.swapaxes: lambda a, axis1, axis2: movement.swapaxes(a, axis1, axis2),
+    np.moveaxis: _moveaxis,
+    np.flip: lambda m, axis=None: movement.flip(m, axis),
+    np.diagonal: lambda a, offset=0, axis1=0, axis2=1: movement.diagonal(a, offset, axis1, axis2),
+    np.trace: lambda a, offset=0, axis1=0, axis2=1, dtype=None:
+        _computed_in(dtype, linalg.trace, a, offset, axis1, axis2),
+    np.broadcast_to: lambda array, shape: reduce.broadcast_to(array, shape),
+    np.concatenate: lambda arrays, axis=0: movement.concatenate(arrays, axis),
+    np.stack: lambda arrays, axis=0: movement.stack(arrays, axis),
+    np.split: lambda ary, indices_or_sections, axis=0:
+        indexing.split(ary, indices_or_sections, axis),
+    np.take_along_axis: lambda arr, indices, axis=-1: indexing.take_along_axis(arr, indices, axis),
+    np.pad: lambda array, pad_width, mode="constant", constant_values=0:
+        indexing.pad(array, pad_width, mode, constant_values),
+    np.clip: lambda a, a_min=None, a_max=None, min=None, max=None:
+        unary.clip(a, a_min if min is None else min, a_max if max is None else max),
+    np.round: lambda a, decimals=0: unary.round(a, decimals),
+    np.around: lambda a, decimals=0: unary.round(a, decimals),
+    np.dot: lambda a, b: linalg.dot(a, b),
+    np.outer: lambda a, b: linalg.outer(a, b),
+    np.tensordot: lambda a, b, axes=2: linalg.tensordot(a, b, axes),
+    np.where: _where,
+}
+# fmt: on

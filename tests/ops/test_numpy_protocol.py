@@ -1,0 +1,98 @@
+"""numpy's functions on tensors (NEP 18): jitgrad's ops where jitgrad has them, numpy's
+own result on the tensors' arrays otherwise."""
+
+import numpy as np
+import pytest
+
+import jitgrad as jg
+
+A = np.array([[0.5, -2.0, 3.0], [4.0, 1.5, -6.0]])
+I8 = np.array([[100, 100, 100], [-7, 3, 2]], dtype=np.int8)
+
+# numpy calls on ``a``, run on the array and on a tensor of it: the results must agree and
+# the tensor's must be a tensor of numpy's dtype. ``a`` is A unless the call names I8.
+AS_JITGRAD_OPS = [
+    "np.sum(a)", "np.sum(a, 0)", "np.sum(a, axis=1, keepdims=True)", "np.sum(a, out=None)",
+    "np.sum(a, (0, 1), np.float32)", "np.sum(I8)", "np.sum(I8, dtype=np.int8)",
+    "np.mean(a)", "np.mean(a, axis=0, dtype=np.float32)", "np.mean(I8)",
+    "np.prod(a, 1)", "np.prod(I8, dtype=np.int8)",
+    "np.max(a)", "np.amax(a, 0)", "np.min(a, 1, keepdims=True)", "np.amin(I8)",
+    "np.all(a)", "np.any(a > 3, axis=0)",
+    "np.std(a)", "np.std(a, 0, ddof=1)", "np.var(a, correction=1)",
+    "np.var(a, axis=1, dtype=np.float32)",
+    "np.argmax(a)", "np.argmin(a, axis=1)", "np.argmax(a, 0, keepdims=True)",
+    "np.cumsum(a)", "np.cumsum(I8, 1, dtype=np.int8)", "np.cumprod(a, axis=0)",
+    "np.transpose(a)", "np.transpose(a, (1, 0))", "np.reshape(a, (3, 2))",
+    "np.reshape(a, -1, order='C')", "np.ravel(a)", "np.squeeze(a[None])",
+    "np.expand_dims(a, (0, 2))", "np.swapaxes(a, 0, 1)", "np.moveaxis(a[None], 0, -1)",
+    "np.moveaxis(a[None], [0, 1], [2, 0])", "np.flip(a)", "np.flip(a, 1)", "np.diagonal(a, 1)",
+    "np.trace(a)", "np.broadcast_to(a, (2, 2, 3))",
+    "np.concatenate([a, a], axis=1)", "np.concatenate((a, A))", "np.stack([a, a], -1)",
+    "np.take_along_axis(a, np.argmax(A, 1, keepdims=True), 1)",
+    "np.pad(a, 1)", "np.pad(a, ((0, 1), (2, 0)), constant_values=9)",
+    "np.clip(a, -1, 2)", "np.clip(a, max=1.0)", "np.round(a)", "np.around(a / 7, 2)",
+    "np.dot(a, A.T)", "np.outer(a, a)", "np.tensordot(a, a, ([1], [1]))",
+    "np.where(a > 0, a, 0.0)",
+]
+
+# Functions jitgrad does not have: numpy's result on the tensor's array, as numpy gives it.
+AS_NUMPY = [
+    "np.sort(a)", "np.median(a)", "np.size(a)", "np.shape(a)", "np.ptp(a)",
+    "np.einsum('ij->j', a)", "np.where(a > 0)", "np.nonzero(a)", "np.linalg.norm(a)",
+    "np.array_equal(a, A)",
+]
+
+
+def run(call, tensor):
+    """``call`` on the array it names (A or I8), or on a tensor of it."""
+    base = I8 if "I8" in call else A
+    a = jg.tensor(base) if tensor else base
+    return eval(call.replace("I8", "a"), {"np": np, "A": A, "a": a})
+
+
+@pytest.mark.parametrize("call", AS_JITGRAD_OPS)
+def test_numpy_functions_run_as_jitgrad_ops(call):
+    expected, got = run(call, False), run(call, True)
+    assert isinstance(got, jg.Tensor)
+    assert got.dtype.numpy == np.asarray(expected).dtype
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
+
+
+def test_numpy_split_gives_tensors():
+    parts = np.split(jg.tensor(A), 3, axis=1)
+    assert all(isinstance(p, jg.Tensor) for p in parts)
+    for got, expected in zip(parts, np.split(A, 3, axis=1), strict=True):
+        np.testing.assert_array_equal(got.numpy(), expected)
+
+
+@pytest.mark.parametrize("call", AS_NUMPY)
+def test_other_numpy_functions_see_the_tensors_array(call):
+    expected, got = run(call, False), run(call, True)
+    assert type(got) is type(expected)
+    if isinstance(expected, tuple):
+        for g, e in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(g, e)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_numpy_functions_carry_gradients():
+    x = jg.tensor(A, requires_grad=True)
+    y = np.sum(np.transpose(x) ** 2, axis=0) + np.mean(np.reshape(x, (3, 2)))
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * A + 2 / 6)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda t: np.sum(t, out=np.zeros(())), "out=a ndarray"),
+        (lambda t: np.sum(t, where=t > 0), "where=a Tensor"),
+        (lambda t: np.max(t, initial=10.0), "initial=10.0"),
+        (lambda t: np.reshape(t, 6, order="F"), "order='F'"),
+        (lambda t: np.concatenate([t, t], dtype=np.float32), "dtype=a type"),
+    ],
+)
+def test_numpy_arguments_jitgrad_cannot_honour_are_refused(call, message):
+    with pytest.raises(TypeError, match=f"cannot take {message}.*t.numpy()"):
+        call(jg.tensor(A))
