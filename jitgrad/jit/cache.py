@@ -9,6 +9,7 @@ jitgrad, numba and llvmlite and the CPU, so a change in any of them is a new ent
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import logging
@@ -21,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -142,6 +144,34 @@ def cache_dir() -> Path:
     return Path(base) / "jitgrad"
 
 
+_writable: dict[Path, Path] = {}  # kernel directory wanted -> the one used
+
+
+def _kernel_directory() -> Path:
+    """Where kernel modules go: the cache directory's ``kernels``, or, when that cannot be
+    written (a read-only home, a path that is a file), a temporary directory of this
+    process, with one warning: kernels still compile, they are just not kept."""
+    wanted = cache_dir() / "kernels"
+    directory = _writable.get(wanted)
+    if directory is None:
+        try:
+            wanted.mkdir(parents=True, exist_ok=True)
+            tempfile.TemporaryFile(dir=wanted).close()
+            directory = wanted
+        except OSError as e:
+            directory = Path(tempfile.mkdtemp(prefix="jitgrad-kernels-"))
+            atexit.register(shutil.rmtree, directory, ignore_errors=True)
+            warnings.warn(
+                f"jitgrad cannot write its kernel cache at {wanted} ({e.strerror or e}): "
+                f"kernels compile into {directory} and are not kept after this process; "
+                "set JITGRAD_CACHE_DIR to a writable directory",
+                RuntimeWarning,
+                stacklevel=1,  # (deep under the op that needed a kernel: no caller to name)
+            )
+        _writable[wanted] = directory
+    return directory
+
+
 def _environment() -> str:
     from .. import __version__
 
@@ -172,8 +202,7 @@ def get(structural_key, build) -> Kernel:
 
 def _load(source: str, reason) -> Kernel:
     digest = hashlib.sha256((_environment() + "\n" + source).encode()).hexdigest()
-    directory = cache_dir() / "kernels"
-    path = directory / f"k_{digest[:32]}.py"
+    path = _kernel_directory() / f"k_{digest[:32]}.py"
     stats.generated += 1
     if config.debug:
         what = "a fused group" if reason[0] == "fused" else reason

@@ -242,6 +242,23 @@ def test_a_corrupt_cache_entry_is_rebuilt(tmp_path):
     assert compiled == 0 and disk_hits > 0
 
 
+def test_an_unwritable_cache_directory_warns_once_and_kernels_still_run(tmp_path, monkeypatch):
+    from jitgrad.jit import cache
+
+    blocker = tmp_path / "a file, not a directory"
+    blocker.write_text("")
+    monkeypatch.setattr(config, "cache_dir", str(blocker))
+    monkeypatch.setattr(cache.stats, "kernels", {})  # every kernel is looked up again
+    odd = jg.function(lambda x: x * x * 0.375 - x / 7.0)
+    x = np.linspace(-2, 2, 9)
+    with pytest.warns(RuntimeWarning, match="cannot write its kernel cache") as caught:
+        np.testing.assert_allclose(odd(jg.tensor(x)).numpy(), x * x * 0.375 - x / 7.0)
+        np.testing.assert_allclose((jg.tensor(x) * 3).numpy(), x * 3)
+    assert len(caught) == 1
+    kernels = list(cache.stats.kernels.values())
+    assert kernels and all(k.path.exists() and blocker not in k.path.parents for k in kernels)
+
+
 def test_repeated_eager_calls_reuse_decisions_but_not_values():
     """The eager dispatch memo keys on dtypes, shapes, strides and constants' types: every
     other input of a call must still reach its result."""
