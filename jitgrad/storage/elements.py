@@ -35,7 +35,17 @@ class ElementOps:
         return self.array[self._index(i)].item()
 
     def __setitem__(self, i, value) -> None:
+        self._check_writable()
         self.array[self._index(i)] = self._cast_scalar(value)
+
+    def _check_writable(self) -> None:
+        """Every write to a storage's elements comes here first: one that wraps a read-only
+        numpy array says so (the kernels would fail to compile for it, numpy with its own
+        words)."""
+        if not self.array.flags.writeable:
+            raise ValueError(
+                f"{self._type_name()} is read-only: it shares memory with a read-only buffer"
+            )
 
     def __iter__(self):
         return iter(self.tolist())
@@ -55,6 +65,7 @@ class ElementOps:
 
     def fill_(self, value):
         """Set every element to ``value`` (cast to the storage's type)."""
+        self._check_writable()
         kernels.fill(self.kernel_array, 0, self.array.size, self._kernel_scalar(value))
         return self
 
@@ -64,6 +75,7 @@ class ElementOps:
             raise TypeError(f"copy_ expects a storage, got {type(other).__name__}")
         if other.size() != self.size():
             raise ValueError(f"copy_ needs storages of equal size: {self.size()} != {other.size()}")
+        self._check_writable()
         source = other.kernel_array
         if np.may_share_memory(source, self.kernel_array):
             source = source.copy()  # overlapping views of one storage: as numpy's x[1:] = x[:-1]

@@ -169,6 +169,7 @@ class Storage(ElementOps):
 
     def byteswap(self) -> Storage:
         """Reverse the byte order of every element in place."""
+        self._check_writable()
         self._untyped.byteswap(self.dtype)
         return self
 
@@ -238,6 +239,7 @@ class _ByteText:
                 ) from None
         if not isinstance(text, (bytes, bytearray)):
             raise TypeError(f"string() expects str or bytes, got {type(text).__name__}")
+        self._check_writable()
         if len(text) != self.size():
             self.resize_(len(text))
         self.array.view(np.uint8)[:] = np.frombuffer(text, dtype=np.uint8)

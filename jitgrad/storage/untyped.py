@@ -230,6 +230,7 @@ class UntypedStorage(ElementOps):
         """Reverse the byte order of every element of ``dtype`` in place."""
         d = dtypes.as_dtype(dtype)
         width = d.itemsize // 2 if d.is_complex else d.itemsize
+        self._check_writable()
         data = self._data()
         if data.size % d.itemsize:
             raise ValueError(f"{data.size} bytes are not a whole number of {d.name} elements")

@@ -386,3 +386,34 @@ def test_copy_between_overlapping_views_of_one_storage(dst, src):
     jg.DoubleStorage(s, dst, 9).copy_(jg.DoubleStorage(s, src, 9))
     values[dst : dst + 9] = values[src : src + 9].copy()  # numpy's x[1:] = x[:-1]
     assert s.tolist() == values.tolist()
+
+
+def _byteswap(s):
+    # an untyped storage is told the element type whose bytes to reverse
+    return s.byteswap(jg.int16) if isinstance(s, jg.UntypedStorage) else s.byteswap()
+
+
+STORAGE_WRITES = {
+    "fill_": lambda s: s.fill_(1),
+    "setitem": lambda s: s.__setitem__(0, 1),
+    "copy_": lambda s: s.copy_(s.clone()),
+    "byteswap": _byteswap,
+    "string": lambda s: s.string("abcd"),
+}
+
+
+@pytest.mark.parametrize("write", sorted(STORAGE_WRITES))
+@pytest.mark.parametrize("kind", ["typed", "untyped", "view"])
+def test_writes_to_a_read_only_storage_raise_one_clear_error(write, kind):
+    a = np.arange(4, dtype=np.uint8)
+    a.flags.writeable = False
+    storage, name = jg.from_numpy(a).storage(), "ByteStorage"
+    if kind == "untyped":
+        if write == "string":
+            pytest.skip("string() is a typed byte storage's")
+        storage, name = storage.untyped(), "UntypedStorage"
+    elif kind == "view":
+        storage = jg.ByteStorage(storage, 1, 2)
+    with pytest.raises(ValueError, match=f"{name} is read-only"):
+        STORAGE_WRITES[write](storage)
+    assert a.tolist() == [0, 1, 2, 3]
