@@ -332,9 +332,21 @@ def var(x, axis=None, keepdims=False, ddof=0, *, dim=None, keepdim=False, correc
 
 
 def std(x, axis=None, keepdims=False, ddof=0, *, dim=None, keepdim=False, correction=None):
+    """Square root of ``var``. Its gradient is 0 where the variance is 0, as PyTorch's:
+    sqrt's slope is infinite there and var's is 0, so the chain rule alone gives nan.
+
+    >>> import jitgrad as jg
+    >>> x = jg.ones(3, requires_grad=True)
+    >>> jg.std(x).backward(); x.grad.tolist()
+    [0.0, 0.0, 0.0]
+    """
+    from .elementwise import where  # elementwise builds on reductions
     from .unary import sqrt
 
-    return sqrt(var(x, axis, keepdims, ddof, dim=dim, keepdim=keepdim, correction=correction))
+    v = var(x, axis, keepdims, ddof, dim=dim, keepdim=keepdim, correction=correction)
+    zero = v == 0
+    # sqrt runs on v with its zeros replaced, so no inf slope meets where's 0 gradient.
+    return where(zero, 0, sqrt(where(zero, 1, v)))
 
 
 def logsumexp(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:

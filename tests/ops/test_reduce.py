@@ -310,3 +310,21 @@ def test_logsumexp_over_an_empty_axis_is_minus_inf_as_torch(shape, axis, keepdim
     out.sum().backward()
     expected.sum().backward()
     assert x.grad.shape == tuple(ref.grad.shape) == shape
+
+
+@pytest.mark.parametrize("name", ["std", "var"])
+@pytest.mark.parametrize("ddof", [0, 1])
+@pytest.mark.parametrize("axis", [None, 1])
+def test_std_and_var_gradients_at_zero_variance_match_torch(name, ddof, axis):
+    torch = pytest.importorskip("torch")
+    # Constant rows (zero variance) beside a spread-out one; all constant for axis=None.
+    a = np.array([[2.0, 2.0, 2.0], [1.0, 3.0, 4.0], [-1.0, -1.0, -1.0]])
+    if axis is None:
+        a = np.full((2, 3), 0.5)
+    x, ref = jg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    out = getattr(jg, name)(x, axis=axis, ddof=ddof)
+    expected = getattr(torch, name)(ref, dim=axis, correction=ddof)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    out.sum().backward()
+    expected.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), ref.grad.numpy(), rtol=1e-12)
