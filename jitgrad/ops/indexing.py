@@ -154,14 +154,16 @@ def _is_mask(part) -> bool:
     return isinstance(part, np.ndarray) and part.dtype == np.bool_
 
 
-def _out_of_range(part, n: int):
-    """The first index in ``part`` outside ``[-n, n)``, or None."""
+def _out_of_range(part, n: int, lowest: int | None = None):
+    """An index in ``part`` outside ``[lowest, n)`` (``lowest`` -n by default: numpy's
+    rule), or None."""
+    lowest = -n if lowest is None else lowest
     if isinstance(part, int):
-        return None if -n <= part < n else part
+        return None if lowest <= part < n else part
     if part.size == 0:
         return None
     low, high = part.min(), part.max()
-    if low < -n:
+    if low < lowest:
         return int(low)
     return int(high) if high >= n else None
 
@@ -317,9 +319,19 @@ def take_along_axis(x, indices, axis: int | None = -1) -> Tensor:
     return _take_along(x, idx, axis)
 
 
-def _take_along(x: Tensor, idx: np.ndarray, axis: int) -> Tensor:
-    """take_along_axis on an index array already copied by ``_index_array``: copying it
-    again here would be unrecorded, and a jitted step would keep the traced indices."""
+def _check_along(idx: np.ndarray, n: int, axis: int, who: str) -> None:
+    """Raise for an index of a gather along an axis of size ``n`` that is out of bounds:
+    outside [-n, n) for numpy's take_along_axis, [0, n) for PyTorch's gather."""
+    bad = _out_of_range(idx, n, 0 if who == "gather" else None)
+    if bad is not None:
+        what = "dimension" if who == "gather" else "axis"
+        raise IndexError(f"{who}: index {bad} is out of bounds for {what} {axis} with size {n}")
+
+
+def _take_along(x: Tensor, idx: np.ndarray, axis: int, who: str = "take_along_axis") -> Tensor:
+    """take_along_axis (or, with ``who="gather"``, gather) on an index array already
+    copied by ``_index_array``: copying it again here would be unrecorded, and a jitted
+    step would keep the traced indices."""
     if idx.ndim != x.ndim:
         raise ValueError(
             f"take_along_axis: indices of shape {idx.shape} and x of shape {x.shape} must "
@@ -332,12 +344,8 @@ def _take_along(x: Tensor, idx: np.ndarray, axis: int) -> Tensor:
                 f"take_along_axis: indices of shape {idx.shape} do not broadcast against x "
                 f"of shape {x.shape} in dimension {d} (axis is {axis})"
             )
-    bad = _out_of_range(idx, x.shape[axis])
-    if bad is not None:
-        raise IndexError(
-            f"take_along_axis: index {bad} is out of bounds for axis {axis} with size "
-            f"{x.shape[axis]}"
-        )
+    # Recorded, so that a jitted step checks the indices of every call, not the trace's.
+    run(_check_along, idx, x.shape[axis], axis, who)
     ones = (1,) * x.ndim
     key = tuple(
         idx if d == axis else np.arange(n).reshape(ones[:d] + (n,) + ones[d + 1 :])
@@ -348,7 +356,9 @@ def _take_along(x: Tensor, idx: np.ndarray, axis: int) -> Tensor:
 
 def gather(x, dim: int, index) -> Tensor:
     """PyTorch's ``gather``: ``out[i][j] = x[index[i][j]][j]`` for ``dim=0`` and so on. The
-    index may be smaller than ``x`` outside ``dim`` (never larger); nothing broadcasts.
+    index may be smaller than ``x`` outside ``dim`` (never larger); nothing broadcasts, and
+    indices must be in ``[0, x.shape[dim])``, as PyTorch's (``take_along_axis`` takes
+    negative ones, as numpy's).
 
     >>> import jitgrad as jg
     >>> jg.gather(jg.tensor([[1, 2], [3, 4]]), 1, jg.tensor([[0, 0], [1, 0]])).tolist()
@@ -372,7 +382,7 @@ def gather(x, dim: int, index) -> Tensor:
         x = basic_index(x, tuple(
             slice(None) if d == dim else slice(0, m) for d, m in enumerate(idx.shape)
         ))  # fmt: skip
-    return _take_along(x, idx, dim)
+    return _take_along(x, idx, dim, "gather")
 
 
 def split(x, indices_or_sections, axis: int = 0) -> list[Tensor]:

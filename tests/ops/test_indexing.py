@@ -485,6 +485,34 @@ def test_take_and_gather_errors():
         jg.gather(x, 2, jg.zeros((3, 1), dtype=jg.int64))
 
 
+@pytest.mark.parametrize("jitted", [False, True])
+def test_gather_refuses_negative_and_large_indices_as_torch(jitted):
+    # PyTorch's gather has no negative indices; numpy's take_along_axis has, and keeps them.
+    torch = pytest.importorskip("torch")
+    x = jg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    gather, take = (lambda x, i: jg.gather(x, 1, i)), (lambda x, i: jg.take_along_axis(x, i, 1))
+    if jitted:  # a replayed step checks the indices of each call
+        gather, take = jg.jit(gather), jg.jit(take)
+        gather(x, jg.tensor([[0], [0]]))
+        take(x, jg.tensor([[0], [0]]))
+    ok = [[1], [0]]
+    np.testing.assert_array_equal(gather(x, jg.tensor(ok)).numpy(), [[2.0], [3.0]])
+    for bad in ([[-1], [0]], [[1], [2]]):
+        with pytest.raises(RuntimeError, match="out of bounds for dimension 1 with size 2"):
+            torch.gather(torch.tensor(x.numpy()), 1, torch.tensor(bad))
+        with pytest.raises(IndexError, match=r"^gather: index .* out of bounds for dimension 1"):
+            gather(x, jg.tensor(bad))
+    np.testing.assert_array_equal(take(x, jg.tensor([[-1], [0]])).numpy(), [[2.0], [3.0]])
+    with pytest.raises(IndexError, match=r"^take_along_axis: index 2 is out of bounds"):
+        take(x, jg.tensor([[1], [2]]))
+
+
+def test_gather_errors_name_gather():
+    x = jg.tensor([[1.0, 2.0]])
+    with pytest.raises(IndexError, match=r"^gather: index 3 is out of bounds for dimension 0"):
+        jg.gather(x, 0, jg.tensor([[3]]))
+
+
 # -- split ---------------------------------------------------------------------------------------
 
 
