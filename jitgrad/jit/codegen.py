@@ -22,7 +22,8 @@ from . import ir
 
 _PY_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floor_divide": "//",
            "remainder": "%", "equal": "==", "not_equal": "!=", "less": "<",
-           "less_equal": "<=", "greater": ">", "greater_equal": ">="}  # fmt: skip
+           "less_equal": "<=", "greater": ">", "greater_equal": ">=",
+           "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}  # fmt: skip
 _VMATH_NAMES = {"power": "pow"}
 _NUMPY_UNARY = {"sqrt", "floor", "ceil", "trunc", "rint", "sign", "isfinite", "log2", "log10",
                 "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arctanh",
@@ -186,11 +187,16 @@ class _Body:
         return name
 
     def _literal(self, value) -> str:
+        # (numpy's scalars to Python's: their repr names their type)
+        value = float(value) if isinstance(value, float) else int(value)
+        text = repr(value)
+        if text in ("inf", "-inf", "nan"):  # names no kernel module defines
+            text = text.replace("inf", "np.inf").replace("nan", "np.nan")
         if self.sig.compute == "bool" or (
             isinstance(value, float) and self.sig.compute.startswith(("int", "uint"))
         ):
-            return repr(value)
-        return f"{self.ct}({value!r})"
+            return text
+        return f"{self.ct}({text})"
 
     def _vm(self, name: str) -> str | None:
         """The vectorizable implementation in ``vmath`` (``exp_f32``, ``pow_f64``...), if
@@ -224,6 +230,8 @@ class _Body:
             return f"(({a[0]} != 0) != ({a[1]} != 0))"
         if op == "logical_not":
             return f"({a[0]} == 0)"
+        if op == "invert":  # ~ of a bool is an int in Python (and numba): not is numpy's
+            return f"({a[0]} == 0)" if self.sig.compute == "bool" else f"(~{a[0]})"
         if op == "isnan":
             return f"({a[0]} != {a[0]})"
         if op == "abs":

@@ -12,6 +12,8 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 _ids = itertools.count()
 
 
@@ -118,6 +120,8 @@ def scalar(index: int) -> Expr:
 
 def literal(value) -> Expr:
     """A constant of the formula itself (0.5 in gelu), written into the source."""
+    if isinstance(value, (np.integer, np.floating)):
+        value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"kernel literals are numbers, got {value!r}")
     return Expr("literal", value=value)
@@ -135,10 +139,10 @@ class symbolic:  # noqa: N801  a namespace, used like a module
 
 _UNARY = ("exp expm1 log log1p log2 log10 sqrt square reciprocal sin cos tan arcsin arccos "
           "arctan sinh cosh tanh arctanh abs sign negative positive floor ceil trunc rint isnan "
-          "isfinite logical_not erf sigmoid softplus").split()  # fmt: skip
+          "isfinite logical_not invert erf sigmoid softplus").split()  # fmt: skip
 _BINARY = (
     "maximum minimum arctan2 power floor_divide remainder equal not_equal less less_equal "
-    "greater greater_equal logical_and logical_or logical_xor"
+    "greater greater_equal logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor"
 ).split()
 
 for _name in _UNARY + _BINARY:

@@ -61,6 +61,20 @@ def test_float32_and_scalars_stay_weak():
     assert x.grad.dtype is jg.float32
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_non_finite_and_numpy_constants_in_kernels(dtype):
+    values = np.array([1, 5, -3], dtype=dtype)
+    x = jg.tensor(values)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(jg.clip(x, -np.inf, 4).numpy(), np.clip(values, -np.inf, 4))
+        if dtype != "int64":
+            body = jg.function(lambda v: v * np.inf + np.float64(0.5) + v * np.float32(np.nan))
+            want = values * np.inf + np.float64(0.5) + values * np.float32(np.nan)
+            np.testing.assert_array_equal(body(x).numpy(), want.astype(dtype))
+            steep = np.where(values > 0, values, values * np.inf)
+            np.testing.assert_array_equal(jg.leaky_relu(x, np.inf).numpy(), steep)
+
+
 def test_non_elementwise_bodies_are_refused_with_a_clear_error():
     inner = jg.function(lambda x: x * 2)
     for body in (jg.sum, lambda x: inner(x) + 1, lambda x: x.astype(jg.float32)):
