@@ -147,6 +147,11 @@ class FusedFunction:
 def function(fn) -> FusedFunction:
     """Fuse an elementwise function into one forward and one backward kernel.
 
+    The fused function is a differentiable function of floats: it computes in its inputs'
+    common floating dtype, and integer and bool inputs in the default float dtype (so
+    ``x // y`` of int64 tensors gives float64, inf for a zero divisor, where the eager op
+    gives int64). For integer arithmetic call the ops themselves.
+
     >>> import jitgrad as jg
     >>> @jg.function
     ... def chain(x, a, b):

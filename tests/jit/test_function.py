@@ -75,6 +75,14 @@ def test_non_finite_and_numpy_constants_in_kernels(dtype):
             np.testing.assert_array_equal(jg.leaky_relu(x, np.inf).numpy(), steep)
 
 
+def test_integer_inputs_compute_in_the_default_float_dtype_as_documented():
+    quotient = jg.function(lambda x, y: x // y)
+    out = quotient(jg.tensor([7, -7, 5]), jg.tensor([2, 2, 0]))
+    assert out.dtype is jg.get_default_dtype()
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(out.numpy(), np.array([7.0, -7.0, 5.0]) // [2, 2, 0])
+
+
 def test_non_elementwise_bodies_are_refused_with_a_clear_error():
     inner = jg.function(lambda x: x * 2)
     for body in (jg.sum, lambda x: inner(x) + 1, lambda x: x.astype(jg.float32)):
