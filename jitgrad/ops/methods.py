@@ -148,10 +148,10 @@ METHODS = {
     # comparisons and logic
     "__eq__": ew.equal, "__ne__": ew.not_equal, "__lt__": ew.less, "__le__": ew.less_equal,
     "__gt__": ew.greater, "__ge__": ew.greater_equal,
-    "__and__": ew.logical_and, "__rand__": _swap(ew.logical_and),
-    "__or__": ew.logical_or, "__ror__": _swap(ew.logical_or),
-    "__xor__": ew.logical_xor, "__rxor__": _swap(ew.logical_xor),
-    "__invert__": unary.logical_not,
+    "__and__": ew.bitwise_and, "__rand__": _swap(ew.bitwise_and),
+    "__or__": ew.bitwise_or, "__ror__": _swap(ew.bitwise_or),
+    "__xor__": ew.bitwise_xor, "__rxor__": _swap(ew.bitwise_xor),
+    "__invert__": unary.invert,
     "__hash__": object.__hash__, "__array_ufunc__": numpy_protocol.array_ufunc,
     "__array_function__": numpy_protocol.array_function,
     # in place

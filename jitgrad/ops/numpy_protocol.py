@@ -42,8 +42,8 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     return op(*inputs)
 
 
-_UFUNC_ALIASES = {"true_divide": "divide", "absolute": "abs", "bitwise_not": "logical_not",
-                  "invert": "logical_not", "rint": "round", "mod": "remainder"}  # fmt: skip
+_UFUNC_ALIASES = {"true_divide": "divide", "absolute": "abs", "rint": "round",
+                  "mod": "remainder"}  # fmt: skip
 
 
 def array_function(self, func, types, args, kwargs):

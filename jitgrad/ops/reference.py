@@ -29,6 +29,8 @@ floor_divide, remainder, where = np.floor_divide, np.remainder, np.where
 equal, not_equal, less, less_equal = np.equal, np.not_equal, np.less, np.less_equal
 greater, greater_equal = np.greater, np.greater_equal
 logical_and, logical_or, logical_xor = np.logical_and, np.logical_or, np.logical_xor
+bitwise_and, bitwise_or, bitwise_xor, invert = (np.bitwise_and, np.bitwise_or, np.bitwise_xor,
+                                                np.invert)  # fmt: skip
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 

@@ -5,6 +5,9 @@ from math import pi
 
 from .elementwise import (
     arctan2,
+    bitwise_and,
+    bitwise_or,
+    bitwise_xor,
     equal,
     floor_divide,
     greater,
@@ -35,6 +38,7 @@ from .unary import (
     exp,
     expm1,
     floor,
+    invert,
     isfinite,
     isnan,
     log,

@@ -413,6 +413,16 @@ class Isfinite(Test):
         return m.isfinite(x)
 
 
+class Invert(Unary):
+    """~x: bitwise not of integers, logical not of bools (numpy's ``invert``)."""
+
+    integer_only = True
+    grad_rules = (None,)
+
+    def f(self, m, x):
+        return m.invert(x)
+
+
 class LogicalNot(Test):
     def f(self, m, x):
         return m.logical_not(x)
@@ -450,6 +460,8 @@ ceil = _op(Ceil, "ceil", "Smallest integer >= x.")
 trunc = _op(Trunc, "trunc", "x rounded toward zero.")
 isnan = _op(Isnan, "isnan", "True where x is NaN.")
 isfinite = _op(Isfinite, "isfinite", "True where x is neither infinite nor NaN.")
+invert = _op(Invert, "invert", "~x: bitwise not of integers, logical not of bools.")
+bitwise_not = invert
 logical_not = _op(LogicalNot, "logical_not", "not x, elementwise, as bool.")
 
 
@@ -493,5 +505,5 @@ __all__ = [
     "sqrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
     "cosh", "tanh", "arctanh", "sigmoid", "relu", "leaky_relu", "gelu", "silu", "softplus",
     "erf", "sign", "floor", "ceil", "round", "trunc", "clip", "isnan", "isfinite",
-    "logical_not",
+    "logical_not", "invert", "bitwise_not",
 ]  # fmt: skip

@@ -1,0 +1,121 @@
+"""Elementwise ops on integers, bools and float16 against numpy 2: result dtypes, integer
+semantics (bits, wrapping, out-of-range Python ints) and numpy's TypeErrors."""
+
+import contextlib
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import jitgrad as jg
+from jitgrad._config import config
+
+INTS = ["uint8", "int8", "int16", "int32", "int64"]
+BACKENDS = ["jit", "reference"]
+
+
+@contextlib.contextmanager
+def backend(name):
+    # (a context manager, not monkeypatch: hypothesis runs many examples per fixture)
+    before, config.backend = config.backend, name
+    try:
+        yield
+    finally:
+        config.backend = before
+
+
+def numpy_result(fn, *args):
+    """numpy's result, or the exception type it raises."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            return fn(*args)
+        except Exception as e:  # noqa: BLE001  the type is what is compared
+            return type(e)
+
+
+def assert_matches_numpy(got_fn, want_fn, *args):
+    """``got_fn`` on tensors of ``args`` gives numpy's values and dtype, or raises what
+    numpy raises."""
+    want = numpy_result(want_fn, *args)
+    converted = [jg.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
+    if isinstance(want, type):
+        with pytest.raises(want):
+            got_fn(*converted)
+        return
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        got = got_fn(*converted)
+    want = np.asarray(want)
+    assert got.dtype.numpy == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def int_arrays(dtype, shape=(7,)):
+    info = np.iinfo(dtype)
+    return hnp.arrays(dtype, shape, elements=st.integers(int(info.min), int(info.max)))
+
+
+# -- bitwise ops (1) -------------------------------------------------------------------------
+
+BITWISE = [("bitwise_and", "__and__"), ("bitwise_or", "__or__"), ("bitwise_xor", "__xor__")]
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+@pytest.mark.parametrize("name, operator", BITWISE)
+@pytest.mark.parametrize("dtype", INTS + ["bool"])
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_bitwise_ops_are_numpys(backend_name, name, operator, dtype, data):
+    with backend(backend_name):
+        _check_bitwise(name, operator, dtype, data)
+
+
+def _check_bitwise(name, operator, dtype, data):
+    if dtype == "bool":
+        a, b = (data.draw(hnp.arrays(np.bool_, (7,))) for _ in range(2))
+    else:
+        a, b = (data.draw(int_arrays(dtype)) for _ in range(2))
+    assert_matches_numpy(getattr(jg, name), getattr(np, name), a, b)
+    assert_matches_numpy(lambda x, y: getattr(x, operator)(y), getattr(np, name), a, b)
+    assert_matches_numpy(lambda x, y: getattr(np, name)(x, y), getattr(np, name), a, b)
+    # strided operands and Python scalars (weak: they take the tensor's dtype)
+    assert_matches_numpy(lambda x: getattr(jg, name)(x[::2], x[1::2]),
+                         lambda x: getattr(np, name)(x[::2], x[1::2]), a)  # fmt: skip
+    for scalar in (True, 3, 100):
+        assert_matches_numpy(getattr(jg, name), getattr(np, name), a, scalar)
+    assert_matches_numpy(jg.invert, np.invert, a)
+    assert_matches_numpy(lambda x: ~x, np.invert, a)
+    assert_matches_numpy(lambda x: np.bitwise_not(x), np.bitwise_not, a)
+
+
+def test_bitwise_ops_mix_dtypes_and_refuse_floats_as_numpy():
+    i = np.array([6, 5])
+    for a, b in [(i, np.array([3, 3], np.int8)), (np.array([True, False]), 2),
+                 (np.array([True]), np.array([3], np.uint8)), (i, 2.5), (i, np.array([1.0])),
+                 (np.array([1.0]), np.array([1.0])), (np.array([300], np.int16), -1)]:  # fmt: skip
+        assert_matches_numpy(lambda x, y: x & y, np.bitwise_and, a, b)
+        assert_matches_numpy(lambda x, y: x | y, np.bitwise_or, a, b)
+    assert_matches_numpy(lambda x: np.int8(3) & x, lambda x: np.int8(3) & x, i)
+    with pytest.raises(TypeError, match="invert is only defined for bool and integer"):
+        ~jg.tensor([1.0])
+    with pytest.raises(TypeError, match="bitwise_xor is only defined .* got int64, float64"):
+        jg.tensor([1]) ^ 2.5
+    with pytest.raises(OverflowError):  # numpy 2: -1 does not convert to uint8
+        jg.tensor([1], dtype=jg.uint8) & -1
+
+
+def test_bitwise_ops_of_comparisons_are_logical_and_run_in_a_trace():
+    x = jg.tensor([1.0, 2.0, 3.0])
+
+    @jg.jit
+    def step(x):
+        inside = (x > 1) & ~(x > 2) | (x == 1) ^ (x == 3)
+        return jg.where(inside, x, 0).sum()
+
+    for _ in range(2):
+        assert step(x).item() == 1 + 2 + 3
+    assert ((x > 1) & (x < 3)).tolist() == [False, True, False]
