@@ -31,14 +31,14 @@ class Elementwise(Function):
     ``"bool"`` (comparisons and tests: never differentiable). ``on_bool`` is what bool
     operands alone give where numpy's answer is not bool: ``"int8"`` (floor division,
     remainder, power) or the message of the TypeError numpy raises (subtract, negative).
-    ``integer_only`` ops (bitwise) refuse float and complex operands, as numpy does.
     """
 
     result = "same"
     on_bool: str | None = None
-    integer_only = False
     saves_output = False
     _known: _KnownCall | None = None  # set by calls that dispatch through the memo
+    _y = _y_storage = None  # the output, saved by ops with saves_output
+    _recomputed_from: tuple = ()  # the inputs the backward recomputes y from
     grad_rules: tuple[str | None, ...] = ()
     params: tuple[str, ...] = ()  # attributes that change the formula (part of kernel keys)
 
@@ -61,6 +61,8 @@ class Elementwise(Function):
                 recording = recording or x._requires_grad
         self._constants = constants
         out = config.lowering.launch(known.decision, self, tensors)[0]
+        if self.saves_output:
+            self._y_storage, self._y_version = out._storage, out._storage._version
         if recording and config.thread.grad_enabled:
             return self._record(tuple(tensors), out, True)
         return out
@@ -79,11 +81,6 @@ class Elementwise(Function):
             if self.on_bool != "int8":
                 raise TypeError(self.on_bool)
             common = dtypes.int8
-        if self.integer_only and common.kind not in "bui":
-            raise TypeError(
-                f"{_name(self)} is only defined for bool and integer operands (as in numpy), "
-                f"got {', '.join(dtypes.result_type(x).name for x in operands)}"
-            )
         if self.result == "float" and not (common.is_floating_point or common.is_complex):
             common = dtypes.get_default_dtype()
         self._dtype = common
@@ -138,6 +135,8 @@ class Elementwise(Function):
         if self._lowered:  # the lowering checks that the shapes broadcast
             out = config.lowering.forward(self, xs)
             if out is not None:
+                if self.saves_output:
+                    self._y_storage, self._y_version = out._storage, out._storage._version
                 return out
             self._lowered = False
         layout.broadcast_shapes(*(x.shape for x in xs))  # names the shapes on mismatch
@@ -156,7 +155,10 @@ class Elementwise(Function):
 
     def backward(self, gy):
         xs = self.inputs
-        if self._lowered and not config.thread.grad_enabled:
+        # The kernel and create_graph recompute y from the inputs; once those were changed
+        # in place, y is read from the saved output instead (as PyTorch, which saves it).
+        from_output = self.saves_output and self._recompute_is_stale()
+        if self._lowered and not config.thread.grad_enabled and not from_output:
             return config.lowering.backward(self, xs, gy)
         grads = [None] * len(xs)
         for rule, slot in zip(self.grad_rules, self._slots):
@@ -166,7 +168,7 @@ class Elementwise(Function):
             if is_grad_enabled():  # create_graph: the gradient is built from recorded ops
                 g = self._recorded_gradient(rule, gy, x)
             else:
-                y = self._y if self.saves_output else None
+                y = self._saved_output() if self.saves_output else None
                 arrays = (x.numpy() for x in xs)
                 g = wrap_numpy(
                     compute(self._reference_gradient, rule, x, gy.numpy(), y, *arrays), Tensor
@@ -190,30 +192,58 @@ class Elementwise(Function):
     def _inputs_read_by_backward(self):
         known = self._known
         if known is None:
-            return self._find_inputs_read()
-        mask = ()
-        for x in self.inputs:  # (a loop: no comprehension frame per op)
-            mask += (x._requires_grad,)
-        found = known.reads.get(mask)
-        if found is None:
-            found = known.reads[mask] = self._find_inputs_read()
-        return found
+            found = self._find_inputs_read()
+        else:
+            mask = ()
+            for x in self.inputs:  # (a loop: no comprehension frame per op)
+                mask += (x._requires_grad,)
+            found = known.reads.get(mask)
+            if found is None:
+                found = known.reads[mask] = self._find_inputs_read()
+        self._recomputed_from = found[1]
+        if found[1] and self._recompute_is_stale() and (
+            self._y_storage._version != self._y_version or is_grad_enabled()
+        ):
+            # Neither the inputs nor the output hold the forward's values any more (or the
+            # backward is recorded, which needs y's history): the check raises for them.
+            return sorted({*found[0], *found[1]})
+        return found[0]
 
     def _find_inputs_read(self):
+        """(the inputs the gradient rules read, the inputs y is recomputed from when a rule
+        reads y)"""
         reads = _rule_reads(type(self))
-        needed = set()
+        needed, reads_y = set(), False
         for rule, slot in zip(self.grad_rules, self._slots):
             if rule is not None and slot is not None and self.inputs[slot].requires_grad:
-                needed |= {self._slots[p] for p in reads[rule] if self._slots[p] is not None}
+                needed |= {self._slots[p] for p in reads[rule]
+                           if p != _Y and self._slots[p] is not None}  # fmt: skip
+                reads_y = reads_y or _Y in reads[rule]
         if self.saves_output and not self._lowered and self._y_storage._version != self._y_version:
             raise RuntimeError(
                 f"the output of {type(self).__name__} was modified by an in-place "
                 "operation after it was saved for backward; its gradient would be wrong"
             )
-        return sorted(needed)
+        recomputed = tuple(s for s in self._slots if s is not None) if reads_y else ()
+        return sorted(needed), recomputed
+
+    def _recompute_is_stale(self) -> bool:
+        """Whether an input that y is recomputed from was changed in place since the
+        forward (a recomputed y would then be wrong)."""
+        for i in self._recomputed_from:
+            if self.inputs[i]._storage._version != self._versions[i]:
+                return True
+        return False
+
+    def _saved_output(self):
+        if self._y is None:  # a kernel's output: its memory, unchanged (versions checked)
+            shape = self._output_meta[0][0]
+            strides = layout.contiguous_strides(shape)
+            self._y = Tensor._make(self._y_storage, shape, strides, 0).numpy()
+        return self._y
 
     def _release(self) -> None:
-        self._y = None
+        self._y = self._y_storage = None
 
 
 # -- eager dispatch ---------------------------------------------------------------------------
@@ -294,10 +324,13 @@ def _mark(reads: set, values) -> None:
     reads.update(v.index for v in values if isinstance(v, _Probe) and v.index is not None)
 
 
+_Y = -1  # the output y among a rule's reads
+
+
 def _rule_reads(cls) -> dict[str, set[int]]:
-    """For each gradient rule of ``cls``, the inputs it reads, found by running the rule
-    once on probes (rules are straight-line formulas, so one run sees every read).
-    Cached on the class."""
+    """For each gradient rule of ``cls``, the inputs it reads (and ``_Y`` when it reads the
+    output), found by running the rule once on probes (rules are straight-line formulas, so
+    one run sees every read). Cached on the class."""
     table = cls.__dict__.get("_reads")
     if table is None:
         arity = len(cls.grad_rules)
@@ -306,7 +339,7 @@ def _rule_reads(cls) -> dict[str, set[int]]:
             reads: set[int] = set()
             probe = cls.__new__(cls)
             probe.__dict__.update(_PROBE_PARAMETERS)
-            getattr(cls, rule)(probe, _ProbeMath(reads), _Probe(reads), _Probe(reads),
+            getattr(cls, rule)(probe, _ProbeMath(reads), _Probe(reads), _Probe(reads, _Y),
                                *(_Probe(reads, i) for i in range(arity)))  # fmt: skip
             table[rule] = reads
         cls._reads = table
@@ -343,11 +376,6 @@ class Piecewise(Unary):
 
     def dx(self, m, gy, y, x):
         return gy * 0
-
-
-def _name(op: Elementwise) -> str:
-    """The op's function name (``BitwiseAnd`` -> ``bitwise_and``), for messages."""
-    return "".join("_" + c.lower() if c.isupper() else c for c in type(op).__name__)[1:]
 
 
 def _op(cls, name: str, doc: str):
@@ -523,28 +551,6 @@ LogicalOr, logical_or = _comparison("logical_or", "or")
 LogicalXor, logical_xor = _comparison("logical_xor", "xor")
 
 
-class Bitwise(Binary):
-    """numpy's bitwise ops: on integers bit by bit, on bools logical (the result stays
-    bool). Piecewise constant in integers: no gradient (an input requiring grad is a
-    float, and floats are refused)."""
-
-    integer_only = True
-    grad_rules = (None, None)
-
-
-def _bitwise(name: str, symbol: str):
-    cls = type(name.title().replace("_", ""), (Bitwise,), {
-        "f": lambda self, m, a, b: getattr(m, name)(a, b)
-    })  # fmt: skip
-    return cls, _op(cls, name, f"a {symbol} b elementwise: bitwise on integers, logical on "
-                               "bools (numpy's rule).")  # fmt: skip
-
-
-BitwiseAnd, bitwise_and = _bitwise("bitwise_and", "&")
-BitwiseOr, bitwise_or = _bitwise("bitwise_or", "|")
-BitwiseXor, bitwise_xor = _bitwise("bitwise_xor", "^")
-
-
 class Where(Elementwise):
     grad_rules = (None, "da", "db")
 
@@ -572,6 +578,5 @@ def where(condition, a, b):
 __all__ = [
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "arctan2",
     "floor_divide", "remainder", "equal", "not_equal", "less", "less_equal", "greater",
-    "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "where",
+    "greater_equal", "logical_and", "logical_or", "logical_xor", "where",
 ]  # fmt: skip

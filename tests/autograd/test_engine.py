@@ -290,6 +290,91 @@ def test_saved_output_modified_in_place_is_detected():
         z.backward()
 
 
+# Ops whose gradient rule reads their output y: PyTorch saves y, so an in-place change of
+# their input after the forward leaves the gradient right (the kernels recompute y).
+_OUTPUT_RULES = ["exp", "expm1", "sqrt", "tanh", "sigmoid", "reciprocal", "tan"]
+_WRITES = {
+    "add_": lambda t: t.add_(1),
+    "mul_": lambda t: t.mul_(2),
+    "setitem": lambda t: t.__setitem__(0, 4.0),
+    "fill_": lambda t: t.fill_(2.0),
+    "copy_": lambda t: t.copy_(t * 3),
+    "detach_add_": lambda t: t.detach().add_(1),
+}
+
+
+@pytest.mark.parametrize("backend", ["jit", "reference"])
+@pytest.mark.parametrize("write", sorted(_WRITES))
+@pytest.mark.parametrize("name", _OUTPUT_RULES)
+def test_input_changed_in_place_after_an_output_based_op_as_pytorch(monkeypatch, backend,
+                                                                    write, name):  # fmt: skip
+    torch = pytest.importorskip("torch")
+    from jitgrad._config import config
+
+    monkeypatch.setattr(config, "backend", backend)
+    values = [0.5, 0.25, 0.75]
+    a = jg.tensor(values, requires_grad=True)
+    b = a * 1
+    c = getattr(jg, name)(b)
+    _WRITES[write](b)
+    c.sum().backward()
+    ta = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    tb = ta * 1
+    tc = getattr(torch, name)(tb)
+    _WRITES[write](tb)
+    tc.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-12)
+
+
+def test_input_and_output_of_an_output_based_op_both_changed_in_place_raise():
+    a = jg.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 1
+    c = jg.tanh(b)
+    d = c * 1
+    b.add_(1)
+    c.add_(1)
+    with pytest.raises(RuntimeError, match="input 0 of Tanh .* modified by an in-place"):
+        d.sum().backward()
+
+
+def test_input_of_an_output_based_op_changed_in_place_raises_under_create_graph():
+    # The recorded gradient would need y's history, which only the changed input holds.
+    a = jg.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 1
+    c = jg.exp(b)
+    b.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an in-place"):
+        jg.autograd.grad(c.sum(), [a], create_graph=True)
+
+
+def test_input_of_a_fused_function_changed_in_place_raises():
+    # Its backward kernel recomputes the whole forward from the inputs.
+    fused = jg.function(lambda x: jg.exp(x) * 2)
+    a = jg.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 1
+    c = fused(b)
+    b.add_(1)
+    with pytest.raises(RuntimeError, match="input 0 of _Fused .* modified by an in-place"):
+        c.sum().backward()
+
+
+def test_input_changed_in_place_after_exp_in_a_jitted_step():
+    w = jg.tensor([0.5, 1.0, 1.5], requires_grad=True)
+
+    @jg.jit
+    def step(x):
+        w.grad = None
+        b = w * x
+        c = jg.exp(b)
+        b.add_(1)
+        c.sum().backward()
+        return w.grad
+
+    for x in ([1.0, 1.0, 1.0], [2.0, -1.0, 0.5], [1.0, 1.0, 1.0]):
+        x = np.array(x)
+        np.testing.assert_allclose(step(jg.tensor(x)).numpy(), np.exp(w.numpy() * x) * x)
+
+
 def test_in_place_on_a_leaf_that_requires_grad_raises():
     x = jg.tensor([1.0, 2.0], requires_grad=True)
     for modify in (lambda: x.add_(1), lambda: x.fill_(0), lambda: x.__setitem__(0, 1.0)):
