@@ -31,10 +31,12 @@ class Elementwise(Function):
     ``"bool"`` (comparisons and tests: never differentiable). ``on_bool`` is what bool
     operands alone give where numpy's answer is not bool: ``"int8"`` (floor division,
     remainder, power) or the message of the TypeError numpy raises (subtract, negative).
+    ``integer_only`` ops (bitwise) refuse float and complex operands, as numpy does.
     """
 
     result = "same"
     on_bool: str | None = None
+    integer_only = False
     saves_output = False
     _known: _KnownCall | None = None  # set by calls that dispatch through the memo
     _y = _y_storage = None  # the output, saved by ops with saves_output
@@ -81,6 +83,11 @@ class Elementwise(Function):
             if self.on_bool != "int8":
                 raise TypeError(self.on_bool)
             common = dtypes.int8
+        if self.integer_only and common.kind not in "bui":
+            raise TypeError(
+                f"{_name(self)} is only defined for bool and integer operands (as in numpy), "
+                f"got {', '.join(dtypes.result_type(x).name for x in operands)}"
+            )
         if self.result == "float" and not (common.is_floating_point or common.is_complex):
             common = dtypes.get_default_dtype()
         self._dtype = common
@@ -378,6 +385,11 @@ class Piecewise(Unary):
         return gy * 0
 
 
+def _name(op: Elementwise) -> str:
+    """The op's function name (``BitwiseAnd`` -> ``bitwise_and``), for messages."""
+    return "".join("_" + c.lower() if c.isupper() else c for c in type(op).__name__)[1:]
+
+
 def _op(cls, name: str, doc: str):
     def op(*args):
         return cls()(*args)
@@ -551,6 +563,28 @@ LogicalOr, logical_or = _comparison("logical_or", "or")
 LogicalXor, logical_xor = _comparison("logical_xor", "xor")
 
 
+class Bitwise(Binary):
+    """numpy's bitwise ops: on integers bit by bit, on bools logical (the result stays
+    bool). Piecewise constant in integers: no gradient (an input requiring grad is a
+    float, and floats are refused)."""
+
+    integer_only = True
+    grad_rules = (None, None)
+
+
+def _bitwise(name: str, symbol: str):
+    cls = type(name.title().replace("_", ""), (Bitwise,), {
+        "f": lambda self, m, a, b: getattr(m, name)(a, b)
+    })  # fmt: skip
+    return cls, _op(cls, name, f"a {symbol} b elementwise: bitwise on integers, logical on "
+                               "bools (numpy's rule).")  # fmt: skip
+
+
+BitwiseAnd, bitwise_and = _bitwise("bitwise_and", "&")
+BitwiseOr, bitwise_or = _bitwise("bitwise_or", "|")
+BitwiseXor, bitwise_xor = _bitwise("bitwise_xor", "^")
+
+
 class Where(Elementwise):
     grad_rules = (None, "da", "db")
 
@@ -578,5 +612,6 @@ def where(condition, a, b):
 __all__ = [
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "arctan2",
     "floor_divide", "remainder", "equal", "not_equal", "less", "less_equal", "greater",
-    "greater_equal", "logical_and", "logical_or", "logical_xor", "where",
+    "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "where",
 ]  # fmt: skip
