@@ -120,14 +120,9 @@ class Tensor(TensorBase):
         """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
         if self._grad_fn is None:
             return
-        ref = weakref.ref(self)
-
-        def keep(g):
-            t = ref()
-            if t is not None:
-                t.grad = g if t.grad is None else t.grad + g
-
-        self._grad_fn._hooks_for(self._output_nr).append(keep)
+        hooks = self._grad_fn._hooks_for(self._output_nr)
+        if not any(isinstance(h, _RetainGrad) for h in hooks):  # idempotent, as PyTorch
+            hooks.append(_RetainGrad(self))
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
@@ -191,6 +186,19 @@ class Tensor(TensorBase):
         if self._requires_grad:
             return f"{text[:-1]}, requires_grad=True)"
         return text
+
+
+class _RetainGrad:
+    """The hook ``retain_grad`` adds: it accumulates the gradient into ``.grad``. One per
+    graph output slot, however often ``retain_grad`` is called."""
+
+    def __init__(self, tensor):
+        self.tensor = weakref.ref(tensor)
+
+    def __call__(self, g) -> None:
+        t = self.tensor()
+        if t is not None:
+            t.grad = g if t.grad is None else t.grad + g
 
 
 class _HookHandle:

@@ -141,6 +141,21 @@ def test_intermediate_gradients_only_with_retain_grad():
     assert x.grad.item() == 3 * 8 + 4 * 6
 
 
+def test_retain_grad_twice_keeps_the_gradient_once_as_pytorch():
+    torch = pytest.importorskip("torch")
+    a, ta = jg.tensor([1.0, 2.0], requires_grad=True), torch.tensor([1.0, 2.0], requires_grad=True)
+    results = []
+    for lib, leaf in ((jg, a), (torch, ta)):
+        b = leaf * 2
+        b.retain_grad()
+        b.retain_grad()
+        c = b.reshape(b.shape)  # jitgrad returns b itself, PyTorch a view: both keep b's
+        c.retain_grad()
+        (c * c).sum().backward()
+        results.append((b.grad.tolist(), c.grad.tolist()))
+    assert results[0] == results[1] == ([4.0, 8.0], [4.0, 8.0])
+
+
 # -- requires_grad, detach, no_grad ----------------------------------------------------------
 
 
