@@ -143,9 +143,9 @@ def test_intermediate_gradients_only_with_retain_grad():
 
 def test_retain_grad_twice_keeps_the_gradient_once_as_pytorch():
     torch = pytest.importorskip("torch")
-    a, ta = jg.tensor([1.0, 2.0], requires_grad=True), torch.tensor([1.0, 2.0], requires_grad=True)
     results = []
-    for lib, leaf in ((jg, a), (torch, ta)):
+    for leaf in (jg.tensor([1.0, 2.0], requires_grad=True),
+                 torch.tensor([1.0, 2.0], requires_grad=True)):  # fmt: skip
         b = leaf * 2
         b.retain_grad()
         b.retain_grad()
