@@ -369,8 +369,12 @@ class Clip(Unary):
 
 
 class Sign(Piecewise):
+    on_bool = "sign is not defined for bool (as in numpy); use x.astype(int8) first"
+
+    # Written out rather than numba's np.sign, which gave 255 for uint8 values >= 128 and
+    # -0.0 for -0.0; x - x keeps NaN and makes -0.0 numpy's +0.0.
     def f(self, m, x):
-        return m.sign(x)
+        return m.where(x > 0, 1, m.where(x < 0, -1, x - x))
 
 
 class Floor(Piecewise):
