@@ -195,6 +195,29 @@ def test_no_grad_and_enable_grad_are_context_managers_and_decorators():
     assert not evaluate(x).requires_grad
 
 
+def test_set_grad_enabled_as_a_call_a_block_and_a_decorator_as_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (jg, torch):
+        x = lib.ones(1, requires_grad=True)
+        try:
+            lib.set_grad_enabled(False)  # a plain call switches until switched back
+            assert not (x * 2).requires_grad
+            with lib.set_grad_enabled(True):
+                assert (x * 2).requires_grad
+            assert not (x * 2).requires_grad  # the block restored the mode before it
+            lib.set_grad_enabled(True)
+            assert (x * 2).requires_grad
+
+            @lib.set_grad_enabled(False)  # decorating switches nothing outside the calls
+            def double(t):
+                return t * 2
+
+            assert (x * 2).requires_grad and not double(x).requires_grad
+            assert (x * 2).requires_grad
+        finally:
+            lib.set_grad_enabled(True)
+
+
 def test_grad_mode_is_thread_local():
     seen = []
     x = jg.tensor(1.0, requires_grad=True)
