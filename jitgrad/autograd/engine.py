@@ -54,7 +54,8 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
                 for hook in hooks:
                     if gys[nr] is not None:
                         result = hook(gys[nr])
-                        gys[nr] = gys[nr] if result is None else result
+                        if result is not None:
+                            gys[nr] = _hook_result(hook, gys[nr], result)
             if captured is not None:
                 for nr, g in enumerate(gys):
                     if (node, nr) in wanted:
@@ -72,6 +73,22 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
                 if edge is not None and gx is not None:
                     send(edge, gx)
     return captured
+
+
+def _hook_result(hook, g, result):
+    """A hook's replacement for ``g``: it must keep the gradient's shape and dtype."""
+    name = getattr(hook, "__name__", repr(hook))
+    if getattr(result, "_shape", None) != g._shape:
+        raise RuntimeError(
+            f"hook {name!r} has changed the size of value: it returned "
+            f"{getattr(result, 'shape', type(result).__name__)} for a gradient of shape {g.shape}"
+        )
+    if result.dtype is not g.dtype:
+        raise RuntimeError(
+            f"hook {name!r} has changed the type of value (was {g.dtype.name} got "
+            f"{result.dtype.name})"
+        )
+    return result
 
 
 def _accumulate(node: AccumulateGrad, g, create_graph: bool) -> None:

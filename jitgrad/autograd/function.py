@@ -144,10 +144,39 @@ class Function(Node):
                 f"{type(self).__name__}.backward returned {len(gxs)} gradients for "
                 f"{len(self.inputs)} inputs"
             )
+        # Where every gradient enters an input: one shape and dtype comparison each, the
+        # work only on a mismatch. (A loop: no comprehension frame per op.)
+        for i, x in enumerate(self.inputs):
+            g = gxs[i]
+            if g is not None and x._requires_grad and (
+                getattr(g, "_shape", None) != x._shape or g._storage.dtype is not x._storage.dtype
+            ):
+                gxs = gxs[:i] + (self._fit_gradient(i, g, x),) + gxs[i + 1 :]
         if not retain_graph:
             self.inputs = None
             self._release()
         return gxs
+
+    def _fit_gradient(self, i: int, g, x):
+        """``g``, the gradient of input ``i``, as PyTorch fits it to ``x``: summed over the
+        dimensions ``x`` was broadcast along, cast to ``x``'s dtype (mixed-dtype ops compute
+        in the wider one); any other shape is an error."""
+        from .tensor import as_tensor  # (the Tensor class builds on this module)
+
+        g = as_tensor(g)
+        if g.shape != x.shape:
+            lead = g.ndim - x.ndim
+            if lead < 0 or any(n != 1 and n != m for n, m in zip(x.shape, g.shape[lead:])):
+                raise RuntimeError(
+                    f"{type(self).__name__}.backward returned an invalid gradient at index {i}: "
+                    f"shape {g.shape}, but input {i} has shape {x.shape} (a gradient has the "
+                    "input's shape, or a shape the input broadcasts to)"
+                )
+            axes = tuple(range(lead)) + tuple(
+                lead + k for k, n in enumerate(x.shape) if n == 1 and g.shape[lead + k] != 1
+            )
+            g = g.sum(axis=axes, keepdims=True).reshape(x.shape) if axes else g.reshape(x.shape)
+        return g if g.dtype is x.dtype else g.astype(x.dtype)
 
     def _inputs_read_by_backward(self):
         """Indices of the inputs whose values this backward reads (their in-place change

@@ -79,6 +79,19 @@ class Tensor(TensorBase):
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, TensorBase):
+                raise TypeError(
+                    f"assigned grad must be a tensor or None, not {type(value).__name__}"
+                )
+            if value._shape != self._shape or value.dtype is not self.dtype:
+                raise RuntimeError(
+                    f"assigned grad has shape {value.shape} and dtype {value.dtype.name}; the "
+                    f"tensor has shape {self.shape} and dtype {self.dtype.name}: they must match"
+                )
+        self._set_grad(value)
+
+    def _set_grad(self, value: Tensor | None) -> None:
         tape = config.thread.tape
         if tape is not None:  # a jitted step that resets gradients itself
             tape.grad_assigned(self)
@@ -198,7 +211,7 @@ class _RetainGrad:
     def __call__(self, g) -> None:
         t = self.tensor()
         if t is not None:
-            t.grad = g if t.grad is None else t.grad + g
+            t._set_grad(g if t.grad is None else t.grad + g)
 
 
 class _HookHandle:

@@ -540,6 +540,77 @@ def test_hooks_see_and_replace_gradients():
     assert seen == [[30.0, 30.0]]
 
 
+@pytest.mark.parametrize("replacement", [lambda g: jg.ones(5), lambda g: g.astype(jg.float64)],
+                         ids=["size", "dtype"])  # fmt: skip
+def test_a_hook_must_keep_the_gradient_shape_and_dtype_as_pytorch(replacement):
+    a = jg.ones(3, dtype=jg.float32, requires_grad=True)
+    a.register_hook(replacement)
+    with pytest.raises(RuntimeError, match="hook '<lambda>' has changed the (size|type) of value"):
+        (a * a).sum().backward()
+    b = jg.ones(3, dtype=jg.float32, requires_grad=True) * 2  # a non-leaf's hook too
+    b.register_hook(replacement)
+    with pytest.raises(RuntimeError, match="has changed the (size|type) of value"):
+        (b * b).sum().backward()
+
+
+def _returning(make):
+    class Returning(Function):
+        def forward(self, x):
+            return x * 1
+
+        def backward(self, gy):
+            return make()
+
+    return Returning()
+
+
+@pytest.mark.parametrize("shape", [(5,), (1,), (3, 1)])
+def test_a_backward_returning_a_gradient_of_another_shape_raises_as_pytorch(shape):
+    a = jg.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Returning.backward returned an invalid gradient "
+                                           rf"at index 0: shape \({shape[0]},"):  # fmt: skip
+        _returning(lambda: jg.ones(shape))(a).sum().backward()
+
+
+def test_a_backward_gradient_is_fitted_to_its_input_as_pytorch():
+    torch = pytest.importorskip("torch")
+    for grad, expected in [
+        (lambda: jg.ones(3, dtype=jg.int64), [1.0] * 3),  # cast to the input's dtype
+        (lambda: jg.ones(3, dtype=jg.float64), [1.0] * 3),
+        (lambda: jg.ones((2, 3)), [2.0] * 3),  # summed over the broadcast dimension
+    ]:
+        a = jg.ones(3, dtype=jg.float32, requires_grad=True)
+        _returning(grad)(a).sum().backward()
+        assert a.grad.dtype is jg.float32 and a.grad.tolist() == expected
+
+    class Returning(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, gy):
+            return torch.ones(2, 3, dtype=torch.int64)
+
+    t = torch.ones(3, requires_grad=True)
+    Returning.apply(t).sum().backward()
+    assert t.grad.dtype is torch.float32 and t.grad.tolist() == [2.0] * 3
+
+
+def test_an_assigned_grad_must_match_the_tensor_as_pytorch():
+    a = jg.ones(2, dtype=jg.float32, requires_grad=True)
+    for wrong in (jg.ones(3, dtype=jg.float32), jg.ones(2, dtype=jg.float64),
+                  jg.ones(2, dtype=jg.int64)):  # fmt: skip
+        with pytest.raises(RuntimeError, match=r"assigned grad has shape .* must match"):
+            a.grad = wrong
+    with pytest.raises(TypeError, match="assigned grad must be a tensor or None, not list"):
+        a.grad = [1.0, 1.0]
+    a.grad = jg.full(2, 3.0, dtype=jg.float32)
+    assert a.grad.tolist() == [3.0, 3.0]
+    a.grad = None
+    assert a.grad is None
+
+
 def test_custom_function_with_two_outputs():
     class SplitScale(Function):
         def forward(self, x):
