@@ -145,6 +145,19 @@ def test_matmul_second_order():
                      a, b)  # fmt: skip
 
 
+@pytest.mark.parametrize("op", [jg.matmul, jg.dot, jg.outer,
+                                lambda a, b: jg.einsum("ij,jk->ik", a, b)])  # fmt: skip
+def test_mixed_dtype_gradients_have_each_input_dtype(op):
+    # As PyTorch and jitgrad's elementwise ops: .grad has its leaf's dtype, whatever the
+    # wider dtype the op computed in.
+    a = jg.ones((2, 3), dtype=jg.float32, requires_grad=True)
+    b = jg.ones((3, 2), dtype=jg.float64, requires_grad=True)
+    if op is jg.outer:
+        a, b = jg.ones(2, dtype=jg.float32, requires_grad=True), b[0].detach().requires_grad_()
+    op(a, b).sum().backward()
+    assert (a.grad.dtype, b.grad.dtype) == (jg.float32, jg.float64)
+
+
 def test_matmul_errors():
     with pytest.raises(ValueError, match=r"\(2, 3\) and \(4, 2\)"):
         jg.ones((2, 3)) @ jg.ones((4, 2))

@@ -137,3 +137,17 @@ def test_recorded_assignment_drops_the_values_extra_leading_ones_as_torch():
         return y
 
     assert gradcheck(assigned, jg.tensor(w0, requires_grad=True))
+
+
+@pytest.mark.parametrize("join", ["concatenate", "stack"])
+def test_joined_mixed_dtype_gradients_have_each_input_dtype_as_pytorch(join):
+    torch = pytest.importorskip("torch")
+    torch_join = torch.cat if join == "concatenate" else torch.stack
+    results = []
+    for lib, fn in ((jg, getattr(jg, join)), (torch, torch_join)):
+        a = lib.ones(3, dtype=lib.float16, requires_grad=True)
+        b = lib.ones(3, dtype=lib.float32, requires_grad=True)
+        (fn([a, b]) * 2).sum().backward()
+        names = [str(t.grad.dtype).rsplit(".", 1)[-1] for t in (a, b)]
+        results.append([*names, a.grad.tolist(), b.grad.tolist()])
+    assert results[0] == results[1] == ["float16", "float32", [2.0] * 3, [2.0] * 3]
