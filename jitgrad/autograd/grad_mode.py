@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
+import sys
 
 from .._config import config
 
@@ -56,18 +59,64 @@ class set_grad_enabled(contextlib.ContextDecorator):
         if self._switched:  # decorating switches nothing until the function runs
             self._switched = False
             config.thread.grad_enabled = self._saved.pop()
+        if inspect.isgeneratorfunction(fn):
+            return self._wrap_generator(fn)
         return super().__call__(fn)
 
+    def _wrap_generator(self, fn):
+        """A generator function whose body runs in this mode each time it resumes, and the
+        caller's code between its yields in the caller's mode (PyTorch's rule)."""
 
-class no_grad(set_grad_enabled):
+        @functools.wraps(fn)
+        def generator(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with self:
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self:
+                            gen.close()
+                        raise
+                    except BaseException:
+                        with self:
+                            response = gen.throw(*sys.exc_info())
+                    else:
+                        with self:
+                            response = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
+
+        return generator
+
+
+class _NoArgumentMode(set_grad_enabled):
+    """A mode of its own (``no_grad``, ``enable_grad``): used with parentheses or without
+    (``@jg.no_grad`` decorates directly, as PyTorch's)."""
+
+    _mode: bool
+
+    def __new__(cls, fn=None):
+        if fn is None:
+            return super().__new__(cls)
+        if not callable(fn):
+            raise TypeError(f"{cls.__name__}() takes no arguments; use it as @{cls.__name__} "
+                            f"or @{cls.__name__}() or in a with block")  # fmt: skip
+        return cls()(fn)
+
+    def __init__(self, fn=None):
+        self._setup(self._mode)
+
+
+class no_grad(_NoArgumentMode):
     """Run without recording gradients (optimizer updates, evaluation)."""
 
-    def __init__(self):
-        self._setup(False)
+    _mode = False
 
 
-class enable_grad(set_grad_enabled):
+class enable_grad(_NoArgumentMode):
     """Record gradients again inside a ``no_grad`` region."""
 
-    def __init__(self):
-        self._setup(True)
+    _mode = True

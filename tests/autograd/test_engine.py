@@ -218,6 +218,34 @@ def test_set_grad_enabled_as_a_call_a_block_and_a_decorator_as_pytorch():
             lib.set_grad_enabled(True)
 
 
+@pytest.mark.parametrize("bare", [False, True], ids=["called", "bare"])
+@pytest.mark.parametrize("mode", ["no_grad", "enable_grad"])
+def test_grad_mode_decorators_cover_generators_and_the_bare_form_as_pytorch(mode, bare):
+    torch = pytest.importorskip("torch")
+    for lib in (jg, torch):
+        decorator = getattr(lib, mode) if bare else getattr(lib, mode)()
+        x = lib.ones(1, requires_grad=True)
+        outside = mode == "no_grad"  # the caller's mode: the opposite of the decorator's
+
+        @decorator
+        def doubled(t):
+            return t * 2
+
+        @decorator
+        def doubles(t):
+            sent = yield t * 2
+            yield (t * sent).requires_grad
+
+        with lib.set_grad_enabled(outside):
+            assert doubled(x).requires_grad is not outside
+            gen = doubles(x)
+            assert next(gen).requires_grad is not outside
+            assert (x * 2).requires_grad is outside  # between yields: the caller's mode
+            assert gen.send(3) is not outside
+    with pytest.raises(TypeError, match=r"no_grad\(\) takes no arguments"):
+        jg.no_grad(True)
+
+
 def test_grad_mode_is_thread_local():
     seen = []
     x = jg.tensor(1.0, requires_grad=True)
