@@ -56,7 +56,7 @@ class Elementwise(Function):
         constants, tensors, recording = [], [], False
         for x, slot in zip(inputs, slots):
             if slot is None:
-                constants.append(x)
+                constants.append(self._constant(x) if known.converts else x)
             else:
                 constants.append(None)
                 tensors.append(x)
@@ -97,7 +97,7 @@ class Elementwise(Function):
         for x in operands:
             if isinstance(x, (bool, int, float, complex)):
                 self._slots.append(None)
-                self._constants.append(x)
+                self._constants.append(self._constant(x))
             else:
                 self._slots.append(len(tensors))
                 self._constants.append(None)
@@ -107,12 +107,18 @@ class Elementwise(Function):
         if signature is not None and self._decision is not None:
             if len(_known_calls) >= _KNOWN_LIMIT:
                 _known_calls.clear()
-            self._known = _KnownCall(self._dtype, tuple(self._slots), self._decision)
+            converts = type(self)._constant is not Elementwise._constant
+            self._known = _KnownCall(self._dtype, tuple(self._slots), self._decision, converts)
             _known_calls[signature] = self._known
         return out
 
     def _dtype_operands(self, operands):
         return operands
+
+    def _constant(self, value):
+        """A Python scalar operand as the formula's constant, once the result dtype
+        (``self._dtype``) is known: the value itself unless an op says otherwise."""
+        return value
 
     def _keeps_bool(self, position: int) -> bool:
         return False
@@ -265,13 +271,14 @@ class Elementwise(Function):
 
 class _KnownCall:
     """What calls of one signature share: the result dtype, the tensors' places among the
-    arguments, the forward kernel's decision, and per set of inputs requiring grad, the
-    inputs the backward reads."""
+    arguments, the forward kernel's decision, whether constants go through ``_constant``,
+    and per set of inputs requiring grad, the inputs the backward reads."""
 
-    __slots__ = ("dtype", "slots", "decision", "reads")
+    __slots__ = ("dtype", "slots", "decision", "converts", "reads")
 
-    def __init__(self, dtype, slots, decision):
+    def __init__(self, dtype, slots, decision, converts=False):
         self.dtype, self.slots, self.decision, self.reads = dtype, slots, decision, {}
+        self.converts = converts
 
 
 _known_calls: dict = {}
@@ -354,8 +361,8 @@ def _rule_reads(cls) -> dict[str, set[int]]:
 
 
 # Parameters of parametrised ops take these values while probing; reads don't depend on them.
-_PROBE_PARAMETERS = {"negative_slope": 0.01, "approximate": "none", "a_min": 0.0, "a_max": 1.0,
-                     "decimals": 0}  # fmt: skip
+_PROBE_PARAMETERS = {"negative_slope": 0.01, "approximate": "none", "has_min": True,
+                     "has_max": True, "decimals": 0}  # fmt: skip
 
 
 class Unary(Elementwise):

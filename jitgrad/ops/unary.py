@@ -14,7 +14,7 @@ from ..autograd.function import Function
 from ..autograd.tensor import Tensor
 from ..recording import compute
 from ..tensor import wrap_numpy
-from .elementwise import Piecewise, Test, Unary, _op
+from .elementwise import Elementwise, Piecewise, Test, Unary, _op
 
 _LN2, _LN10 = math.log(2), math.log(10)
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -37,6 +37,7 @@ class Negative(Unary):
 
 class Positive(Unary):
     needs_input_values = False
+    on_bool = "positive, the unary `+` operator, is not defined for bool (as in numpy)"
 
     def f(self, m, x):
         return +x
@@ -337,35 +338,65 @@ class Erf(Unary):
         return gy * _TWO_OVER_SQRT_PI * m.exp(-x * x)
 
 
-class Clip(Unary):
-    params = ("a_min", "a_max")
+class Clip(Elementwise):
+    """x limited to [lo, hi], numpy's ``minimum(maximum(x, lo), hi)``; a missing bound is
+    a placeholder the formula never reads (``has_min``, ``has_max``). Bounds may be
+    tensors: the gradients are PyTorch clamp's (x owns ties, hi wins when lo > hi)."""
 
-    def __init__(self, a_min=None, a_max=None):
-        if a_min is None and a_max is None:
-            raise ValueError("clip needs at least one of a_min and a_max")
-        self.a_min, self.a_max = a_min, a_max
+    grad_rules, params = ("dx", "dlo", "dhi"), ("has_min", "has_max")
 
-    def _dtype_operands(self, inputs):
-        bounds = [b for b in (self.a_min, self.a_max) if b is not None]
-        return super()._dtype_operands(list(inputs) + bounds)
+    def __init__(self, has_min: bool, has_max: bool):
+        self.has_min, self.has_max = has_min, has_max
 
-    def f(self, m, x):
-        # numpy's maximum-then-minimum, written with where: differentiated as part of a
-        # jg.function, where's rule passes the whole gradient at a bound, as dx does
-        # (maximum's and minimum's split it at ties).
-        if self.a_min is not None:
-            x = m.where(x < self.a_min, self.a_min, x)
-        if self.a_max is not None:
-            x = m.where(x > self.a_max, self.a_max, x)
+    def _dtype_operands(self, operands):
+        x, lo, hi = operands
+        return [x] + [lo] * self.has_min + [hi] * self.has_max
+
+    def _constant(self, value):
+        if self._dtype.is_integer and type(value) is int:
+            # Beyond the dtype's range, a Python int clips like the range's end (numpy 2
+            # compares it as the number it is); converted, it would raise or wrap.
+            info = np.iinfo(self._dtype.numpy)
+            return min(max(value, int(info.min)), int(info.max))
+        return value
+
+    # where rather than maximum/minimum: differentiated as part of a jg.function, where's
+    # rule routes the whole gradient as dx does (maximum's and minimum's split it at ties).
+    def f(self, m, x, lo, hi):
+        if self.has_min:
+            x = m.where(_or_nan(x < lo, x, lo), lo, x)
+        if self.has_max:
+            x = m.where(_or_nan(x > hi, x, hi), hi, x)
         return x
 
-    def dx(self, m, gy, y, x):
+    def dx(self, m, gy, y, x, lo, hi):
         inside = x == x  # NaN positions get no gradient, like PyTorch's clamp
-        if self.a_min is not None:
-            inside = inside & (x >= self.a_min)
-        if self.a_max is not None:
-            inside = inside & (x <= self.a_max)
+        if self.has_min:
+            inside = inside & (x >= lo)
+        if self.has_max:
+            inside = inside & (x <= hi)
         return m.where(inside, gy, 0)
+
+    # PyTorch's rules, also where lo = hi > x: then no input gets the gradient.
+    def dlo(self, m, gy, y, x, lo, hi):
+        below = x < lo
+        if self.has_max:
+            below = below & (lo < hi)
+        return m.where(below, gy, 0)
+
+    def dhi(self, m, gy, y, x, lo, hi):
+        above = x > hi
+        if self.has_min:
+            above = above | (hi < lo)
+        return m.where(above, gy, 0)
+
+
+def _or_nan(beyond, x, bound):
+    """Where x is beyond the bound, or the bound is NaN: a NaN bound gives NaN, as numpy's
+    maximum and minimum."""
+    if isinstance(bound, (int, float)):  # a formula constant: known now
+        return beyond if bound == bound else (x == x) | (x != x)
+    return beyond | (bound != bound)
 
 
 class Sign(Piecewise):
@@ -495,8 +526,18 @@ def gelu(x, approximate: str = "none"):
 
 
 def clip(x, a_min=None, a_max=None):
-    """x limited to [a_min, a_max] (either may be None), numpy's ``clip``."""
-    return Clip(a_min, a_max)(x)
+    """x limited to [a_min, a_max], numpy's ``clip``: either bound may be None (both: a
+    copy), a number or a tensor, broadcasting; the bounds take part in the result dtype.
+
+    >>> import jitgrad as jg
+    >>> jg.clip(jg.tensor([1, 5, 9], dtype=jg.uint8), -1, 4).tolist()
+    [1, 4, 4]
+    """
+    if a_min is None and a_max is None:
+        return positive(x)
+    return Clip(a_min is not None, a_max is not None)(
+        x, 0 if a_min is None else a_min, 0 if a_max is None else a_max
+    )
 
 
 def round(x, decimals: int = 0):  # noqa: A001  numpy's spelling

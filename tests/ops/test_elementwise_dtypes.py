@@ -148,3 +148,63 @@ def test_sign_is_numpys_for_every_dtype(backend_name, dtype):
 def test_sign_of_bool_raises_as_numpy():
     with pytest.raises(TypeError, match="sign is not defined for bool"):
         jg.sign(jg.tensor([True]))
+
+
+# -- clip (3) --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+@pytest.mark.parametrize("dtype", INTS + ["float16", "float64"])
+def test_clip_is_numpys_with_any_bounds(backend_name, dtype):
+    x = np.array([0, 1, 5, 9, 100, 127], dtype)
+    bounds = [(-1, 4), (-1000, 1000), (3, None), (None, 4), (None, None), (2.5, 4), (5, 2),
+              (np.array([0, 6, 0, 2, 7, 120], dtype), 8), (1, np.array([3], np.int16)),
+              (np.array([[1], [4]], np.int8), np.array([3, 5, 6, 7, 8, 9], dtype))]  # fmt: skip
+    if dtype.startswith("float"):
+        bounds += [(np.nan, 4), (np.array([np.nan, 1, 1, 1, 1, 1], dtype), None)]
+    with backend(backend_name):
+        for lo, hi in bounds:
+            for call in (jg.clip, np.clip, lambda t, lo, hi: t.clip(lo, hi)):
+                assert_matches_numpy(call, np.clip, x, lo, hi)
+    assert_matches_numpy(jg.clip, np.clip, np.array([True]), None, None)  # numpy: TypeError
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=hnp.arrays(np.float64, (3, 6), elements=st.integers(-3, 3).map(float)),
+    has=st.sampled_from([(True, True), (True, False), (False, True)]),
+    as_scalar=st.booleans(),
+)
+def test_clip_gradients_are_torch_clamps_at_ties_and_crossed_bounds(values, has, as_scalar):
+    import torch
+
+    x, lo, hi = values
+    lo, hi = (lo if has[0] else None), (hi if has[1] else None)
+    if as_scalar:
+        lo, hi = (None if b is None else float(b[0]) for b in (lo, hi))
+    tensors = [jg.tensor(b, requires_grad=True) if isinstance(b, np.ndarray) else b
+               for b in (x, lo, hi)]  # fmt: skip
+    torch_tensors = [torch.tensor(b, requires_grad=True) if isinstance(b, np.ndarray) else b
+                     for b in (x, lo, hi)]  # fmt: skip
+    y = jg.clip(*tensors)
+    want = torch.clamp(*torch_tensors)
+    np.testing.assert_array_equal(y.numpy(), want.detach().numpy())
+    y.backward(jg.ones(6))
+    want.backward(torch.ones(6))
+    for got, expected in zip(tensors, torch_tensors):
+        if isinstance(got, jg.Tensor):
+            np.testing.assert_array_equal(got.grad.numpy(), expected.grad.numpy())
+
+
+def test_clip_differentiates_in_a_fused_function_and_at_second_order():
+    @jg.function
+    def f(x):
+        return jg.clip(x, 0.5, 2.0) * x
+
+    x = jg.tensor([0.0, 1.0, 3.0], requires_grad=True)
+    f(x).sum().backward()
+    assert x.grad.tolist() == [0.5, 2.0, 2.0]
+    x = jg.tensor([0.0, 1.0, 3.0], requires_grad=True)
+    lo = jg.tensor([0.5, 0.5, 0.5], requires_grad=True)
+    (g,) = jg.autograd.grad((jg.clip(x, lo, 2.0) ** 2).sum(), [lo], create_graph=True)
+    assert g.tolist() == [1.0, 0.0, 0.0]
