@@ -10,6 +10,8 @@ by ``sum_to`` here, once, for every op.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
@@ -376,6 +378,32 @@ class Binary(Elementwise):
 class Comparison(Binary):
     result = "bool"
     grad_rules = (None, None)
+    beyond_int64 = True  # logical ops: numpy raises OverflowError for ints beyond int64
+
+    def __call__(self, *inputs):
+        # numpy 2 compares a Python int beyond the other operand's integer range as the
+        # number it is (uint8 == -1 is False, int8 < 300 True), where arithmetic raises
+        # OverflowError. Such a call compares in int64, or beyond it in float64 with the
+        # int as infinity: every int64 lies on the same side of both.
+        for k, x in enumerate(inputs):
+            other = inputs[1 - k] if len(inputs) == 2 else None
+            if type(x) is not int or not isinstance(other, (Tensor, np.ndarray, np.generic)):
+                continue
+            d = dtypes.as_dtype(other.dtype)
+            if not (d.is_integer or d is dtypes.bool_):
+                continue
+            info = np.iinfo(d.numpy if d.is_integer else np.int64)  # (bool with int: int64)
+            if info.min <= x <= info.max:
+                continue
+            wide = dtypes.int64 if -(2**63) <= x < 2**63 else dtypes.float64
+            if wide is dtypes.float64 and (d is dtypes.bool_ or not self.beyond_int64):
+                name = d.name if d.is_integer else "int64"
+                raise OverflowError(f"Python integer {x} out of bounds for {name} (as numpy)")
+            operands = list(inputs)
+            operands[k] = x if wide is dtypes.int64 else math.inf if x > 0 else -math.inf
+            operands[1 - k] = as_tensor(other).astype(wide)
+            return type(self)()(*operands)
+        return super().__call__(*inputs)
 
 
 class Test(Unary):
@@ -552,9 +580,9 @@ remainder = _op(Remainder, "remainder", "a % b with the sign of b (numpy, Python
 # -- comparisons and logic -----------------------------------------------------------------
 
 
-def _comparison(name: str, symbol: str):
+def _comparison(name: str, symbol: str, beyond_int64: bool = True):
     cls = type(name.title().replace("_", ""), (Comparison,), {
-        "f": lambda self, m, a, b: getattr(m, name)(a, b)
+        "f": lambda self, m, a, b: getattr(m, name)(a, b), "beyond_int64": beyond_int64
     })  # fmt: skip
     return cls, _op(cls, name, f"a {symbol} b elementwise, as a bool tensor.")
 
@@ -565,9 +593,9 @@ Less, less = _comparison("less", "<")
 LessEqual, less_equal = _comparison("less_equal", "<=")
 Greater, greater = _comparison("greater", ">")
 GreaterEqual, greater_equal = _comparison("greater_equal", ">=")
-LogicalAnd, logical_and = _comparison("logical_and", "and")
-LogicalOr, logical_or = _comparison("logical_or", "or")
-LogicalXor, logical_xor = _comparison("logical_xor", "xor")
+LogicalAnd, logical_and = _comparison("logical_and", "and", beyond_int64=False)
+LogicalOr, logical_or = _comparison("logical_or", "or", beyond_int64=False)
+LogicalXor, logical_xor = _comparison("logical_xor", "xor", beyond_int64=False)
 
 
 class Bitwise(Binary):

@@ -208,3 +208,29 @@ def test_clip_differentiates_in_a_fused_function_and_at_second_order():
     lo = jg.tensor([0.5, 0.5, 0.5], requires_grad=True)
     (g,) = jg.autograd.grad((jg.clip(x, lo, 2.0) ** 2).sum(), [lo], create_graph=True)
     assert g.tolist() == [1.0, 0.0, 0.0]
+
+
+# -- Python ints beyond an integer dtype's range (4) -----------------------------------------
+
+COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+           "logical_and", "logical_or", "logical_xor"]  # fmt: skip
+ARITHMETIC = ["add", "subtract", "multiply", "maximum", "bitwise_and"]
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+@pytest.mark.parametrize("dtype", INTS + ["bool"])
+def test_out_of_range_python_ints_compare_and_raise_in_arithmetic_as_numpy(backend_name, dtype):
+    x = np.array([0, 1, 127], dtype)
+    if dtype != "bool":
+        info = np.iinfo(dtype)
+        x = np.array([info.min, 0, 1, info.max], dtype)
+    scalars = [-1, 0, 255, 256, 300, -129, 2**31, -(2**31) - 1, 2**63 - 1, 2**63, -(2**63) - 1,
+               2**64, 2**70, -(2**1100)]  # fmt: skip
+    with backend(backend_name):
+        for v in scalars:
+            for name in COMPARE + ARITHMETIC:
+                assert_matches_numpy(getattr(jg, name), getattr(np, name), x, v)
+                assert_matches_numpy(getattr(jg, name), getattr(np, name), v, x)
+            # the memo of a call signature is decided on a value in range: it still holds
+            assert_matches_numpy(lambda t, s: (t == 0, t == s)[1], np.equal, x, v)
+            assert_matches_numpy(lambda s, t: (0 < t, s < t)[1], np.less, v, x)
