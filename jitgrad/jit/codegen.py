@@ -253,6 +253,8 @@ class _Body:
             return f"np.logaddexp({self._literal(0)}, {a[0]})"
         if op == "erf":
             return f"{self.ct}(math.erf({a[0]}))"
+        if op == "power" and self.sig.compute.startswith(("int", "uint")):
+            return f"vm.ipow({a[0]}, {a[1]})"
         if op == "power":
             return f"({a[0]} ** {a[1]})"
         if op == "arctan2":

@@ -1044,6 +1044,22 @@ def pow_f64(x, y):
     return _pow_f64(x, y)
 
 
+@njit(**_OPTS)
+def ipow(x, n):
+    """x**n of integers as numpy computes it, for n >= 0 (a negative exponent is refused
+    before any kernel runs): repeated squaring, wrapping on overflow. numba's own ``**``
+    goes through floats for large n (3**2**40 gave the int64 minimum); the low bits of
+    int64 products are those of the narrower type's, so one cast at the end is numpy's."""
+    result = x - x + 1
+    base = x - x + x  # (the same int64 type as result: numba widens small ints)
+    while n > 0:
+        if n & 1:
+            result *= base
+        base *= base
+        n >>= 1
+    return result
+
+
 # ---------------------------------------------------------------- lookup
 _NAMES = ("exp", "expm1", "log", "log1p", "tanh", "sigmoid", "softplus", "sin", "cos", "erf",
           "gelu", "pow")  # fmt: skip

@@ -19,7 +19,7 @@ from .._config import config
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor
-from ..recording import compute
+from ..recording import compute, run
 from ..strided import layout
 from ..tensor import wrap_numpy
 from . import reference
@@ -493,6 +493,19 @@ class Power(Binary):
     saves_output = True
     on_bool = "int8"
 
+    def __call__(self, a, b):
+        # numpy refuses negative integer exponents of integers (kernels would give garbage):
+        # checked on every call, and by every replay of a traced one, before anything runs.
+        a, b = (np.asarray(v) if isinstance(v, (list, tuple)) else v for v in (a, b))
+        base, exponent = _integer_kind(a), _integer_kind(b)
+        if base is not None and exponent is not None:
+            if not hasattr(b, "dtype"):  # (out of an unsigned base's range: OverflowError)
+                if base != "u":
+                    _refuse_negative_exponents(np.asarray(b))
+            elif exponent == "i":
+                run(_refuse_negative_exponents, b.numpy() if hasattr(b, "numpy") else b)
+        return super().__call__(a, b)
+
     def f(self, m, a, b):
         return m.power(a, b)
 
@@ -503,6 +516,22 @@ class Power(Binary):
     def db(self, m, gy, y, a, b):
         # 0 ** b has no log; PyTorch defines the gradient there as 0 for b >= 0.
         return m.where((a == 0) & (b >= 0), 0, gy * y * m.log(a))
+
+
+def _integer_kind(x) -> str | None:
+    """numpy's kind letter of an integer or bool operand ("b", "i", "u"), else None (a
+    symbolic kernel value has no dtype)."""
+    if isinstance(x, bool):
+        return "b"
+    if isinstance(x, int):
+        return "i"
+    kind = getattr(getattr(x, "dtype", None), "kind", None)
+    return kind if kind in ("b", "i", "u") else None
+
+
+def _refuse_negative_exponents(exponents: np.ndarray) -> None:
+    if (exponents < 0).any():
+        raise ValueError("Integers to negative integer powers are not allowed.")
 
 
 class Maximum(Binary):

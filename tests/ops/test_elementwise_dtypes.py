@@ -234,3 +234,35 @@ def test_out_of_range_python_ints_compare_and_raise_in_arithmetic_as_numpy(backe
             # the memo of a call signature is decided on a value in range: it still holds
             assert_matches_numpy(lambda t, s: (t == 0, t == s)[1], np.equal, x, v)
             assert_matches_numpy(lambda s, t: (0 < t, s < t)[1], np.less, v, x)
+
+
+# -- integer powers ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+@pytest.mark.parametrize("dtype", INTS + ["bool"])
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_integer_powers_wrap_and_refuse_negative_exponents_as_numpy(backend_name, dtype, data):
+    bases = data.draw(hnp.arrays(dtype, (6,)) if dtype == "bool" else int_arrays(dtype, (6,)))
+    small = hnp.arrays(dtype, (6,), elements=st.integers(-3, 70) if dtype != "bool" else None)
+    exponents = data.draw(small if dtype != "uint8" else int_arrays(dtype, (6,)))
+    with backend(backend_name):
+        assert_matches_numpy(lambda a, b: a ** b, np.power, bases, exponents)
+        for scalar in (0, 3, 63, 2**40 + 1, -1):
+            assert_matches_numpy(lambda a, s=scalar: a ** s, lambda a, s=scalar: a ** s, bases)
+        assert_matches_numpy(lambda b: 3 ** b, lambda b: 3 ** b, exponents)
+
+
+def test_a_negative_integer_exponent_is_refused_on_every_call_and_replay():
+    powers = jg.jit(lambda a, b: a ** b)
+    base = jg.tensor([2, 3])
+    assert powers(base, jg.tensor([1, 2])).tolist() == [2, 9]
+    assert powers(base, jg.tensor([3, 0])).tolist() == [8, 1]  # (the replay)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        powers(base, jg.tensor([1, -1]))
+    x = jg.tensor([2, 3])
+    with pytest.raises(ValueError, match="negative integer powers"):
+        x **= jg.tensor([-1, 1])
+    assert x.tolist() == [2, 3]  # refused before anything was written
+    assert (jg.tensor([2.0]) ** -1).tolist() == [0.5]  # floats take any exponent
