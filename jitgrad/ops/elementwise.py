@@ -109,7 +109,8 @@ class Elementwise(Function):
         if signature is not None and self._decision is not None:
             if len(_known_calls) >= _KNOWN_LIMIT:
                 _known_calls.clear()
-            converts = type(self)._constant is not Elementwise._constant
+            converts = (type(self)._constant is not Elementwise._constant
+                        or self._dtype is dtypes.float16)  # fmt: skip
             self._known = _KnownCall(self._dtype, tuple(self._slots), self._decision, converts)
             _known_calls[signature] = self._known
         return out
@@ -119,7 +120,13 @@ class Elementwise(Function):
 
     def _constant(self, value):
         """A Python scalar operand as the formula's constant, once the result dtype
-        (``self._dtype``) is known: the value itself unless an op says otherwise."""
+        (``self._dtype``) is known: the value itself, but for float16, where numpy (NEP 50)
+        converts it to float16 first (1.0 + 2049 is 2048; 70000.0 is inf), though the
+        kernel computes in float32."""
+        if self._dtype is dtypes.float16 and isinstance(value, (int, float)):
+            if not isinstance(value, bool):
+                with np.errstate(over="ignore"):
+                    return float(np.float16(value))
         return value
 
     def _keeps_bool(self, position: int) -> bool:

@@ -358,7 +358,7 @@ class Clip(Elementwise):
             # compares it as the number it is); converted, it would raise or wrap.
             info = np.iinfo(self._dtype.numpy)
             return min(max(value, int(info.min)), int(info.max))
-        return value
+        return super()._constant(value)
 
     # where rather than maximum/minimum: differentiated as part of a jg.function, where's
     # rule routes the whole gradient as dx does (maximum's and minimum's split it at ties).

@@ -266,3 +266,25 @@ def test_a_negative_integer_exponent_is_refused_on_every_call_and_replay():
         x **= jg.tensor([-1, 1])
     assert x.tolist() == [2, 3]  # refused before anything was written
     assert (jg.tensor([2.0]) ** -1).tolist() == [0.5]  # floats take any exponent
+
+
+# -- float16 with Python scalars -----------------------------------------------------------
+
+FLOAT16 = np.arange(2**16, dtype=np.uint16).view(np.float16)
+FLOAT16_OPS = {
+    "add": lambda a, s: a + s, "rsub": lambda a, s: s - a, "mul": lambda a, s: a * s,
+    "div": lambda a, s: a / s, "rdiv": lambda a, s: s / a, "less": lambda a, s: a < s,
+    "equal": lambda a, s: a == s, "clip": lambda a, s: a.clip(None, s),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+@pytest.mark.parametrize("op", FLOAT16_OPS)
+def test_python_scalars_become_float16_first_as_numpy(backend_name, op):
+    # NEP 50: the weak scalar is converted to float16 before the operation, so every
+    # float16 value (NaN and inf included) must give numpy's result and dtype.
+    fn = FLOAT16_OPS[op]
+    with backend(backend_name):
+        for scalar in (0.1, 1 / 3, 3.14159, 2049, 65519.0, 70000.0, -2.5, 1e-8, 2**40):
+            assert_matches_numpy(lambda a, s=scalar: fn(a, s), lambda a, s=scalar: fn(a, s),
+                                 FLOAT16)  # fmt: skip
