@@ -65,6 +65,10 @@ class Config:
     # (ops/elementwise.py, jit/lowering.py). A decision includes whether its launches run
     # in parallel, so a new parallel_threshold empties them.
     memos: list = field(default_factory=list)
+    # Moved on whenever state that jitted plans are guarded on changes (a module's
+    # train/eval mode, a tensor's requires_grad, an optimizer's groups): jg.jit works out
+    # the guarded state of a call again only then (jit/trace.py).
+    guard_epoch: int = 0
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)

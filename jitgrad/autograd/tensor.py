@@ -66,6 +66,8 @@ class Tensor(TensorBase):
             raise RuntimeError(
                 f"only floating point tensors can require gradients, not {self.dtype.name}"
             )
+        if flag != self._requires_grad:
+            config.guard_epoch += 1
         self._requires_grad = flag
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:

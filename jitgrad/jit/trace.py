@@ -227,23 +227,36 @@ class Jitted:
         # Per signature, the guarded objects its first trace used, (object, state function)
         # pairs: their states complete a plan's key.
         self._guards: dict = {}
+        self._states: dict = {}  # signature -> (guard epoch, the guarded state then)
 
     def __call__(self, *args, **kwargs):
         if config.thread.tape is not None:
             # Inside another function's trace: run eagerly, so that its tape records the
             # work (a replay here would bypass it and the outer plan would skip it).
             return self.fn(*args, **kwargs)
-        if len(kwargs) > 1:  # (their order is the caller's spelling, not a new signature)
-            kwargs = dict(sorted(kwargs.items()))
-        args = (args, kwargs)  # one structure: tensors are found in both by their paths
-        signature = (config.backend, config.thread.grad_enabled, _signature(args, {}))
+        if kwargs:  # one structure, whose tensors are found by their paths; the keywords'
+            # order is the caller's spelling, not a new signature
+            args = (args, dict(sorted(kwargs.items())))
+        signature = (config.backend, config.thread.grad_enabled, bool(kwargs),
+                     _signature(args, {}))  # fmt: skip
         with self._lock:
-            guards = self._guards.get(signature, ())
-            key = (signature, tuple(state(obj) for obj, state in guards))
-            plan = self.plans.get(key)
+            plan = self.plans.get((signature, self._guarded(signature)))
             if plan is None:
                 return self._trace(signature, args)
             return plan.replay(args)
+
+    def _guarded(self, signature) -> tuple:
+        """The state of the objects the signature's plans are guarded on, worked out again
+        only when such state has changed anywhere (``config.guard_epoch``): a replay's
+        per-call cost stays a lookup."""
+        guards = self._guards.get(signature)
+        if not guards:
+            return ()
+        known = self._states.get(signature)
+        if known is None or known[0] != config.guard_epoch:
+            state = tuple([state(obj) for obj, state in guards])
+            known = self._states[signature] = (config.guard_epoch, state)
+        return known[1]
 
     def retrace(self) -> None:
         """Forget every plan (after changing what the function reads, e.g. a learning rate)."""
@@ -266,7 +279,7 @@ class Jitted:
         previous, config.thread.tape = config.thread.tape, tape
         start = time.perf_counter()
         try:
-            result = self.fn(*bound[0], **bound[1])
+            result = self.fn(*bound[0], **bound[1]) if signature[2] else self.fn(*bound)
         finally:
             config.thread.tape = previous
         written = [(buffer, path) for (buffer, path), version in zip(inputs, versions)
@@ -284,6 +297,7 @@ class Jitted:
         tape.steps = fuse(tape.steps, _kept_arrays(tape, inputs, result))
         plan = Plan(tape, inputs, result, time.perf_counter() - start, written)
         self.plans[signature, self._guarded_state(signature, tape)] = plan
+        self._states.pop(signature, None)
         plan.write_back(args)
         plan.hand_back_grads(args, accumulate=False)
         return _copy_out(result)

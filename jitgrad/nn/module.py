@@ -126,6 +126,8 @@ class Module:
                 )
             (params if name in params else modules)[name] = None
             return
+        if name == "training":
+            config.guard_epoch += 1
         object.__setattr__(self, name, value)
 
     def __getattr__(self, name: str):
@@ -242,6 +244,7 @@ class Module:
         """Training mode (Dropout drops, BatchNorm uses and updates batch statistics)."""
         for m in self.modules():
             object.__setattr__(m, "training", bool(mode))
+        config.guard_epoch += 1
         return self
 
     def eval(self) -> Module:
@@ -471,5 +474,5 @@ def _check_name(module: Module, name: str) -> None:
 def _guarded_state(module: Module) -> tuple:
     """What a jitted plan that ran ``module`` assumes beyond its arrays: the train/eval
     mode, and which of its own parameters require grad (which ones the step trains)."""
-    return (module.training, *[p is not None and p.requires_grad
+    return (module.training, *[p is not None and p._requires_grad
                                for p in module._parameters.values()])  # fmt: skip

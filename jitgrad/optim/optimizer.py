@@ -163,6 +163,7 @@ class Optimizer:
                 )
         self._check_group(full)
         self.param_groups.append(full)
+        config.guard_epoch += 1
 
     def _check_group(self, group: dict) -> None:
         """Validate a group's options (subclasses name their bad values)."""

@@ -545,6 +545,17 @@ def test_modes_of_modules_passed_as_arguments_or_reached_deep_select_plans():
         assert step.traces == 2
 
 
+def test_a_mode_assigned_directly_selects_another_plan():
+    dropout = jg.nn.Dropout(0.5, generator=1)
+    step = jg.jit(lambda x: dropout(x))
+    x = jg.ones(64)
+    assert (step(x).numpy() == 0).any()
+    dropout.training = False  # (not through eval(): the guard must see it all the same)
+    np.testing.assert_array_equal(step(x).numpy(), x.numpy())
+    dropout.training = True
+    assert (step(x).numpy() == 0).any() and step.traces == 2
+
+
 def test_freezing_a_parameter_or_adding_a_group_selects_another_plan():
     jitted_model, eager_model = (jg.nn.Linear(3, 2, generator=0) for _ in range(2))
     extra = {m: jg.ones(2, requires_grad=True) for m in (jitted_model, eager_model)}
