@@ -209,6 +209,9 @@ class _Body:
         return f"vm.{fn}" if hasattr(vmath, fn) else None
 
     def _expression(self, op: str, a: list[str], vectorised: bool = True) -> str:
+        if op == "floor_divide" and self.sig.compute == "int64":
+            # numba's // of the int64 minimum by -1 overflows to 0; numpy's wraps to it
+            return f"(-{a[0]} if {a[1]} == -1 else {a[0]} // {a[1]})"
         if op in _PY_OPS:
             return f"({a[0]} {_PY_OPS[op]} {a[1]})"
         one = self._literal(1)

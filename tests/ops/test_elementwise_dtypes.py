@@ -288,3 +288,15 @@ def test_python_scalars_become_float16_first_as_numpy(backend_name, op):
         for scalar in (0.1, 1 / 3, 3.14159, 2049, 65519.0, 70000.0, -2.5, 1e-8, 2**40):
             assert_matches_numpy(lambda a, s=scalar: fn(a, s), lambda a, s=scalar: fn(a, s),
                                  FLOAT16)  # fmt: skip
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
+def test_floor_division_of_the_minimum_by_minus_one_wraps_as_numpy(backend_name, dtype):
+    low = np.iinfo(dtype).min
+    a = np.array([low, low, 7, -7, low], dtype)
+    b = np.array([-1, 1, -1, 0, 2], dtype)
+    with backend(backend_name):
+        assert_matches_numpy(lambda x, y: x // y, np.floor_divide, a, b)
+        assert_matches_numpy(lambda x, y: x % y, np.remainder, a, b)
+        assert_matches_numpy(lambda x: x // -1, lambda x: x // -1, a)
