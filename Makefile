@@ -1,6 +1,7 @@
 VENV    := .venv
 PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
+TORCH   := $(VENV)/.installed-torch
 COMPARE := $(VENV)/.installed-compare
 # PyTorch's CPU-only wheels (PyPI's Linux torch depends on the CUDA libraries). Given as
 # --index-url for that one install: with --extra-index-url pip takes the highest version
@@ -25,13 +26,18 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PYTHON) -m jitgrad.examples.digits --serve
 
-test: $(STAMP)
+# The tests check autograd, losses, optimizers and ops against PyTorch where jitgrad
+# follows its semantics (numpy has no gradients): its CPU-only wheel, for the tests alone.
+$(TORCH): $(STAMP)
+	$(PYTHON) -m pip install --quiet --retries 1 --index-url $(TORCH_INDEX) torch
+	touch $(TORCH)
+
+test: $(TORCH)
 	$(PYTHON) -m pytest -q
 
 # The perf report's comparison columns need PyTorch and JAX (the `compare` extra); only
-# `make perf` installs them.
-$(COMPARE): $(STAMP) pyproject.toml
-	$(PYTHON) -m pip install --quiet --retries 1 --index-url $(TORCH_INDEX) torch
+# `make perf` installs JAX.
+$(COMPARE): $(TORCH) pyproject.toml
 	$(PYTHON) -m pip install --quiet -e '.[test,examples,compare]'
 	touch $(COMPARE)
 
