@@ -37,7 +37,9 @@ def import_arraymath() -> None:
         return
     from numba.np import linalg
 
-    ensure_blas = linalg.ensure_blas
+    ensure_blas = getattr(linalg, "ensure_blas", None)
+    if ensure_blas is None:  # a numba without this probe: nothing to spare
+        return
     linalg.ensure_blas = _scipy_blas_installed
     try:
         from numba.np import arraymath

@@ -56,3 +56,19 @@ def test_the_probe_looks_for_scipys_blas_extension(tmp_path, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ImportError, match="scipy"):
         _numba_startup._scipy_blas_installed()
+
+
+_WITHOUT_THE_PROBE = """
+import sys
+from numba.np import linalg
+probe = linalg.ensure_blas
+del linalg.ensure_blas  # as in a numba that does not probe SciPy this way
+import jitgrad as jg
+assert "numba.np.arraymath" not in sys.modules  # jitgrad stood aside
+linalg.ensure_blas = probe  # (numba's own arraymath needs it, to run a kernel below)
+assert (jg.arange(3.0) * 2).tolist() == [0.0, 2.0, 4.0]
+"""
+
+
+def test_a_numba_without_the_probe_starts_as_it_is():
+    subprocess.run([sys.executable, "-c", _WITHOUT_THE_PROBE], check=True)
