@@ -616,11 +616,18 @@ remainder = _op(Remainder, "remainder", "a % b with the sign of b (numpy, Python
 # -- comparisons and logic -----------------------------------------------------------------
 
 
-def _comparison(name: str, symbol: str, beyond_int64: bool = True):
-    cls = type(name.title().replace("_", ""), (Comparison,), {
-        "f": lambda self, m, a, b: getattr(m, name)(a, b), "beyond_int64": beyond_int64
+def _named_binary(base: type, name: str, doc: str, **attributes):
+    """The op class whose formula is the math namespace's function ``name`` (comparisons,
+    logic, bitwise ops) and its function."""
+    cls = type(name.title().replace("_", ""), (base,), {
+        "f": lambda self, m, a, b: getattr(m, name)(a, b), **attributes
     })  # fmt: skip
-    return cls, _op(cls, name, f"a {symbol} b elementwise, as a bool tensor.")
+    return cls, _op(cls, name, doc)
+
+
+def _comparison(name: str, symbol: str, beyond_int64: bool = True):
+    return _named_binary(Comparison, name, f"a {symbol} b elementwise, as a bool tensor.",
+                         beyond_int64=beyond_int64)  # fmt: skip
 
 
 Equal, equal = _comparison("equal", "==")
@@ -644,11 +651,8 @@ class Bitwise(Binary):
 
 
 def _bitwise(name: str, symbol: str):
-    cls = type(name.title().replace("_", ""), (Bitwise,), {
-        "f": lambda self, m, a, b: getattr(m, name)(a, b)
-    })  # fmt: skip
-    return cls, _op(cls, name, f"a {symbol} b elementwise: bitwise on integers, logical on "
-                               "bools (numpy's rule).")  # fmt: skip
+    return _named_binary(Bitwise, name, f"a {symbol} b elementwise: bitwise on integers, "
+                                        "logical on bools (numpy's rule).")  # fmt: skip
 
 
 BitwiseAnd, bitwise_and = _bitwise("bitwise_and", "&")

@@ -238,9 +238,8 @@ def advanced_assign(x, key, value) -> None:
     [5.0, 0.0, 6.0, 0.0]
     """
     key = index_key(x.shape, key)
+    TensorBase._check_writable(x)
     target = TensorBase.numpy(x)
-    if not target.flags.writeable:
-        raise ValueError("tensor is read-only: it shares memory with a read-only buffer")
     if any(s == 0 and n > 1 for n, s in zip(x.shape, x.stride(), strict=True)):
         raise ValueError(
             f"cannot write into a broadcast view (shape {x.shape}, strides {x.stride()}): "
