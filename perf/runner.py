@@ -457,7 +457,7 @@ def machine(compared_with: str) -> list[str]:
     import llvmlite
     import numba
 
-    from jitgrad._config import config
+    from jitgrad._config import LIGHT_KERNEL_FACTOR, config
     from jitgrad.jit import threads
 
     try:
@@ -472,8 +472,10 @@ def machine(compared_with: str) -> list[str]:
         f", llvmlite {llvmlite.__version__}",
         f"- compared with (each in a process of its own): {compared_with}",
         f"- numba threads: {numba.get_num_threads()}, threading layer: {layer} (storage "
-        f"copies, fills, transposes); generated kernels from {config.parallel_threshold} "
-        f"elements on: {threads.count()} shares on jitgrad's own threads (jit/threads.py)",
+        f"copies, fills, transposes); generated kernels with transcendental math from "
+        f"{config.parallel_threshold} elements on, others (and flat copies and fills) from "
+        f"{config.parallel_threshold * LIGHT_KERNEL_FACTOR}: {threads.count()} shares on "
+        f"jitgrad's own threads (jit/threads.py)",
         f"- transparent huge pages: {_read('/sys/kernel/mm/transparent_hugepage/enabled')}",
     ]
     waiting = [f"{k}={os.environ[k]}" for k in _THREAD_ENV if os.environ.get(k)]

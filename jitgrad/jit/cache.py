@@ -49,6 +49,12 @@ class Kernel:
     _warm: set = field(default_factory=set)
     _calls: dict = field(default_factory=dict)
 
+    @property
+    def computes_much(self) -> bool:
+        """Whether its body calls ``vmath`` (exp, tanh...), not only arithmetic: such a
+        kernel pays for parallel threads at a smaller size (``config.runs_parallel``)."""
+        return "vm." in self.source
+
     def call(self, variant: str) -> Call:
         """``variant`` as a callable, the one to record (``recording.run``)."""
         found = self._calls.get(variant)

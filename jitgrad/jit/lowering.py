@@ -289,7 +289,7 @@ class Launch:
         self.arrays, self.offsets, self.loads = arrays, offsets, loads
         self.scalars, self.ct, self.outs, self.exprs = scalars, ct, outs, exprs
         self._call = kernel.call("serial")
-        parallel = layout.numel(self.shape) >= config.parallel_threshold
+        parallel = config.runs_parallel(layout.numel(self.shape), kernel.computes_much)
         self._split = _Split(self._call, where, len(outs)) if parallel else None
         prefix = where.kernel_args(arrays, offsets)
         self._per_input = 2 if where.pattern[0] == "flat" else 3  # (a, o) or (a, o, strides)

@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jitgrad as jg
-from jitgrad._config import config
+from jitgrad._config import LIGHT_KERNEL_FACTOR, config
 from jitgrad.jit import threads
+from jitgrad.storage import kernels as storage_kernels
 
 
 @given(extent=st.integers(1, 10**6), align=st.sampled_from([1, 64]), parts=st.integers(1, 8))
@@ -129,6 +130,33 @@ def test_a_new_threshold_applies_to_calls_already_remembered():
         assert len(shares) == split  # serial
         jg.exp(x)
         assert len(shares) == split + 1  # in shares again
+
+
+def test_kernels_that_only_move_memory_go_parallel_at_a_larger_size():
+    x = jg.tensor(np.ones(3000, dtype=np.float32))
+    with split_everything() as shares, mock.patch.object(config, "parallel_threshold", 1000):
+        for _ in range(2):  # (the first call of a kernel compiles it, over it all)
+            jg.exp(x)  # transcendental math: in shares from 1000 elements
+            x + 1  # arithmetic: from LIGHT_KERNEL_FACTOR * 1000
+        assert len(shares) == 1
+        config.parallel_threshold = 3000 // LIGHT_KERNEL_FACTOR
+        x + 1
+        assert len(shares) == 2
+
+
+@pytest.mark.parametrize("n, parallel", [(2999, False), (3000, True)])
+def test_fills_and_copies_go_parallel_at_the_light_kernels_size(monkeypatch, n, parallel):
+    monkeypatch.setattr(config, "parallel_threshold", 3000 // LIGHT_KERNEL_FACTOR)
+    calls = []
+    for name in ("_fill_parallel", "_copy_parallel"):
+        real = getattr(storage_kernels, name)
+        monkeypatch.setattr(storage_kernels, name, lambda *a, real=real: calls.append(real(*a)))
+    a, b = np.zeros(n, np.float32), np.arange(n, dtype=np.float32)
+    storage_kernels.fill(a, 0, n, np.float32(2))
+    np.testing.assert_array_equal(a, 2)
+    storage_kernels.copy(b, 0, a, 0, n)
+    np.testing.assert_array_equal(a, b)
+    assert len(calls) == (2 if parallel else 0)
 
 
 def test_parallel_launches_from_several_user_threads(monkeypatch):
