@@ -16,6 +16,7 @@ import operator
 import numpy as np
 
 from . import dtypes
+from ._config import config
 from .recording import run
 from .storage import Storage, UntypedStorage, storage_class
 from .storage import kernels as storage_kernels
@@ -306,6 +307,7 @@ class TensorBase:
         self._storage, self._shape, self._strides, self._offset = (
             new._storage, new._shape, new._strides, new._offset
         )  # fmt: skip
+        config.memory_epoch += 1
         return self
 
     # -- copies --------------------------------------------------------------------------

@@ -21,10 +21,11 @@ guarded instead, as torch.compile guards on it: objects the traced call used reg
 state of theirs on the tape (``Tape.guard``: a module its train/eval mode and which of
 its parameters require grad, an optimizer its parameter groups), and that state is part
 of a plan's key: ``model.eval()``, freezing a layer or ``add_param_group`` select another
-plan. Signatures cover shapes, dtypes, strides and ``requires_grad`` of tensor arguments,
-which arguments view one storage, and the values of number arguments; kernels themselves
-never depend on sizes, so a new batch size retraces in one eager step and compiles
-nothing.
+plan. Memory moved under a tensor the plans read (``share_memory_``, ``resize_``,
+``set_``: ``config.memory_epoch``) makes every plan trace again. Signatures cover shapes,
+dtypes, strides and ``requires_grad`` of tensor arguments, which arguments view one
+storage, and the values of number arguments; kernels themselves never depend on sizes, so
+a new batch size retraces in one eager step and compiles nothing.
 """
 
 from __future__ import annotations
@@ -228,6 +229,7 @@ class Jitted:
         # pairs: their states complete a plan's key.
         self._guards: dict = {}
         self._states: dict = {}  # signature -> (guard epoch, the guarded state then)
+        self._memory_epoch = config.memory_epoch
 
     def __call__(self, *args, **kwargs):
         if config.thread.tape is not None:
@@ -240,6 +242,12 @@ class Jitted:
         signature = (config.backend, config.thread.grad_enabled, bool(kwargs),
                      _signature(args, {}))  # fmt: skip
         with self._lock:
+            if self._memory_epoch != config.memory_epoch:
+                # Plans hold the arrays of the tensors the function closes over: once
+                # memory moved (share_memory_, resize_, set_), they are traced again
+                # rather than replayed over the old bytes.
+                self.plans.clear()
+                self._memory_epoch = config.memory_epoch
             plan = self.plans.get((signature, self._guarded(signature)))
             if plan is None:
                 return self._trace(signature, args)

@@ -13,6 +13,7 @@ import weakref
 import numpy as np
 
 from .. import dtypes
+from .._config import config
 from . import buffers, kernels
 from .elements import ElementOps
 
@@ -175,6 +176,7 @@ class UntypedStorage(ElementOps):
     def _set_bytes(self, data: np.ndarray) -> None:
         self._bytes = data
         self._typed.clear()
+        config.memory_epoch += 1
 
     def typed_arrays(self, np_dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
         """This storage's bytes as a 1-D array of ``np_dtype``, and the array kernels take

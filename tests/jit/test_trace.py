@@ -585,6 +585,25 @@ def test_freezing_a_parameter_or_adding_a_group_selects_another_plan():
     assert jitted.traces == 3
 
 
+@pytest.mark.parametrize("move", ["share_memory_", "resize_", "set_"])
+def test_memory_moved_under_a_closed_over_tensor_is_read_after_the_move(move):
+    w = jg.arange(4.0)
+    jitted = jg.jit(lambda x: x * w)
+    x = jg.ones(4)
+    for _ in range(2):
+        jitted(x)
+    if move == "share_memory_":
+        w.storage().share_memory_()
+    elif move == "resize_":
+        w.storage().resize_(64)  # (grown: the bytes are copied to a new buffer)
+    else:
+        w.set_(jg.arange(10.0, 14.0))
+    w[0] = 100.0
+    for _ in range(2):
+        np.testing.assert_array_equal(jitted(x).numpy(), (x * w).numpy())
+    assert jitted.traces == 2
+
+
 def test_returning_tensors_that_require_grad_without_backward_warns():
     w = jg.tensor([1.0, 2.0], requires_grad=True)
     with pytest.warns(UserWarning, match="without history"):
