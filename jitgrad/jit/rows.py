@@ -23,7 +23,10 @@ from jitgrad.jit import vmath as vm
 DT = np.{dtype}
 
 
-@njit(cache=True, error_model="numpy", nogil=True)
+# The helpers are inlined into forward and backward at numba's IR level: as functions of
+# their own each is compiled separately and its code optimised again inside both callers
+# (the cold compile of the pair took 1.31 s instead of 1.14).
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
 def exp_shifted(z, out):
     """out = exp(z - max of its row); returns each row's max and sum of out. The
     exponentials run as one flat loop over all rows: rows are often shorter than a
@@ -52,7 +55,7 @@ def exp_shifted(z, out):
     return tops, sums
 
 
-@njit(cache=True, error_model="numpy", nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
 def label_of(labels, i, n_classes, ignore_index):
     label = labels[i]
     if label != ignore_index and (label < 0 or label >= n_classes):
