@@ -48,6 +48,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "estimate does not fit this budget (default: unlimited)")  # fmt: skip
     parser.add_argument("--replicas", type=int, default=2, help="requests of a warmed batch "
                         "size that may run at once per version (default: 2)")  # fmt: skip
+    parser.add_argument("--max_num_load_retries", type=int, default=5, help="times a version "
+                        "whose load failed is tried again on later polls (default: 5)")  # fmt: skip
+    parser.add_argument("--load_retry_interval_seconds", type=float, default=5.0, help="seconds "
+                        "after a failed load before it is tried again (default: 5)")  # fmt: skip
     parser.add_argument("--label", action="append", default=[], metavar="LABEL=VERSION",
                         help="point a version label (stable, canary) at a version once it is "
                         "available; repeatable")  # fmt: skip
@@ -65,6 +69,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(str(e))
     if args.max_body_bytes <= 0 or args.replicas <= 0:
         parser.error("--max_body_bytes and --replicas must be positive")
+    if args.max_num_load_retries < 0 or args.load_retry_interval_seconds < 0:
+        parser.error("--max_num_load_retries and --load_retry_interval_seconds must not be "
+                     "negative")  # fmt: skip
     return args
 
 
@@ -78,6 +85,8 @@ def main(argv=None) -> int:
             poll_seconds=args.poll_seconds or None, version_policy=args.version_policy,
             policy=args.policy, ram_budget_bytes=args.ram_budget_bytes, replicas=args.replicas,
             max_body_bytes=args.max_body_bytes, labels=args.labels, freeze_heap=True,
+            max_load_retries=args.max_num_load_retries,
+            load_retry_seconds=args.load_retry_interval_seconds,
         )  # fmt: skip
     except OSError as e:  # the port is taken, the host is not this machine's
         logging.error("cannot listen on %s:%s: %s", args.host, args.port, e.strerror or e)

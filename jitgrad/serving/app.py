@@ -47,6 +47,9 @@ class ServingApp:
 
     ``version_policy``: which versions the source aspires (default ``LatestVersions(1)``).
     ``labels`` maps label → version; each is set once its version is available.
+    ``max_load_retries`` and ``load_retry_seconds``: how often and how soon a version whose
+    load failed (a directory caught mid-copy) is tried again on a later poll
+    (see ``Manager``).
     """
 
     def __init__(self, name: str, base_path, *, host: str = "127.0.0.1", port: int = 8501,
@@ -55,7 +58,8 @@ class ServingApp:
                  load_threads: int = 1, replicas: int = 2,
                  max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
                  labels: dict[str, int] | None = None, ready_timeout: float = 120.0,
-                 freeze_heap: bool = False):  # fmt: skip
+                 freeze_heap: bool = False, max_load_retries: int = 5,
+                 load_retry_seconds: float = 5.0):  # fmt: skip
         if policy not in POLICIES:
             raise ValueError(f"policy {policy!r}: choose one of {sorted(POLICIES)}")
         budget = None
@@ -65,7 +69,9 @@ class ServingApp:
         self.ready_timeout = ready_timeout
         self.freeze_heap = freeze_heap
         self._frozen = False
-        self.manager = Manager(POLICIES[policy], budget, load_threads)
+        self.manager = Manager(POLICIES[policy], budget, load_threads,
+                               max_load_retries=max_load_retries,
+                               load_retry_seconds=load_retry_seconds)  # fmt: skip
         self._pending_labels = dict(labels or {})
         self.manager.add_listener(self._apply_labels)
         self.source = FileSystemSource(

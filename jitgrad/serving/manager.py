@@ -15,6 +15,15 @@ loader, state, reference count) and, whenever something changes, asks the versio
   handle reaches it, labels on it are dropped); when the last handle to it is released
   the unload runs on the load executor, the reservation is released and it ends.
 
+A version aspired again while it unloads gets a new harness with the new loader once the
+old one has ended (a loader is never loaded twice). A version whose load failed stays in
+``error`` until a later ``set_aspired_versions`` call aspires it again with a fresh loader
+(a source's next poll) at least ``load_retry_seconds`` after the failure: that call
+starts it over, up to ``max_load_retries`` times (TF Serving's ``max_num_load_retries`` and
+``load_retry_interval``). Retries ride on the source's calls because loaders are
+single-use: the manager has no loader of its own to try again with, and needs no timer.
+Dropping the version from the aspired set and aspiring it later starts its count afresh.
+
 ``get_servable_handle`` gives a reference-counted handle to an available version (the
 newest, a specific one, or the one a label points at); hold it for the length of a
 request. States, policies and the tracker are in ``state.py``, ``policy.py`` and
@@ -97,6 +106,8 @@ class _Harness:
         self.unload_submitted = False
         self.load_seconds: float | None = None
         self.warmup_seconds: float | None = None
+        self.failed_at: float | None = None  # time.monotonic() of the failed load
+        self.retries = 0  # earlier failed loads of this version
 
     def move(self, state: State) -> None:
         if not self.state.can_move_to(state):
@@ -116,18 +127,28 @@ class Manager:
 
     ``policy``: ``availability_preserving`` (default) or ``resource_preserving`` (or any
     pure function of snapshots). ``resources``: the budget (``None``: unlimited).
-    ``load_threads``: size of the load executor.
+    ``load_threads``: size of the load executor. ``max_load_retries`` and
+    ``load_retry_seconds``: how often and how soon a failed version may be started over
+    when it is aspired again (see the module docstring).
     """
 
     def __init__(self, policy: Policy = availability_preserving,
-                 resources: ResourceAllocation | None = None, load_threads: int = 1):  # fmt: skip
+                 resources: ResourceAllocation | None = None, load_threads: int = 1, *,
+                 max_load_retries: int = 5, load_retry_seconds: float = 5.0):  # fmt: skip
+        if max_load_retries < 0 or load_retry_seconds < 0:
+            raise ValueError(f"max_load_retries ({max_load_retries}) and load_retry_seconds "
+                             f"({load_retry_seconds}) must not be negative")  # fmt: skip
         self.policy = policy
+        self.max_load_retries = max_load_retries
+        self.load_retry_seconds = load_retry_seconds
         self.tracker = ResourceTracker(resources)
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._harnesses: dict[ServableId, _Harness] = {}
         self._reachable: dict[str, dict[int, _Harness]] = {}
         self._aspired: dict[str, frozenset[int]] = {}
+        # Loaders of versions aspired again while their previous harness unloads.
+        self._pending: dict[ServableId, Loader] = {}
         self._history: dict[ServableId, ServableState] = {}  # the last state of each version
         self._labels: dict[str, dict[str, int]] = {}
         self._listeners: list[Callable[[ServableState], None]] = []
@@ -140,20 +161,35 @@ class Manager:
                              | Iterable[tuple[int, Loader]]) -> None:  # fmt: skip
         """Make ``versions`` (version → loader) the aspired versions of ``name``, replacing
         the previous set. A version already held keeps its harness (the new loader is
-        dropped unused); a version held but no longer aspired is unloaded as the policy
-        decides, or dropped at once if it never started loading."""
+        dropped unused), except one that is unloading (the new loader starts once the
+        unload ends) or failed (the new loader retries it, as the module docstring says);
+        a version held but no longer aspired is unloaded as the policy decides, or dropped
+        at once if it never started loading."""
         versions = dict(versions.items() if isinstance(versions, Mapping) else versions)
         with self._lock:
             if self._closed:
                 raise RuntimeError("the manager is shut down")
             self._aspired[name] = frozenset(int(v) for v in versions)
+            now = time.monotonic()
             for version, loader in versions.items():
                 sid = ServableId(name, int(version))
-                if sid not in self._harnesses:
-                    harness = self._harnesses[sid] = _Harness(sid, loader)
-                    self._publish(harness)
+                held = self._harnesses.get(sid)
+                if held is None:
+                    self._add_harness(sid, loader)
+                elif held.state is State.UNLOADING:
+                    self._pending[sid] = loader
+                elif held.state is State.ERROR and self._may_retry(held, now):
+                    log.info("retrying %s (retry %d of %d)", sid, held.retries + 1,
+                             self.max_load_retries)  # fmt: skip
+                    self._add_harness(sid, loader).retries = held.retries + 1
+            for sid in [i for i in self._pending if i.name == name]:
+                if sid.version not in self._aspired[name]:
+                    del self._pending[sid]
             for harness in self._held(name):
-                aspired = harness.id.version in self._aspired[name]
+                # An unloading harness stays unaspired: it ends, and a pending loader
+                # for its version (if any) starts over after it.
+                aspired = (harness.id.version in self._aspired[name]
+                           and harness.state is not State.UNLOADING)  # fmt: skip
                 if harness.aspired != aspired:
                     harness.aspired = aspired
                     self._publish(harness)
@@ -327,6 +363,15 @@ class Manager:
 
     # -- internals (all under the lock) --------------------------------------------------
 
+    def _add_harness(self, sid: ServableId, loader: Loader) -> _Harness:
+        harness = self._harnesses[sid] = _Harness(sid, loader)
+        self._publish(harness)
+        return harness
+
+    def _may_retry(self, harness: _Harness, now: float) -> bool:
+        return (harness.retries < self.max_load_retries
+                and now - harness.failed_at >= self.load_retry_seconds)  # fmt: skip
+
     def _held(self, name: str) -> list[_Harness]:
         return [h for i, h in self._harnesses.items() if i.name == name]
 
@@ -383,6 +428,7 @@ class Manager:
             with self._lock:
                 self.tracker.release(sid)
                 harness.error, harness.error_code = f"{type(e).__name__}: {e}", _error_code(e)
+                harness.failed_at = time.monotonic()
                 harness.move(State.ERROR)
                 if not harness.aspired:
                     self._harnesses.pop(sid, None)
@@ -431,6 +477,9 @@ class Manager:
             self._harnesses.pop(harness.id, None)
             self._publish(harness)
             log.info("%s is unloaded", harness.id)
+            loader = self._pending.pop(harness.id, None)
+            if loader is not None:  # aspired again while it unloaded: start over
+                self._add_harness(harness.id, loader)
             self._reconcile(harness.id.name)
 
 

@@ -9,8 +9,10 @@ copied or saved is invisible until it is complete), picks versions by the versio
 loader of a version it already holds, so emitting every poll is cheap and self-healing.
 
 A version directory that disappears drops out of the aspired set and is unloaded; one that
-is broken (a manifest, but bad files) is aspired, fails to load and stays in ``error``
-while the previous version keeps serving (availability-preserving policy). If
+is broken (a manifest, but bad files) is aspired, fails to load and goes to ``error``
+while the previous version keeps serving (availability-preserving policy); later polls
+retry it a few times (``Manager``'s ``max_load_retries``), so a directory caught mid-copy
+loads once the copy completes. If
 ``base_path`` itself cannot be listed, the poll emits nothing, so a passing file-system
 problem does not unload a model.
 

@@ -13,7 +13,8 @@ its load is queued on the load executor or its loader is estimating, loading and
 up; ``available``: requests reach it;
 ``unloading``: no new request reaches it and it is unloaded once the last handle is
 released; ``end`` and ``error`` are final. A version that is aspired again after ``end``
-starts over with a new loader (a loader is never loaded twice).
+starts over with a new loader (a loader is never loaded twice), and so does one in
+``error`` when the manager retries it.
 
 >>> State.START.can_move_to(State.LOADING), State.AVAILABLE.can_move_to(State.LOADING)
 (True, False)

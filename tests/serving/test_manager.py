@@ -136,9 +136,38 @@ def test_a_failed_load_is_an_error_state_with_its_message(manager):
         manager.get_servable_handle("m", 2)
     with manager.get_servable_handle("m") as h:
         assert h.servable() == "one"
-    # re-aspiring the same list does not retry the failed version
+    # re-aspiring it within load_retry_seconds of the failure does not retry it
     manager.set_aspired_versions("m", {2: FakeLoader("two")})
     assert manager.version_states("m")[0].state is State.ERROR
+
+
+def test_a_failed_version_aspired_again_is_retried_with_the_new_loader_a_bounded_number_of_times():
+    manager = Manager(max_load_retries=2, load_retry_seconds=0)
+    broken = [FakeLoader(fail=ValueError(f"half copied {k}")) for k in range(3)]
+    for attempt, loader in enumerate(broken):
+        manager.set_aspired_versions("m", {1: loader})
+        state = manager.wait_until_state("m", 1, {State.ERROR}, T)
+        assert state.error == f"ValueError: half copied {attempt}"
+        assert loader.calls == ["load"]
+    late = FakeLoader("one")
+    manager.set_aspired_versions("m", {1: late})  # two retries spent: stays in error
+    assert manager.version_states("m")[0].state is State.ERROR and late.calls == []
+    manager.set_aspired_versions("m", {})  # dropped and aspired again: a fresh count
+    manager.set_aspired_versions("m", {1: late})
+    manager.wait_until_available("m", 1, T)
+    with manager.get_servable_handle("m") as h:
+        assert h.servable() == "one"
+    manager.shutdown(T)
+
+
+def test_a_failed_version_is_retried_once_the_copy_completes():
+    manager = Manager(load_retry_seconds=0)
+    manager.set_aspired_versions("m", {1: FakeLoader(fail=ValueError("weights.jg missing"))})
+    manager.wait_until_state("m", 1, {State.ERROR}, T)
+    manager.set_aspired_versions("m", {1: FakeLoader("one")})  # the next poll
+    manager.wait_until_available("m", 1, T)
+    assert manager.is_ready()
+    manager.shutdown(T)
 
 
 def test_handles_delay_unload_until_released(manager):
@@ -159,6 +188,35 @@ def test_handles_delay_unload_until_released(manager):
     second.release()
     manager.wait_until_state("m", 1, {State.END}, T)
     assert one.calls == ["load", "unload"]
+
+
+def test_a_version_aspired_again_while_it_unloads_starts_over_with_the_new_loader(manager):
+    one = FakeLoader("one")
+    manager.set_aspired_versions("m", {1: one})
+    manager.wait_until_available("m", 1, T)
+    handle = manager.get_servable_handle("m", 1)
+    manager.set_aspired_versions("m", {})
+    assert manager.version_states("m")[0].state is State.UNLOADING  # held by the handle
+    again = FakeLoader("one again")
+    manager.set_aspired_versions("m", {1: again})
+    handle.release()
+    manager.wait_until_available("m", 1, T)
+    assert one.calls == ["load", "unload"] and again.calls == ["load"]
+    with manager.get_servable_handle("m", 1) as h:
+        assert h.servable() == "one again"
+
+
+def test_a_version_aspired_again_then_dropped_while_it_unloads_stays_unloaded(manager):
+    manager.set_aspired_versions("m", {1: FakeLoader("one")})
+    manager.wait_until_available("m", 1, T)
+    handle = manager.get_servable_handle("m", 1)
+    manager.set_aspired_versions("m", {})
+    again = FakeLoader("one again")
+    manager.set_aspired_versions("m", {1: again})
+    manager.set_aspired_versions("m", {})
+    handle.release()
+    manager.wait_until_state("m", 1, {State.END}, T)
+    assert again.calls == [] and manager.available_versions("m") == []
 
 
 def test_loads_run_on_the_load_executor_not_the_caller(manager):

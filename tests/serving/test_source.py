@@ -100,10 +100,26 @@ def test_a_broken_version_errors_while_the_previous_keeps_serving(base):
     source.poll()
     state = manager.wait_until_state("tiny", 2, {State.ERROR}, T)
     assert "not a jitgrad file" in state.error
-    source.poll()  # polled again: not retried, still in error
+    source.poll()  # polled again within load_retry_seconds: not retried, still in error
     assert manager.version_states("tiny")[0].state is State.ERROR
     with manager.get_servable_handle("tiny") as handle:
         assert handle.id.version == 1
+    assert manager.is_ready()
+    manager.shutdown(T)
+
+
+def test_a_directory_caught_mid_copy_loads_on_a_later_poll_once_the_copy_completes(base):
+    manager = Manager(load_retry_seconds=0)
+    source = FileSystemSource(base, poll_seconds=0, name="tiny").connect(manager)
+    save_version(base, 1)
+    weights = os.path.join(base, "1", "weights.jg")
+    os.rename(weights, weights + ".copying")  # the manifest arrived first
+    source.poll()
+    state = manager.wait_until_state("tiny", 1, {State.ERROR}, T)
+    assert "weights.jg is listed in the manifest but missing" in state.error
+    os.rename(weights + ".copying", weights)
+    source.poll()
+    manager.wait_until_available("tiny", 1, T)
     assert manager.is_ready()
     manager.shutdown(T)
 
