@@ -22,10 +22,11 @@ state of theirs on the tape (``Tape.guard``: a module its train/eval mode and wh
 its parameters require grad, an optimizer its parameter groups), and that state is part
 of a plan's key: ``model.eval()``, freezing a layer or ``add_param_group`` select another
 plan. Memory moved under a tensor the plans read (``share_memory_``, ``resize_``,
-``set_``: ``config.memory_epoch``) makes every plan trace again. Signatures cover shapes,
-dtypes, strides and ``requires_grad`` of tensor arguments, which arguments view one
-storage, and the values of number arguments; kernels themselves never depend on sizes, so
-a new batch size retraces in one eager step and compiles nothing.
+``set_``: ``config.memory_epoch``) makes every plan trace again, and a leaf that holds a
+gradient where the plan assigned one (no ``zero_grad``) selects a plan that adds to it.
+Signatures cover shapes, dtypes, strides and ``requires_grad`` of tensor arguments, which
+arguments view one storage, and the values of number arguments; kernels themselves never
+depend on sizes, so a new batch size retraces in one eager step and compiles nothing.
 """
 
 from __future__ import annotations
@@ -106,7 +107,9 @@ class Plan:
         # the function reset the argument's gradient itself.
         self.input_grads = [(buffers[id(t)], g, id(t) not in tape.reset)
                             for t, g in tape.grad_outputs.values() if id(t) in buffers]  # fmt: skip
-        self.fresh = tape.fresh
+        # Leaves whose .grad was None where backward reached them: the plan assigns their
+        # gradient, so it models only calls in which they still have none (``Jitted``).
+        self.fresh_leaves = [t for t, _ in self.grad_outputs if id(t) in tape.fresh]
         self.result = result
         self.trace_seconds = seconds
         self.replays = 0
@@ -144,12 +147,6 @@ class Plan:
         self._handed = list(groups.values())
 
     def replay(self, args):
-        if self.fresh:
-            # A leaf that accumulates across calls and still holds this plan's buffer from
-            # the last call keeps its value: the steps below rewrite that buffer.
-            for tensor, grad in self.grad_outputs:
-                if id(tensor) in self.fresh and tensor.grad is grad:
-                    tensor._grad = _copy_out(grad)
         for buffer, path, slots, array, start, n in self._inputs:
             source = _get(args, path)
             if slots is not None and source._strides == buffer._strides:
@@ -187,7 +184,7 @@ class Plan:
             slots.point_at(fresh.kernel_array, 0)
             for t in tensors:
                 t._storage = fresh
-        self.hand_back_grads(args, accumulate=True, handed=handed)
+        self.hand_back_grads(args, handed)
         return _map(self.result, lambda t, _: _give(t, handed))
 
     def write_back(self, args) -> None:
@@ -196,15 +193,11 @@ class Plan:
         for buffer, path in self.written:
             TensorBase.copy_(_get(args, path), buffer)
 
-    def hand_back_grads(self, args, accumulate: bool, handed=None) -> None:
+    def hand_back_grads(self, args, handed=None) -> None:
         """Point the leaves at their gradients: the plan's own buffers, rewritten in place
-        by the next call (as PyTorch updates ``.grad`` in place). A leaf whose gradient was
-        None when the plan was traced but is set now accumulates, as eager backward would."""
+        by the next call (as PyTorch updates ``.grad`` in place)."""
         for tensor, grad in self.grad_outputs:
-            if accumulate and id(tensor) in self.fresh and tensor.grad is not None:
-                tensor._grad = wrap_numpy(tensor.grad.numpy() + grad.numpy(), Tensor)
-            else:
-                tensor._grad = grad
+            tensor._grad = grad
         for path, grad, accumulates in self.input_grads:
             original = _get(args, path)
             given = _give(grad, handed or {})  # (a handed-over grad's plan tensor moved on)
@@ -248,9 +241,19 @@ class Jitted:
                 # rather than replayed over the old bytes.
                 self.plans.clear()
                 self._memory_epoch = config.memory_epoch
-            plan = self.plans.get((signature, self._guarded(signature)))
+            key = (signature, self._guarded(signature))
+            plan = self.plans.get(key)
+            if plan is not None and plan.fresh_leaves:
+                for leaf in plan.fresh_leaves:
+                    if leaf._grad is not None:
+                        # Eager backward would add to the gradient a leaf holds now, and the
+                        # step may read the sum (an optimizer without zero_grad): a plan
+                        # traced with gradients present models that.
+                        key += ("accumulating",)
+                        plan = self.plans.get(key)
+                        break
             if plan is None:
-                return self._trace(signature, args)
+                return self._trace(signature, args, key[2:])
             return plan.replay(args)
 
     def _guarded(self, signature) -> tuple:
@@ -270,7 +273,7 @@ class Jitted:
         """Forget every plan (after changing what the function reads, e.g. a learning rate)."""
         self.plans.clear()
 
-    def _trace(self, signature, args):
+    def _trace(self, signature, args, variant=()):
         self.traces += 1
         if self.traces > self.max_traces:
             warnings.warn(
@@ -304,10 +307,10 @@ class Jitted:
             )
         tape.steps = fuse(tape.steps, _kept_arrays(tape, inputs, result))
         plan = Plan(tape, inputs, result, time.perf_counter() - start, written)
-        self.plans[signature, self._guarded_state(signature, tape)] = plan
+        self.plans[(signature, self._guarded_state(signature, tape), *variant)] = plan
         self._states.pop(signature, None)
         plan.write_back(args)
-        plan.hand_back_grads(args, accumulate=False)
+        plan.hand_back_grads(args)
         return _copy_out(result)
 
     def _guarded_state(self, signature, tape: Tape) -> tuple:

@@ -175,6 +175,31 @@ def test_optimizer_zero_grad_inside_a_jitted_step_does_not_accumulate():
     np.testing.assert_allclose(model.weight.grad.numpy(), first)  # replaced, not summed
 
 
+@pytest.mark.parametrize("zeroing", [None, "module", "optimizer-to-zero", "optimizer"])
+def test_a_step_reads_the_gradients_eager_backward_would_leave(zeroing):
+    """Without zeroing, the update reads the gradients summed over the calls; zeroing
+    them in place (not to None) restarts the sum every call, as eagerly."""
+    models = [jg.nn.Linear(2, 1, generator=jg.random.default_rng(0)) for _ in range(2)]
+    opts = [jg.optim.SGD(m.parameters(), lr=0.1) for m in models]
+
+    def step(model, opt, x):
+        if zeroing == "module":
+            model.zero_grad()
+        elif zeroing is not None:
+            opt.zero_grad(set_to_none=zeroing == "optimizer")
+        (model(x) ** 2).sum().backward()
+        opt.step()
+
+    jitted = jg.jit(step)
+    for k in range(4):
+        x = jg.tensor([[1.0, 0.5 * k]])
+        step(models[0], opts[0], x)
+        jitted(models[1], opts[1], x)
+        assert_same_parameters(models)
+        for a, b in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-6)
+
+
 def twin_linear_models(make):
     """Two identical Linear(3, 2) models with their optimizers (``make``), and a training
     step on ``(model ** 2).sum()``."""
