@@ -14,13 +14,14 @@ the batched value or ``{name: batched value}``), never both; the answer is
 mirroring the request. Without a version or label the newest available version answers.
 
 Errors are ``{"error": "..."}`` with: 400 for malformed JSON, both or neither of
-``instances``/``inputs``, wrong names, shapes or dtypes; 404 for an unknown model,
-version, label or path; 405 for a wrong method (501 for one the server does not know);
-411 without a Content-Length; 413 for a body over ``max_body_bytes`` (refused from its
-header, before it is read); 503 while a model or version is known but not available
-(loading, or unloading); 400 too for an index out of a model's range (an embedding
-lookup); 500 if the model itself fails. A request's failure is confined
-to it: the handler catches everything.
+``instances``/``inputs``, wrong names, shapes or dtypes, and for a malformed or repeated
+Content-Length (the connection then closes: where the body ends is unknown); 404 for an
+unknown model, version, label or path; 405 for a wrong method (501 for one the server
+does not know); 411 without a Content-Length; 413 for a body over ``max_body_bytes``
+(refused from its header, before it is read); 503 while a model or version is known but
+not available (loading, or unloading); 400 too for an index out of a model's range (an
+embedding lookup); 500 if the model itself fails. A request's failure is confined to it:
+the handler catches everything.
 
 Why the standard library's ``ThreadingHTTPServer``: no dependency to install or pin, and
 one thread per connection suits this backend, whose kernels and BLAS calls release the
@@ -201,6 +202,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._labels = ("", "", "other")  # model, version, api (for metrics)
         self._body_done = False
         try:
+            self._length = self._content_length()
             status, body = self._route(app, method)
         except HTTPError as e:
             status, body = e.status, {"error": str(e)}
@@ -319,19 +321,31 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- bodies ---------------------------------------------------------------------------
 
+    def _content_length(self) -> int | None:
+        """The body's length, None without a Content-Length. Where the body ends is
+        unknown when the header is malformed or repeated: the answer is 400 and the
+        connection closes (RFC 9112, 6.3), since reading on would take part of the body as
+        the next request (or, with two lengths, disagree with a proxy about where the next
+        request starts: request smuggling)."""
+        values = self.headers.get_all("Content-Length") or []
+        if len(values) > 1 or (values and not re.fullmatch(r"[0-9]+", values[0])):
+            self.close_connection = True
+            self._body_done = True  # nothing to skip: the connection ends
+            if len(values) > 1:
+                raise HTTPError(400, f"bad Content-Length: {len(values)} Content-Length "
+                                     f"headers ({', '.join(map(repr, values))})")  # fmt: skip
+            raise HTTPError(400, f"bad Content-Length {values[0]!r}")
+        return int(values[0]) if values else None
+
     def _read_json(self, limit: int):
         self._body_done = True  # from here on, every path reads the body or closes
         if self.headers.get("Transfer-Encoding", "").lower() not in ("", "identity"):
             self.close_connection = True
             raise HTTPError(411, "a Content-Length is required (chunked bodies are not accepted)")
-        raw_length = self.headers.get("Content-Length")
-        if raw_length is None:
+        length = self._length
+        if length is None:
             self.close_connection = True
             raise HTTPError(411, "a Content-Length is required")
-        if not raw_length.isdigit():
-            self.close_connection = True
-            raise HTTPError(400, f"bad Content-Length {raw_length!r}")
-        length = int(raw_length)
         if length > limit:
             self.close_connection = True  # the body stays unread: this connection is done
             raise HTTPError(413, f"the request body has {length} bytes, over the limit of "
@@ -346,12 +360,12 @@ class _Handler(BaseHTTPRequestHandler):
             raise HTTPError(400, f"malformed JSON: {e}") from None
 
     def _discard_body(self) -> None:
-        length = self.headers.get("Content-Length", "0")
+        length = self._length or 0
         chunked = self.headers.get("Transfer-Encoding", "").lower() not in ("", "identity")
-        if chunked or not length.isdigit() or int(length) > self.server.app.max_body_bytes:
+        if chunked or length > self.server.app.max_body_bytes:
             self.close_connection = True
-        elif int(length):
-            self.rfile.read(int(length))
+        elif length:
+            self.rfile.read(length)
 
     def _send(self, status: int, body) -> None:
         if isinstance(body, str):

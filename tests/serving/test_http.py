@@ -191,6 +191,31 @@ def test_a_missing_content_length_is_411(served):
     assert answer.startswith(b"HTTP/1.1 411 ")
 
 
+_BODY = json.dumps({"instances": X[:1].tolist()}).encode()
+_SMUGGLED = b"GET /v1/models/tiny/metadata HTTP/1.1\r\nHost: x\r\n\r\n"
+BAD_LENGTHS = {
+    "two lengths": (b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                    + str(len(_BODY)).encode() + b"\r\nContent-Length: "
+                    + str(len(_BODY) + len(_SMUGGLED)).encode() + b"\r\n\r\n"
+                    + _BODY + _SMUGGLED),
+    "two equal lengths": (b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\n"
+                          b"Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}"),
+    "superscript digit, POST": (b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\n"
+                                b"Content-Length: \xb2\r\n\r\n{}"),
+    "superscript digit, GET": (b"GET /v1/models/tiny HTTP/1.1\r\nHost: x\r\n"
+                               b"Content-Length: \xb2\r\n\r\n{}"),
+    "sign": b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: +2\r\n\r\n{}",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("request_bytes", BAD_LENGTHS.values(), ids=BAD_LENGTHS)
+def test_a_repeated_or_malformed_content_length_is_400_and_closes(served, request_bytes):
+    # Where the body ends is unknown, so nothing after the headers may be read as a request.
+    answer = _raw(served[0].port, request_bytes)
+    assert answer.startswith(b"HTTP/1.1 400 ") and answer.count(b"HTTP/1.1 ") == 1, answer
+    assert b"Connection: close" in answer and b"bad Content-Length" in answer
+
+
 def test_unparsable_requests_get_json_errors_too(served):
     answer = _raw(served[0].port, b"PATCH /v1/models/tiny HTTP/1.1\r\nHost: x\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 501 ") and b'{"error": "Unsupported method' in answer
