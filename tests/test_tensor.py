@@ -138,6 +138,17 @@ def test_narrow_diagonal_flip_as_strided():
         t.as_strided((5, 5), (5, 1))
 
 
+@pytest.mark.parametrize("make", [
+    lambda: jg.ones(1).expand(2**40, 2**40),
+    lambda: jg.ones(1).as_strided((2**32, 2**32), (0, 0)),
+    lambda: jg.empty((2**40, 2**40)),
+    lambda: jg.ones(1).reshape(1, 1).broadcast_to((2**62, 4)),
+])  # fmt: skip
+def test_shapes_beyond_int64_indices_are_refused(make):
+    with pytest.raises(ValueError, match="elements"):
+        make()
+
+
 def test_set_points_a_tensor_at_another_storage():
     s = jg.FloatStorage([0, 1, 2, 3, 4, 5])
     t = jg.empty(0, jg.float32)

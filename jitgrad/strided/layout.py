@@ -13,6 +13,9 @@ from collections.abc import Sequence
 Shape = tuple[int, ...]
 
 
+MAX_NUMEL = 2**63 - 1
+
+
 def numel(shape: Sequence[int]) -> int:
     return math.prod(shape)
 
@@ -54,6 +57,8 @@ def check_in_bounds(shape, strides, offset, storage_size: int) -> None:
     for n in shape:
         if n < 0:
             raise ValueError(f"negative dimension in shape {tuple(shape)}")
+    if numel(shape) > MAX_NUMEL:
+        raise ValueError(f"shape {tuple(shape)} has more than {MAX_NUMEL} elements")
     if numel(shape) == 0:
         if offset < 0 or offset > storage_size:
             raise ValueError(f"storage offset {offset} is outside a storage of size {storage_size}")
@@ -77,6 +82,11 @@ def as_shape(shape) -> Shape:
     for n in dims:
         if n < 0:
             raise ValueError(f"negative dimensions are not allowed: {dims}")
+    if math.prod(dims) > MAX_NUMEL:
+        raise ValueError(
+            f"shape {dims} has {math.prod(dims)} elements, more than the {MAX_NUMEL} that "
+            "int64 indices (numpy's and the kernels') can address"
+        )
     return dims
 
 
