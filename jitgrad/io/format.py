@@ -68,6 +68,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import stat
 import struct
 import sys
 
@@ -122,9 +123,16 @@ def layout_file(header: dict, sizes: list[int]) -> tuple[bytes, list[int]]:
 
 def write_atomically(path: str, prefix: bytes, blobs: list, offsets: list[int]) -> None:
     """Write the file next to ``path`` under a temporary name, fsync, then rename it over
-    ``path``; on any failure the temporary file is removed and ``path`` is untouched."""
-    directory = os.path.dirname(os.path.abspath(path))
+    ``path``; on any failure the temporary file is removed and ``path`` is untouched.
+    As writing in place would, a symbolic link is written through to its target, and an
+    existing file keeps its permission bits."""
+    path = os.path.realpath(path)
+    directory = os.path.dirname(path)
     base = os.path.basename(path)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        mode = None
     while True:
         tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
         try:
@@ -135,6 +143,8 @@ def write_atomically(path: str, prefix: bytes, blobs: list, offsets: list[int]) 
             continue
     try:
         with os.fdopen(fd, "wb") as f:
+            if mode is not None:
+                os.fchmod(f.fileno(), mode)
             f.write(prefix)
             position = len(prefix)
             for blob, offset in zip(blobs, offsets, strict=True):

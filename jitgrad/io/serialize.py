@@ -103,11 +103,15 @@ def save(obj, path: str | os.PathLike) -> None:
     write_atomically(path, prefix, blobs, offsets)
 
 
-def load(path: str | os.PathLike, mmap: bool = True):
+def load(path: str | os.PathLike, mmap: bool = False):
     """Load what ``save`` wrote, with the same storage sharing.
 
-    ``mmap=True`` maps the file copy-on-write: nothing is read until used, the tensors are
-    writable, and writes never reach the file. ``mmap=False`` reads the bytes into memory.
+    ``mmap=False`` reads the bytes into memory. ``mmap=True`` maps the file copy-on-write:
+    nothing is read until used, the tensors are writable, and writes never reach the file.
+    But the pages not written yet are the file's own, as with ``torch.load(mmap=True)``
+    and numpy's memory maps: a file changed in place afterwards changes the tensors, and
+    one truncated makes reading them kill the process (SIGBUS). ``save`` never does that
+    (it replaces files whole), copying over the file in place does.
     A malformed file raises ``FormatError`` (a ``ValueError``) naming it; no code from the
     file is ever run.
 

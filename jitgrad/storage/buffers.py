@@ -7,9 +7,11 @@ reference counting owns the memory.
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import secrets
+import stat
 import sys
 import threading
 from multiprocessing import resource_tracker, shared_memory
@@ -116,7 +118,12 @@ def map_file(filename: str, nbytes: int | None, shared: bool):
     else:
         fd = os.open(path, os.O_RDONLY)
     try:
-        file_size = os.fstat(fd).st_size
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):  # (mmap's own error names no path)
+            kind = "a directory" if stat.S_ISDIR(status.st_mode) else "not a regular file"
+            raise OSError(errno.EISDIR if kind == "a directory" else errno.ENODEV,
+                          f"cannot map {kind}", path)  # fmt: skip
+        file_size = status.st_size
         if nbytes is None:
             nbytes = file_size
         elif nbytes > file_size:

@@ -677,3 +677,38 @@ def test_docstring_examples_run(module):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted and not result.failed
+
+
+def test_more_elements_than_int64_indices_is_a_format_error(good_file):
+    header, blobs = split_file(good_file)
+    entry = header["object"]["dict"][0][1]["tensor"]
+    entry["shape"], entry["strides"] = [2**40, 2**40], [0, 0]  # in bounds, 2^80 elements
+    write_file(good_file, header, blobs)
+    with pytest.raises(FormatError, match="more than"):
+        jg.load(good_file)
+
+
+def test_load_reads_into_memory_unless_asked_to_map(tmp_path):
+    path = tmp_path / "w.jg"
+    jg.save({"w": jg.zeros(1024)}, path)
+    loaded, mapped = jg.load(path), jg.load(path, mmap=True)
+    other = tmp_path / "other.jg"
+    jg.save({"w": jg.ones(1024)}, other)
+    with open(path, "r+b") as f:  # overwritten in place, as `cp other.jg w.jg` does
+        f.write(other.read_bytes())
+    assert loaded["w"].tolist()[:3] == [0.0, 0.0, 0.0]
+    assert mapped["w"].tolist()[:3] == [1.0, 1.0, 1.0]  # the documented cost of mapping
+
+
+def test_saving_keeps_the_files_mode_and_writes_through_a_link(tmp_path):
+    path = tmp_path / "private.jg"
+    jg.save(jg.ones(2), path)
+    path.chmod(0o600)
+    jg.save(jg.zeros(2), path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    link = tmp_path / "latest.jg"
+    link.symlink_to(path)
+    jg.save(jg.arange(3.0), link)
+    assert link.is_symlink() and jg.load(path).tolist() == [0.0, 1.0, 2.0]
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert sorted(os.listdir(tmp_path)) == ["latest.jg", "private.jg"]

@@ -124,6 +124,12 @@ def test_pytorch_from_file_sizes_in_elements(tmp_path):
     assert jg.FloatStorage.from_file(path, size=2).tolist() == [1, 2]
 
 
+@pytest.mark.parametrize("shared", [False, True])
+def test_mapping_a_directory_is_an_error_naming_it(tmp_path, shared):
+    with pytest.raises(IsADirectoryError, match=str(tmp_path)):
+        jg.FloatStorage.from_file(tmp_path, shared=shared)
+
+
 # -- storage methods ---------------------------------------------------------------------
 
 
