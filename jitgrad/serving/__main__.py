@@ -93,8 +93,7 @@ def main(argv=None) -> int:
         return 1
     try:
         app.start()
-    except (RuntimeError, TimeoutError) as e:
-        app.stop()
+    except (RuntimeError, TimeoutError) as e:  # start() has stopped what it started
         logging.error("%s", e)
         return 1
     stop = threading.Event()

@@ -3,7 +3,10 @@
 ``ServingApp`` is what ``python -m jitgrad.serving`` runs and what tests and the demo start
 in-process. ``start()`` polls the base path once, waits (up to ``ready_timeout``) for the
 first version to be available, then serves; ``stop()`` stops polling, closes the server
-(in-flight requests finish) and unloads every version.
+(in-flight requests finish) and unloads every version. A ``start()`` that fails (no version
+in time, every version broken) stops what it started before it raises. The model is not
+ready (``/readyz`` answers 503) while it has no available version, also when its base
+path is empty or missing.
 
 ``freeze_heap`` (on in the command-line server) moves every object alive once the first
 version serves into CPython's permanent generation (``gc.freeze()``). Why: numba's
@@ -72,6 +75,9 @@ class ServingApp:
         self.manager = Manager(POLICIES[policy], budget, load_threads,
                                max_load_retries=max_load_retries,
                                load_retry_seconds=load_retry_seconds)  # fmt: skip
+        # Known before any version is: a base path that is missing emits nothing, and
+        # the manager must still count this model as not ready.
+        self.manager.set_aspired_versions(name, {})
         self._pending_labels = dict(labels or {})
         self.manager.add_listener(self._apply_labels)
         self.source = FileSystemSource(
@@ -89,19 +95,28 @@ class ServingApp:
                     self.manager.set_label(self.name, label, version)
 
     def start(self, wait: bool = True) -> ServingApp:
-        self.source.start()
-        if wait:
-            self.wait_until_ready(self.ready_timeout)
-        if self.freeze_heap:
-            gc.collect()
-            gc.freeze()
-            self._frozen = True
-        self.server.start()
+        try:
+            self.source.start()
+            if wait:
+                self.wait_until_ready(self.ready_timeout)
+            if self.freeze_heap:
+                gc.collect()
+                gc.freeze()
+                self._frozen = True
+            self.server.start()
+        except BaseException:
+            self.stop()  # the polling thread, loads and the bound socket would outlive us
+            raise
         return self
 
     def wait_until_ready(self, timeout: float) -> None:
         """Block until a version of the model is available (see ``Manager.wait_until_ready``)."""
-        self.manager.wait_until_ready(timeout)
+        try:
+            self.manager.wait_until_ready(timeout)
+        except TimeoutError as e:
+            raise TimeoutError(f"{e} (versions of model {self.name} are directories named by "
+                               f"a number holding a manifest.json, under "
+                               f"{self.source.base_path})") from None  # fmt: skip
 
     def stop(self) -> None:
         self.source.stop()

@@ -281,9 +281,10 @@ class Manager:
             return sorted(self._reachable.get(name, {}))
 
     def is_ready(self) -> bool:
-        """Every name with aspired versions has at least one available version."""
+        """Every name a source has aspired (an empty set of versions included) has at
+        least one available version."""
         with self._lock:
-            return all(self._reachable.get(n) for n, vs in self._aspired.items() if vs)
+            return all(self._reachable.get(n) for n in self._aspired)
 
     def add_listener(self, listener: Callable[[ServableState], None],
                      replay: bool = False) -> None:  # fmt: skip

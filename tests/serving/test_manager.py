@@ -311,3 +311,10 @@ def test_shutdown_unloads_everything():
     assert all(lo.calls == ["load", "unload"] for lo in loaders.values())
     with pytest.raises(RuntimeError, match="shut down"):
         manager.set_aspired_versions("m", {})
+
+
+def test_a_name_aspired_with_no_versions_is_not_ready(manager):
+    manager.set_aspired_versions("m", {})  # an empty base path
+    assert not manager.is_ready()
+    with pytest.raises(TimeoutError, match="model m: no versions"):
+        manager.wait_until_ready(0.1)
