@@ -144,18 +144,34 @@ def cross_entropy(
     ):
         return _SoftmaxCrossEntropy(ignore_index, reduction)(logits, target)
     logp = log_softmax(logits, axis)
-    dtype = logp.dtype.numpy
     # Label-dependent arrays go through compute(): a jitted step rebuilds them per batch.
-    q = as_tensor(compute(_target_distribution, labels, n_classes, axis, ignore_index,
-                          label_smoothing, dtype))  # fmt: skip
-    loss = -reduce.sum(q * logp if w is None else q * w * logp, axis)
+    hot = as_tensor(compute(_target_mask, labels, n_classes, axis, ignore_index))
+    counted = compute(np.not_equal, labels, ignore_index)
+    # The target's log-probability is selected, not multiplied by a one-hot: a masked
+    # (-inf) logit of another class would make 0 * -inf = nan.
+    chosen = where(hot, logp, 0)
+    loss = -reduce.sum(chosen if w is None else w * chosen, axis)
+    if label_smoothing:
+        # PyTorch's smoothing term, -sum(w * logp) over every class: inf for a -inf logit,
+        # as in PyTorch; an ignored label contributes nothing, whatever its logits.
+        spread = -reduce.sum(logp if w is None else w * logp, axis)
+        loss = (1 - label_smoothing) * loss + label_smoothing / n_classes * spread
+        loss = where(as_tensor(counted), loss, 0)
     if reduction != "mean":
         return _reduce(loss, reduction)
-    if w is None:  # the mean over the labels that count
-        return reduce.sum(loss) / as_tensor(compute(_count_valid, labels, ignore_index, dtype))
-    hot = compute(_target_distribution, labels, n_classes, axis, ignore_index, 0.0, dtype)
-    hot = as_tensor(hot)
-    return reduce.sum(loss) / reduce.sum(hot * w)
+    if w is None:
+        divisor = as_tensor(compute(np.count_nonzero, counted)).astype(logp.dtype)
+    else:
+        divisor = reduce.sum(where(hot, w, 0))
+    return _mean_over_counted(reduce.sum(loss), divisor, counted)
+
+
+def _mean_over_counted(total: Tensor, divisor: Tensor, counted: np.ndarray) -> Tensor:
+    """``total / divisor``; NaN when no label counts, as PyTorch's 0 / 0, but with a zero
+    gradient then (as PyTorch's) rather than 0 * inf = nan, which would poison the
+    parameters at the next optimizer step."""
+    anything = as_tensor(compute(np.any, counted))
+    return where(anything, total / where(anything, divisor, 1), np.nan)
 
 
 class _SoftmaxCrossEntropy(Function):
@@ -175,13 +191,15 @@ class _SoftmaxCrossEntropy(Function):
     def backward(self, gy):
         logits, target = self.inputs
         if config.thread.grad_enabled:  # create_graph: the same gradient from recorded ops
-            hot = as_tensor(compute(_target_distribution, target.numpy(), logits.shape[1], 1,
-                                    self.ignore_index, 0.0, logits.dtype.numpy))  # fmt: skip
+            mask = compute(_target_mask, target.numpy(), logits.shape[1], 1, self.ignore_index)
+            hot = as_tensor(mask).astype(logits.dtype)
             counted = reduce.sum(hot, 1, keepdims=True)  # 0 on ignored rows
             if self.reduction == "none":
                 scale = gy.reshape(-1, 1)
             elif self.reduction == "mean":
-                scale = gy / self._count.astype(logits.dtype).reshape(())
+                scale = gy * as_tensor(
+                    compute(_reciprocal_or_zero, self._count.numpy(), logits.dtype.numpy)
+                )
             else:
                 scale = gy
             return (softmax(logits, 1) * counted - hot) * scale, None
@@ -218,19 +236,17 @@ def _checked_labels(name, logits, target, axis, ignore_index) -> np.ndarray:
     return labels
 
 
-def _target_distribution(labels, n_classes, axis, ignore_index, smoothing, dtype):
-    """One-hot labels (mixed with the uniform distribution by ``smoothing``) with the class
-    axis at ``axis``; a label equal to ``ignore_index`` gives all zeros."""
-    valid = labels != ignore_index
-    hot = (labels[..., None] == np.arange(n_classes)) & valid[..., None]
-    q = hot * (1 - smoothing)
-    if smoothing:
-        q = q + valid[..., None] * (smoothing / n_classes)
-    return np.moveaxis(q.astype(dtype), -1, axis)
+def _target_mask(labels, n_classes, axis, ignore_index):
+    """True at each label's class, with the class axis at ``axis``; all False for a label
+    equal to ``ignore_index``."""
+    hot = (labels[..., None] == np.arange(n_classes)) & (labels != ignore_index)[..., None]
+    return np.moveaxis(hot, -1, axis)
 
 
-def _count_valid(labels, ignore_index, dtype):
-    return np.asarray((labels != ignore_index).sum(), dtype=dtype)
+def _reciprocal_or_zero(count, dtype):
+    """1 / count, or 0 for no counted labels: their gradient is 0, as PyTorch's."""
+    count = count.reshape(())
+    return np.asarray(1 / count if count else 0, dtype=dtype)
 
 
 def mse_loss(input, target, *, reduction: str = "mean") -> Tensor:  # noqa: A002  PyTorch's name

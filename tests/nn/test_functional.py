@@ -269,6 +269,74 @@ def test_fused_cross_entropy_second_order_and_all_ignored():
     assert np.isnan(ignored.item())  # 0/0, as PyTorch
 
 
+MASKED = [[0.0, -np.inf, 1.0, 2.0], [0.5, 1.0, -np.inf, -np.inf]]
+
+
+@pytest.mark.parametrize("backend", ["jit", "reference"])
+@pytest.mark.parametrize(
+    "logits, labels, kwargs",
+    [(MASKED[0], 0, {}), (MASKED, [3, -100], dict(weight=[1.0, 2.0, 0.5, 3.0])),
+     (MASKED, [0, 1], dict(reduction="sum", label_smoothing=0.2)),
+     (MASKED, [-100, 1], dict(label_smoothing=0.2)), (MASKED, [2, 0], {}),
+     (np.transpose([MASKED, MASKED], (1, 2, 0)), [[3, 0], [1, -100]], {})],
+)  # fmt: skip
+def test_cross_entropy_with_masked_logits_matches_torch(backend, logits, labels, kwargs):
+    torch = pytest.importorskip("torch")
+    from jitgrad._config import config
+
+    previous, config.backend = config.backend, backend
+    try:
+        x = jg.tensor(logits, requires_grad=True)
+        weight = kwargs.get("weight")
+        options = dict(kwargs, weight=None if weight is None else jg.tensor(weight))
+        loss = F.cross_entropy(x, jg.tensor(labels), **options)
+        loss.backward()
+    finally:
+        config.backend = previous
+    tx = torch.tensor(np.asarray(logits), requires_grad=True)
+    options = dict(kwargs, weight=None if weight is None else torch.tensor(weight, dtype=tx.dtype))
+    want = torch.nn.functional.cross_entropy(tx, torch.tensor(labels), **options)
+    want.backward()
+    # -inf logits of other classes cost nothing; smoothing over them is inf, as PyTorch's
+    np.testing.assert_allclose(loss.numpy(), want.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_cross_entropy_float16_with_a_masked_logit():
+    loss = F.cross_entropy(jg.tensor(MASKED, dtype=jg.float16), jg.tensor([0, 1]))
+    logp = np_log_softmax(MASKED)
+    assert loss.dtype is jg.float16
+    np.testing.assert_allclose(loss.item(), -(logp[0, 0] + logp[1, 1]) / 2, rtol=1e-3)
+
+
+@pytest.mark.parametrize("kwargs", [dict(weight=jg.tensor([1.0, 2.0, 0.5, 3.0])),
+                                    dict(reduction="sum")])  # fmt: skip
+def test_cross_entropy_gradcheck_beside_a_masked_logit(kwargs):
+    mask = np.array([[0.0, -np.inf, 0.0, 0.0], [0.0, 0.0, -np.inf, 0.0]])
+    x, labels = leaf((2, 4), 12), jg.tensor([3, -100])
+    assert gradcheck(lambda t: F.cross_entropy(t + mask, labels, **kwargs), x)
+
+
+@pytest.mark.parametrize(
+    "logits, labels, kwargs",
+    [((2, 3), (2,), dict(weight=jg.tensor([1.0, 2.0, 3.0]))),
+     ((2, 3), (2,), dict(label_smoothing=0.1)), ((3,), (), {}), ((2, 3, 2), (2, 2), {}),
+     ((2, 3), (2,), dict(create_graph=True))],
+)  # fmt: skip
+def test_cross_entropy_mean_over_no_labels_is_nan_with_zero_gradient(logits, labels, kwargs):
+    """PyTorch's 0 / 0 loss, but a gradient of exactly 0: an optimizer step stays finite."""
+    kwargs = dict(kwargs)
+    create_graph = kwargs.pop("create_graph", False)
+    x = leaf(logits, 13)
+    labels = jg.full(labels, -100)
+    (g,) = grad(F.cross_entropy(x, labels, **kwargs), [x], create_graph=create_graph)
+    assert np.isnan(F.cross_entropy(x, labels, **kwargs).item())
+    np.testing.assert_array_equal(g.numpy(), np.zeros(logits))
+    if create_graph:  # through the fused op's recorded backward
+        (gg,) = grad((g * g).sum() + g.sum(), [x])
+        np.testing.assert_array_equal(gg.numpy(), np.zeros(logits))
+
+
 def test_labels_out_of_range_are_caught_inside_a_jitted_step():
     logits = jg.zeros((2, 3), requires_grad=True)
     step = jg.jit(lambda y: F.cross_entropy(logits, y).backward())
