@@ -243,13 +243,18 @@ class _Handler(BaseHTTPRequestHandler):
         known = name in app.manager.model_names()
         tail = match["tail"]
         api = {None: "status", "/metadata": "metadata", ":predict": "predict"}[tail]
-        self._labels = (name if known else "", "" if version is None else str(version), api)
+        # Label values come only from what the manager serves, never from the path as
+        # given: a version is recorded once it resolved to one the manager knows.
+        self._labels = (name if known else "", "", api)
         if tail == ":predict":
             self._require(method, "POST")
             return self._predict(app, name, version, label)
         self._require(method, "GET")
         if tail is None:
-            return 200, _status(app.manager, name, version, label)
+            body = _status(app.manager, name, version, label)
+            if version is not None or label is not None:
+                self._labels = (name, body["model_version_status"][0]["version"], api)
+            return 200, body
         return self._metadata(app, name, version, label)
 
     def _require(self, method: str, allowed: str) -> None:

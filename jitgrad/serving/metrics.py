@@ -9,7 +9,9 @@
 - ``jitgrad_serving_version_state{model,version,state}``: 1 for each version's current state.
 
 Model names only become label values once a source has aspired them (unknown names from
-requests are counted under ``model=""``), so clients cannot grow the label sets.
+requests are counted under ``model=""``) and versions only once a request resolved to a
+version the manager holds or held (others, and requests naming none, are counted under
+``version=""``), so clients cannot grow the label sets.
 
 >>> m = Metrics()
 >>> m.observe_request("digits", "1", "predict", 200, 0.002)

@@ -2,6 +2,7 @@
 and a fitting error for every kind of bad request (none of which harms the server)."""
 
 import json
+import re
 import socket
 import threading
 
@@ -261,6 +262,26 @@ def test_health_readiness_and_metrics(served, client):
     assert value('jitgrad_serving_warmup_seconds{model="tiny",version="1"}') > 0
     assert value('jitgrad_serving_version_state{model="tiny",version="1",state="available"}') == 1
     assert not any('model="nope"' in x for x in lines)  # unknown names never become labels
+
+
+def test_versions_and_names_clients_make_up_never_become_metric_labels(served, client):
+    def predict(path):
+        return client.post(path, {"instances": X[:1].tolist()})[0]
+
+    for n in (7, 8, 99999999999999999999999):
+        assert client.get(f"/v1/models/tiny/versions/{n}")[0] == 404
+        assert client.get(f"/v1/models/tiny/versions/{n}/metadata")[0] == 404
+        assert predict(f"/v1/models/tiny/versions/{n}:predict") == 404
+        assert client.get(f"/v1/models/made-up-{n}/versions/{n}")[0] == 404
+    assert client.get("/v1/models/tiny/labels/canary")[0] == 404
+    assert predict("/v1/models/tiny/versions/1:predict") == 200
+    assert client.get("/v1/models/tiny/labels/stable")[0] == 200
+    text = client.request("GET", "/metrics", raw=True)[1]
+    versions = set(re.findall(r'version="([^"]*)"', text))
+    assert versions <= {"", "1"}, versions
+    assert "made-up" not in text
+    line = 'jitgrad_serving_requests_total{model="tiny",version="",api="status",code="404"} '
+    assert any(x.startswith(line) for x in text.splitlines())  # counted, under no version
 
 
 def test_not_ready_and_503_while_the_first_version_loads(tmp_path):
