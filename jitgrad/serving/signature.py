@@ -134,13 +134,34 @@ def _as_array(spec: TensorSpec, value) -> np.ndarray:
     except ValueError as e:  # ragged nesting
         raise SignatureError(f"input {spec.name!r}: not a rectangular array ({e})") from None
     if array.dtype == object:
-        raise SignatureError(f"input {spec.name!r}: not a rectangular array of numbers")
+        array = _wide_integers(spec, array, target)
     kind_ok = np.can_cast(array.dtype, target, casting="same_kind")
     if not kind_ok or (array.dtype.kind == "b" and target.kind != "b"):
         raise SignatureError(f"input {spec.name!r}: expected dtype {spec.dtype}, got values "
                              f"of dtype {array.dtype} that do not cast to it safely")  # fmt: skip
     _check_range(spec, array, target)
     return np.ascontiguousarray(array, dtype=target)
+
+
+def _wide_integers(spec: TensorSpec, array: np.ndarray, target: np.dtype) -> np.ndarray:
+    """Numbers numpy holds only as objects: integers beyond int64 and uint64 (JSON has no
+    limit). For a float input they are floats, as numpy's float conversion reads them
+    (10**30 is 1e30); no integer dtype holds them."""
+    values = array.ravel().tolist()
+    if not values or not all(type(v) in (int, float) for v in values):
+        raise SignatureError(f"input {spec.name!r}: not a rectangular array of numbers")
+    if target.kind in "fc":
+        try:
+            return np.array(array.tolist(), dtype=np.float64)
+        except OverflowError:  # an int beyond float64 (so beyond every float dtype)
+            digits = len(str(max(abs(v) for v in values)))
+            raise SignatureError(f"input {spec.name!r}: a value of about 10**{digits - 1} "
+                                 f"overflows dtype {spec.dtype}") from None  # fmt: skip
+    if target.kind in "iu":
+        low, high, info = min(values), max(values), np.iinfo(target)
+        raise SignatureError(f"input {spec.name!r}: values from {low} to {high} do not fit "
+                             f"dtype {spec.dtype} ({info.min} to {info.max})")  # fmt: skip
+    raise SignatureError(f"input {spec.name!r}: expected dtype {spec.dtype}, got numbers")
 
 
 def _check_range(spec: TensorSpec, array: np.ndarray, target: np.dtype) -> None:
@@ -150,10 +171,14 @@ def _check_range(spec: TensorSpec, array: np.ndarray, target: np.dtype) -> None:
         return
     if target.kind == "f":
         finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array
-        largest = np.abs(finite).max() if finite.size else 0
-        if largest > np.finfo(target).max:
-            raise SignatureError(f"input {spec.name!r}: a value of magnitude {largest} "
-                                 f"overflows dtype {spec.dtype}")  # fmt: skip
+        if not finite.size:
+            return
+        # The extremes, not np.abs: the absolute value of int64's minimum wraps to itself.
+        low, high = finite.min().item(), finite.max().item()
+        limit = float(np.finfo(target).max)
+        if high > limit or low < -limit:
+            raise SignatureError(f"input {spec.name!r}: a value of magnitude "
+                                 f"{max(-low, high)} overflows dtype {spec.dtype}")  # fmt: skip
         return
     low, high, info = array.min(), array.max(), np.iinfo(target)
     if low < info.min or high > info.max:

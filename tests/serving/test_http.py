@@ -137,7 +137,7 @@ BAD = [
     ("POST", P, {"instances": [[True] * 8]}, 400, "expected dtype float32"),
     ("POST", P, {"instances": [[None] * 8]}, 400, "rectangular array of numbers"),
     ("POST", IDS, {"instances": [[1.5, 2, 3]]}, 400, "expected dtype int64"),
-    ("POST", IDS, {"instances": [[10**30, 2, 3]]}, 400, "rectangular array of numbers"),
+    ("POST", IDS, {"instances": [[10**30, 2, 3]]}, 400, "do not fit dtype int64"),
     ("POST", IDS, {"instances": [[2**63, 2**63 + 3, 2**64 - 1]]}, 400, "do not fit dtype int64"),
     ("POST", IDS, {"instances": [[10, 2, 3]]}, 400, "index 10 is out of range"),
     ("POST", IDS, {"instances": [[1, -1, 3]]}, 400, "index -1 is out of range"),
