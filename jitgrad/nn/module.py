@@ -98,6 +98,15 @@ class Module:
             ) from None
 
     def __setattr__(self, name: str, value) -> None:
+        if isinstance(value, Module) and name in self.__dict__.get("_parameters", ()):
+            raise TypeError(
+                f"cannot assign {type(value).__name__} to {type(self).__name__}.{name}: it "
+                "is a parameter (assign a Parameter or None, or delete it first)"
+            )
+        if isinstance(value, Parameter) and hasattr(type(self), name):
+            # Checked before anything is replaced: the class attribute (a method such as
+            # forward, a property) would still shadow the parameter.
+            _check_name(self, name, {})
         if isinstance(value, (Parameter, Module)) or name in self.__dict__.get("_buffers", ()):
             params, buffers, modules = self._registries()
             # A name reassigned within its own registry keeps its place there (the order of
@@ -148,8 +157,9 @@ class Module:
         object.__delattr__(self, name)
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
-        """Add ``param`` (or None: a declared but absent parameter, e.g. ``bias=False``)."""
-        _check_name(self, name)
+        """Add ``param`` (or None: a declared but absent parameter, e.g. ``bias=False``).
+        ``name`` may already be a parameter (it is replaced), but no other attribute."""
+        _check_name(self, name, self._registries()[0])
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(
                 f"cannot register {type(param).__name__} as parameter '{name}': wrap it in "
@@ -159,8 +169,9 @@ class Module:
 
     def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
         """Add a tensor that is state but not trained; ``persistent=False`` keeps it out of
-        ``state_dict``."""
-        _check_name(self, name)
+        ``state_dict``. ``name`` may already be a buffer (it is replaced), but no other
+        attribute."""
+        _check_name(self, name, self._registries()[1])
         if tensor is not None and not isinstance(tensor, TensorBase):
             raise TypeError(
                 f"buffer '{name}' must be a tensor or None, got {type(tensor).__name__}"
@@ -169,7 +180,9 @@ class Module:
         (self._non_persistent.discard if persistent else self._non_persistent.add)(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
-        _check_name(self, name)
+        """Add a child module; ``name`` may already be a child (it is replaced), but no other
+        attribute."""
+        _check_name(self, name, self._registries()[2])
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"submodule '{name}' must be a Module, got {type(module).__name__}")
         self._registries()[2][name] = module
@@ -462,13 +475,24 @@ class Module:
         return sorted(set(super().__dir__()) | set(extra))
 
 
-def _check_name(module: Module, name: str) -> None:
+def _check_name(module: Module, name: str, registry: dict) -> None:
+    """Refuse ``name`` unless it is new or already in ``registry`` (PyTorch's rule): one
+    name for two things would leave forward() using one and state_dict() saving the
+    other."""
     if not isinstance(name, str):
         raise TypeError(f"attribute names are strings, got {type(name).__name__}")
     if not name or "." in name:
         raise KeyError(f"invalid name {name!r} in {type(module).__name__}: non-empty, no '.'")
-    if name in module.__dict__ and name not in ("training",):
-        raise KeyError(f"attribute '{name}' of {type(module).__name__} already exists")
+    if name in registry or not hasattr(module, name):
+        return
+    kinds = (("_parameters", "a parameter"), ("_buffers", "a buffer"), ("_modules", "a submodule"))
+    what = next((kind for attr, kind in kinds if name in module.__dict__.get(attr, ())),
+                "an attribute of the instance" if name in module.__dict__ else
+                f"defined by class {type(module).__name__}")  # fmt: skip
+    raise KeyError(
+        f"attribute '{name}' already exists in {type(module).__name__} ({what}); pick another "
+        "name, or delete the existing one first"
+    )
 
 
 def _guarded_state(module: Module) -> tuple:

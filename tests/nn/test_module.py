@@ -85,6 +85,60 @@ def test_register_errors():
     assert "tmp" in dict(m.named_buffers()) and "tmp" not in m.state_dict()
 
 
+@pytest.mark.parametrize(
+    "register, name",
+    [("register_buffer", "weight"), ("register_buffer", "fc"), ("register_buffer", "forward"),
+     ("register_buffer", "training"), ("register_parameter", "running"),
+     ("register_parameter", "fc"), ("register_parameter", "forward"), ("add_module", "weight"),
+     ("add_module", "running"), ("add_module", "training"), ("add_module", "extra_repr")],
+)  # fmt: skip
+def test_a_name_taken_by_another_kind_or_the_class_is_refused(register, name):
+    """PyTorch's rule: the module would use one tensor and state_dict() save another."""
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(jg.zeros(2))
+            self.register_buffer("running", jg.zeros(2))
+            self.fc = nn.Linear(1, 1)
+
+    m = Net()
+    value = {"register_buffer": jg.ones(2), "register_parameter": nn.Parameter(jg.ones(2)),
+             "add_module": nn.ReLU()}[register]  # fmt: skip
+    before = m.state_dict()
+    with pytest.raises(KeyError, match=f"attribute '{name}' already exists"):
+        getattr(m, register)(name, value)
+    assert m.state_dict().keys() == before.keys()
+    assert (list(m._parameters), list(m._buffers), list(m._modules)) == (
+        ["weight"], ["running"], ["fc"])  # fmt: skip
+
+
+def test_registering_again_in_the_same_registry_replaces():
+    lin = nn.Linear(2, 2)
+    lin.register_parameter("bias", nn.Parameter(jg.ones(2)))
+    lin.register_buffer("stats", jg.zeros(1))
+    lin.register_buffer("stats", jg.ones(1))
+    lin.add_module("act", nn.ReLU())
+    lin.add_module("act", nn.Tanh())
+    assert lin.bias.tolist() == [1.0, 1.0] and lin.stats.tolist() == [1.0]
+    assert type(lin.act).__name__ == "Tanh"
+
+
+def test_assignment_follows_pytorch_across_kinds():
+    torch = pytest.importorskip("torch")
+    for lib, P, z in ((nn, nn.Parameter, jg.zeros), (torch.nn, torch.nn.Parameter, torch.zeros)):
+        lin = lib.Linear(2, 2)
+        with pytest.raises(KeyError, match="attribute 'forward' already exists"):
+            lin.forward = P(z(1))  # a method would shadow the parameter
+        assert "forward" not in lin._parameters
+        with pytest.raises(TypeError, match="weight"):
+            lin.weight = lib.ReLU()  # a parameter takes a Parameter or None
+        assert "weight" in lin._parameters and "weight" not in lin._modules
+        lin.register_buffer("b", z(1))
+        lin.b = P(z(1))  # a buffer may become a parameter by assignment
+        assert "b" in lin._parameters and "b" not in lin._buffers
+
+
 def test_train_eval_propagate():
     m = MLP()
     assert all(x.training for x in m.modules())
