@@ -25,7 +25,8 @@ One directory holds one version of a model::
     }
 
 ``-1`` in a shape is the batch dimension. The output signature is measured, not declared:
-``save_model`` runs the module once on a zero batch in eval mode.
+``save_model`` runs the module once on a zero batch in eval mode. Warm-up batch sizes are
+1 to ``MAX_WARMUP_BATCH``: a server allocates buffers for each when it loads the model.
 
 Every file is written under a temporary name, fsynced and renamed into place, and the
 manifest only after the others are durable, so a reader that finds a manifest finds the
@@ -52,6 +53,7 @@ from .serialize import load, save
 MODEL_FORMAT = "jitgrad-model"
 MODEL_FORMAT_VERSION = 1
 MANIFEST, WEIGHTS, ARCHITECTURE = "manifest.json", "weights.jg", "architecture.json"
+MAX_WARMUP_BATCH = 1 << 16
 
 
 class ModelDirectoryError(ValueError):
@@ -90,8 +92,8 @@ def save_model(module, directory, *, input_name: str = "x", input_shape=(64,),
         "outputs": _output_signature(module, input_shape, dtype, output_name),
     }
     warmup = [int(n) for n in warmup_batch_sizes]
-    if any(n <= 0 for n in warmup):
-        raise ValueError(f"warm-up batch sizes must be positive, got {warmup}")
+    if any(not 1 <= n <= MAX_WARMUP_BATCH for n in warmup):
+        raise ValueError(f"warm-up batch sizes must be from 1 to {MAX_WARMUP_BATCH}, got {warmup}")
     extra = {} if extra is None else extra
     json.dumps(extra, allow_nan=False)  # fail before writing anything
 
@@ -211,7 +213,41 @@ def read_manifest(directory) -> dict:
                 f"{directory!r}: {name} has {actual} bytes but the manifest says {expected}: "
                 "the file was modified or replaced after the model was saved"
             )
+    _check_signature(path, manifest.get("signature"))
+    warmup = manifest.get("warmup_batch_sizes", [1])
+    if not isinstance(warmup, list) or any(
+            type(n) is not int or not 1 <= n <= MAX_WARMUP_BATCH for n in warmup):  # fmt: skip
+        raise ModelDirectoryError(f"{path!r}: 'warmup_batch_sizes' must be a list of batch "
+                                  f"sizes from 1 to {MAX_WARMUP_BATCH}, got "
+                                  f"{warmup!r}")  # fmt: skip
     return manifest
+
+
+def _check_signature(path: str, signature) -> None:
+    if not isinstance(signature, dict):
+        raise ModelDirectoryError(f"{path!r}: the manifest has no 'signature' object (its "
+                                  "inputs and outputs)")  # fmt: skip
+    for part in ("inputs", "outputs"):
+        entries = signature.get(part)
+        if not isinstance(entries, dict) or not entries:
+            raise ModelDirectoryError(f"{path!r}: 'signature.{part}' must map at least one "
+                                      "tensor name to its dtype and shape, got "
+                                      f"{entries!r}")  # fmt: skip
+        for name, spec in entries.items():
+            field = f"'signature.{part}.{name}'"
+            dtype = spec.get("dtype") if isinstance(spec, dict) else None
+            try:
+                if not isinstance(dtype, str):
+                    raise TypeError("not a dtype name")
+                as_dtype(dtype)
+            except TypeError as e:
+                raise ModelDirectoryError(f"{path!r}: {field} has dtype {dtype!r}: {e}") from None
+            shape = spec.get("shape")
+            if (not isinstance(shape, list) or not shape or shape[0] != -1
+                    or any(type(n) is not int or n < 0 for n in shape[1:])):  # fmt: skip
+                raise ModelDirectoryError(f"{path!r}: {field} has shape {shape!r}: expected a "
+                                          "list of integers, -1 (the batch) first, then "
+                                          "non-negative sizes")  # fmt: skip
 
 
 def load_model(directory, mmap: bool = True, *, verify_checksums: bool = False):
@@ -255,4 +291,4 @@ def load_model(directory, mmap: bool = True, *, verify_checksums: bool = False):
 
 
 __all__ = ["save_model", "load_model", "read_manifest", "ModelDirectoryError",
-           "MODEL_FORMAT_VERSION"]  # fmt: skip
+           "MODEL_FORMAT_VERSION", "MAX_WARMUP_BATCH"]  # fmt: skip

@@ -101,11 +101,16 @@ class Predictor:
         before, start = jit_stats(), time.perf_counter()
         rng = np.random.default_rng(0)
         mismatch = None
+        if not self.warm_batch_sizes:  # no plans to warm, but the outputs are checked once
+            with no_grad():
+                arrays = [_sample(spec, 1, rng, 0) for spec in self.signature.inputs]
+                self._check_outputs(self.module(*[from_numpy(a) for a in arrays]), 1)
         for batch in self.warm_batch_sizes:
             arrays = [_sample(spec, batch, rng, 0) for spec in self.signature.inputs]
             for replica in self._replicas:
                 self._replay(replica, arrays)  # trace
-                self._replay(replica, arrays)  # first replay: compiles the fused kernels
+                result = self._replay(replica, arrays)  # first replay: compiles the kernels
+                self._check_outputs(result, batch)
             other = [_sample(spec, batch, rng, 1) for spec in self.signature.inputs]
             mismatch = mismatch or self._check_plan(self._replicas[0], other)
         after = jit_stats()
@@ -121,12 +126,23 @@ class Predictor:
             log.warning("serving without jg.jit plans: %s", mismatch)
         return self.warm_up_report
 
+    def _check_outputs(self, result, batch: int) -> None:
+        """Refuse a model whose outputs disagree with the signature (a hand-edited
+        manifest): every request would fail, so the load fails instead."""
+        for spec in self.signature.outputs:
+            got = self._name_outputs(result)[spec.name].shape
+            if got != (batch, *spec.sample_shape):
+                raise ValueError(f"output {spec.name!r}: the model gives shape {got} for a "
+                                 f"batch of {batch}, the signature declares "
+                                 f"{spec.describe()}")  # fmt: skip
+
     def _check_plan(self, replica, arrays) -> str | None:
         try:
             with no_grad():
-                expected = self._name_outputs(self.module(*[from_numpy(a) for a in arrays]))
-        except Exception:  # the check input is not valid for this model: nothing to compare
-            return None
+                result = self.module(*[from_numpy(a) for a in arrays])
+        except Exception:  # an input the model refuses (integers 1 as indices of a table of
+            return None  # one row): nothing to compare, and the model itself is not at fault
+        expected = self._name_outputs(result)
         replayed = self._name_outputs(self._replay(replica, arrays))
         for name, want in expected.items():
             got = replayed[name]
@@ -179,9 +195,16 @@ class Predictor:
         if isinstance(result, TensorBase):
             values = [result]
         elif isinstance(result, Mapping):
+            missing = [n for n in names if n not in result]
+            if missing:
+                raise ValueError(f"the signature declares outputs {list(names)}, but the "
+                                 f"model returns {list(result)}")  # fmt: skip
             values = [result[n] for n in names]
         else:
             values = list(result)
+        if len(values) != len(names):
+            raise ValueError(f"the signature declares {len(names)} outputs {list(names)}, but "
+                             f"the model returns {len(values)}")  # fmt: skip
         return {n: np.asarray(v.numpy()) for n, v in zip(names, values, strict=True)}
 
 

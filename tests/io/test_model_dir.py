@@ -119,6 +119,52 @@ def test_bad_manifests(saved):
         load_model(directory)
 
 
+def _without_signature(m):
+    del m["signature"]
+
+
+def _set(field, value):
+    def mutate(m):
+        *keys, last = field.split(".")
+        target = m
+        for k in keys:
+            target = target[k]
+        target[last] = value
+
+    return mutate
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (_without_signature, "no 'signature' object"),
+    (_set("signature", [1]), "no 'signature' object"),
+    (_set("signature.inputs", {}), "'signature.inputs' must map at least one tensor"),
+    (_set("signature.outputs", None), "'signature.outputs' must map at least one tensor"),
+    (_set("signature.inputs.x.dtype", "foo"), "'signature.inputs.x' has dtype 'foo'"),
+    (_set("signature.inputs.x.dtype", None), "'signature.inputs.x' has dtype None"),
+    (_set("signature.outputs.output.dtype", "object"), "'signature.outputs.output' has dtype"),
+    (_set("signature.inputs.x.shape", "ab"), "'signature.inputs.x' has shape 'ab'"),
+    (_set("signature.inputs.x.shape", [64]), r"has shape \[64\]: expected .* -1 \(the batch\)"),
+    (_set("signature.inputs.x.shape", [-1, 6.4]), "has shape"),
+    (_set("warmup_batch_sizes", None), "'warmup_batch_sizes' must be a list .* got None"),
+    (_set("warmup_batch_sizes", [10**12]), "'warmup_batch_sizes' must be a list of batch sizes "
+                                           "from 1 to 65536, got \\[1000000000000\\]"),
+    (_set("warmup_batch_sizes", [0]), "'warmup_batch_sizes'"),
+    (_set("warmup_batch_sizes", [True]), "'warmup_batch_sizes'"),
+])  # fmt: skip
+def test_a_malformed_signature_or_warm_up_is_refused_naming_the_field(saved, mutate, message):
+    _, directory, manifest = saved
+    mutate(manifest)
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelDirectoryError, match=message):
+        read_manifest(directory)
+
+
+def test_warm_up_batch_sizes_past_the_limit_are_not_saved(tmp_path):
+    with pytest.raises(ValueError, match="from 1 to 65536"):
+        save_model(mlp(), tmp_path / "m" / "1", warmup_batch_sizes=[1, 1 << 17])
+    assert not (tmp_path / "m" / "1" / "manifest.json").exists()
+
+
 def test_existing_directory_needs_overwrite(saved):
     model, directory, first = saved
     with pytest.raises(FileExistsError, match="already holds a saved model"):

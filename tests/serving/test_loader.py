@@ -2,6 +2,7 @@
 ModelLoader promises: estimate without loading, mapped weights, a warm JIT, a complete
 directory only."""
 
+import json
 import os
 
 import numpy as np
@@ -154,3 +155,25 @@ def test_a_directory_without_manifest_is_not_loaded(base):
     assert loader.servable() is None
     with pytest.raises(RuntimeError, match="load\\(\\) may be called once"):
         loader.load()  # a failed load finishes the loader too
+
+
+@pytest.mark.parametrize("outputs, message", [
+    ({"output": {"dtype": "float32", "shape": [-1, 3]},
+      "extra": {"dtype": "float32", "shape": [-1, 5]}},
+     r"declares 2 outputs \['output', 'extra'\], but the model returns 1"),
+    ({"output": {"dtype": "float32", "shape": [-1, 5]}},
+     r"output 'output': the model gives shape \(1, 3\) for a batch of 1, the signature "
+     r"declares \(batch, 5\)"),
+])  # fmt: skip
+def test_a_signature_the_model_does_not_produce_fails_the_load(base, outputs, message):
+    save_version(base, 1)
+    path = os.path.join(base, "1", "manifest.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    manifest["signature"]["outputs"] = outputs
+    with open(path, "w") as f:
+        json.dump(manifest, f)
+    loader = ModelLoader(os.path.join(base, "1"))
+    with pytest.raises(ValueError, match=message):
+        loader.load()  # refused at warm-up, not by every request
+    assert loader.servable() is None
