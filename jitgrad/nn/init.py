@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 import math
+import warnings
 
 from ..autograd.grad_mode import no_grad
 from ..random import Generator, default_rng
@@ -98,9 +99,20 @@ def _fan(tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
+def _no_elements(tensor) -> bool:
+    """True, with PyTorch's warning, for a tensor with no elements: there is nothing to fill,
+    and a fan of 0 would divide by zero."""
+    if 0 not in tensor.shape:
+        return False
+    warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+    return True
+
+
 def xavier_uniform_(tensor, gain: float = 1.0, generator=None):
     """U(-b, b) with b = gain·√(6 / (fan_in + fan_out)) (Glorot & Bengio)."""
     fan_in, fan_out = fan_in_and_fan_out(tensor)
+    if _no_elements(tensor):
+        return tensor
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
     return uniform_(tensor, -bound, bound, generator)
 
@@ -108,6 +120,8 @@ def xavier_uniform_(tensor, gain: float = 1.0, generator=None):
 def xavier_normal_(tensor, gain: float = 1.0, generator=None):
     """N(0, σ²) with σ = gain·√(2 / (fan_in + fan_out))."""
     fan_in, fan_out = fan_in_and_fan_out(tensor)
+    if _no_elements(tensor):
+        return tensor
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
 
@@ -115,6 +129,8 @@ def kaiming_uniform_(tensor, a: float = 0.0, mode: str = "fan_in",
                      nonlinearity: str = "leaky_relu", generator=None):  # fmt: skip
     """U(-b, b) with b = gain·√(3 / fan) (He et al.). ``a=√5`` over fan_in gives
     b = 1/√fan_in: PyTorch's default for Linear weights."""
+    if _no_elements(tensor):
+        return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
@@ -123,6 +139,8 @@ def kaiming_uniform_(tensor, a: float = 0.0, mode: str = "fan_in",
 def kaiming_normal_(tensor, a: float = 0.0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu", generator=None):  # fmt: skip
     """N(0, σ²) with σ = gain / √fan."""
+    if _no_elements(tensor):
+        return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0.0, std, generator)
 

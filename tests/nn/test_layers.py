@@ -102,6 +102,26 @@ def test_linear_init_matches_pytorch_bounds_and_is_seeded():
     np.testing.assert_array_equal(f32.weight.numpy(), w.astype(np.float32))
 
 
+@pytest.mark.parametrize("shape", [(3, 0), (0, 3), (0, 0), (2, 0, 3)])
+@pytest.mark.parametrize(
+    "fill", ["kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_"]
+)
+def test_fan_based_init_of_an_empty_tensor_is_a_no_op(fill, shape):
+    """PyTorch's no-op with a warning; a fan of 0 used to divide by zero."""
+    t = jg.empty(shape)
+    with pytest.warns(UserWarning, match="zero-element tensors is a no-op"):
+        assert getattr(nn.init, fill)(t) is t
+
+
+def test_linear_without_inputs_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    with pytest.warns(UserWarning, match="no-op"):
+        lin = nn.Linear(0, 3)
+    with pytest.warns(UserWarning, match="no-op"):
+        want = torch.nn.Linear(0, 3)(torch.ones((2, 0)))
+    np.testing.assert_array_equal(lin(jg.ones((2, 0))).numpy(), want.detach().numpy())
+
+
 def test_linear_shape_error_names_shapes():
     with pytest.raises(ValueError, match=r"Linear\(4, 3\) got input of shape \(2, 5\)"):
         nn.Linear(4, 3)(jg.ones((2, 5)))
