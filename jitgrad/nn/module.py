@@ -360,9 +360,10 @@ class Module:
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copy ``state_dict``'s tensors into this module's parameters and buffers.
 
-        Everything is checked before anything is written: a wrong shape, or (with
-        ``strict``) a missing or unexpected key, raises a RuntimeError listing every
-        problem by key and leaves the module untouched. Values are cast to each
+        Everything is checked before anything is written: a wrong shape, a non-floating
+        tensor to adopt as a parameter that requires grad, or (with ``strict``) a missing or
+        unexpected key, raises a RuntimeError listing every problem by key and leaves the
+        module untouched. Values are cast to each
         parameter's dtype. ``assign=True`` adopts the given tensors instead of copying
         (zero-copy: a memory-mapped checkpoint stays mapped) with their own dtype.
         Returns ``(missing_keys, unexpected_keys)``.
@@ -381,7 +382,7 @@ class Module:
         missing = [k for k in slots if k not in state_dict]
         unexpected = [k for k in state_dict if k not in slots]
         problems = []
-        for key, (module, name, _) in slots.items():
+        for key, (module, name, kind) in slots.items():
             if key not in state_dict:
                 continue
             value = state_dict[key]
@@ -394,6 +395,15 @@ class Module:
                 problems.append(
                     f"size mismatch for '{key}': copying a tensor of shape {value.shape} "
                     f"from the checkpoint, the shape in the current model is {current.shape}."
+                )
+            elif (assign and kind == "param" and current.requires_grad
+                  and not value.dtype.is_floating_point):  # fmt: skip
+                # The adopted tensor becomes a parameter that requires grad, which only a
+                # floating tensor can be: caught here, before anything is written.
+                problems.append(
+                    f"cannot assign a tensor of dtype {value.dtype.name} to parameter "
+                    f"'{key}', which requires grad: only floating point tensors can require "
+                    "gradients (load without assign=True to cast into the parameter's dtype)."
                 )
         if strict:
             if missing:

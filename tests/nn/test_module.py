@@ -226,6 +226,21 @@ def test_load_state_dict_casts_and_assign_adopts():
     assert isinstance(m.weight, nn.Parameter) and m.weight.requires_grad
 
 
+def test_load_state_dict_assign_checks_every_key_before_writing():
+    m = MLP()
+    before = {k: v.numpy().copy() for k, v in m.state_dict().items()}
+    sd = {k: jg.zeros_like(v) for k, v in m.state_dict().items()}
+    sd["fc2.bias"] = jg.zeros(3, dtype=jg.int64)  # the last parameter: all others come first
+    with pytest.raises(RuntimeError, match=r"int64 to parameter 'fc2.bias', which requires grad"):
+        m.load_state_dict(sd, assign=True)
+    for key, value in m.state_dict().items():
+        np.testing.assert_array_equal(value.numpy(), before[key])
+    assert m.fc1.weight.dtype is jg.float64
+    m.fc2.bias.requires_grad_(False)  # as PyTorch: a frozen parameter may adopt any dtype
+    m.load_state_dict(sd, assign=True)
+    assert m.fc2.bias.dtype is jg.int64 and not m.fc1.weight.numpy().any()
+
+
 @pytest.mark.parametrize("dtype", [jg.float32, jg.float64])
 def test_to_dtype(dtype):
     m = MLP().to(dtype)
