@@ -308,6 +308,9 @@ class Optimizer:
                 )
             for i, p in zip(old["params"], new["params"], strict=True):
                 by_index[i] = p
+        # Every parameter's state is checked (and copied) before any is written, so that a
+        # bad entry leaves this optimizer as it was.
+        loaded: dict[Tensor, dict] = {}
         for i, values in state_dict["state"].items():
             if i not in by_index:
                 raise ValueError(f"loaded optimizer state refers to parameter {i}, which no "
@@ -322,7 +325,8 @@ class Optimizer:
                     cast = p.dtype if value.dtype.is_floating_point else value.dtype
                     value = as_tensor(TensorBase.astype(value, cast))  # a copy
                 restored[name] = value
-            self.state[p] = restored
+            loaded[p] = restored
+        self.state.update(loaded)
         for old, new in zip(saved, self.param_groups, strict=True):
             for key, value in old.items():
                 if key != "params":

@@ -305,6 +305,19 @@ def test_load_state_dict_errors():
         optim.SGD([a], lr=0.1).load_state_dict({"state": {}})
 
 
+def test_load_state_dict_checks_every_parameter_before_writing():
+    a, b = param([1.0, 2.0]), param([1.0, 2.0, 3.0])
+    source = optim.SGD([a, b], lr=0.5, momentum=0.9)
+    run(source, a, [[1.0, 1.0]])
+    sd = source.state_dict()
+    sd["state"][1] = {"momentum_buffer": jg.zeros(2)}  # b has 3 elements
+    target_a, target_b = param([0.0, 0.0]), param([0.0, 0.0, 0.0])
+    target = optim.SGD([target_a, target_b], lr=0.1, momentum=0.9)
+    with pytest.raises(ValueError, match="state 'momentum_buffer' of parameter 1 has shape"):
+        target.load_state_dict(sd)
+    assert not target.state.get(target_a) and target.param_groups[0]["lr"] == 0.1
+
+
 # -- schedules ---------------------------------------------------------------------------------
 
 
