@@ -250,12 +250,12 @@ def _check_signature(path: str, signature) -> None:
                                           "non-negative sizes")  # fmt: skip
 
 
-def load_model(directory, mmap: bool = True, *, verify_checksums: bool = False):
+def load_model(directory, mmap: bool = False, *, verify_checksums: bool = False):
     """Load a model directory written by ``save_model``: ``(module, manifest)``.
 
     The module is rebuilt from ``architecture.json`` (its layer types must be known to
-    jitgrad, or imported by the caller), takes the weights without copying them
-    (``mmap=True`` maps ``weights.jg`` copy-on-write) and is put in eval mode.
+    jitgrad, or imported by the caller), takes the weights (read into memory, or with
+    ``mmap=True`` mapped copy-on-write, with ``jg.load``'s caveat) and is put in eval mode.
     ``verify_checksums`` also hashes every file against the manifest.
     """
     directory = os.fspath(directory)

@@ -196,18 +196,19 @@ def check_loader_contract(loader: Loader, metadata: Metadata | None = None) -> N
 class ModelLoader(Loader):
     """Loads a jitgrad model directory (``jg.io.save_model``) as a ``Predictor``.
 
-    ``estimate_resources``: the bytes of the directory's files (the weights are mapped,
-    and count fully once touched) plus the plans' buffers: per replica and warm-up batch
-    size ``b``, ``b`` × 8 bytes × (input and output elements of one sample plus
-    ``buffer_factor`` × the leading size of every tensor in the weights, a bound on the
-    widths of the activations a layer makes). Read from the manifest and the weights'
-    JSON header only. After ``load`` it shrinks to the files plus the buffers the plans
-    actually own (``Predictor.plan_bytes``) if that is smaller.
+    ``estimate_resources``: the bytes of the directory's files plus the plans' buffers:
+    per replica and warm-up batch size ``b``, ``b`` × 8 bytes × (input and output elements
+    of one sample plus ``buffer_factor`` × the leading size of every tensor in the weights,
+    a bound on the widths of the activations a layer makes). Read from the manifest and the
+    weights' JSON header only. After ``load`` it shrinks to the files plus the buffers the
+    plans actually own (``Predictor.plan_bytes``) if that is smaller.
 
-    ``load`` maps the weights (``mmap=True``), rebuilds the module in eval mode and warms
-    it: every warm-up batch size of the manifest is traced and replayed on every replica,
-    so its kernels are compiled or loaded from the disk cache before the version is
-    published; ``load_seconds`` and ``warmup_seconds`` record the two phases.
+    ``load`` reads the weights into memory (not mapped: a file changed or truncated in
+    place later would change a served version's answers or kill the server with SIGBUS),
+    rebuilds the module in eval mode and warms it: every warm-up batch size of the
+    manifest is traced and replayed on every replica, so its kernels are compiled or loaded
+    from the disk cache before the version is published; ``load_seconds`` and
+    ``warmup_seconds`` record the two phases.
     """
 
     def __init__(self, path, *, replicas: int = 2, buffer_factor: int = 4,
@@ -259,7 +260,7 @@ class ModelLoader(Loader):
         try:
             estimate = self.estimate_resources()
             start = time.perf_counter()
-            module, manifest = load_model(self.path, mmap=True,
+            module, manifest = load_model(self.path, mmap=False,
                                           verify_checksums=self.verify_checksums)  # fmt: skip
             signature = Signature.from_manifest(manifest["signature"])
             predictor = Predictor(module, signature, manifest.get("warmup_batch_sizes", [1]),

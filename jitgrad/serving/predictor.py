@@ -160,15 +160,15 @@ class Predictor:
 
     def plan_bytes(self) -> int:
         """Bytes of memory the plans own (input buffers, intermediates, results); the
-        mapped weights they read are not counted."""
+        weights they read, counted as the weights file's bytes, are not."""
+        weights = {id(_root(t.untyped_storage().array)) for t in self.module.state_dict().values()}
         roots = {}
         for replica in self._replicas:
             for plan in replica.plans.values():
                 for array in _arrays(plan):
-                    while isinstance(array.base, np.ndarray):
-                        array = array.base
-                    if array.base is None:  # owns its memory (a mapped file does not)
-                        roots[id(array)] = array.nbytes
+                    array = _root(array)
+                    if array.base is None and id(array) not in weights:  # (a mapped file's
+                        roots[id(array)] = array.nbytes  # arrays own no memory either)
         return sum(roots.values())
 
     def __call__(self, inputs: Mapping) -> dict[str, np.ndarray]:
@@ -216,6 +216,13 @@ def _sample(spec, batch: int, rng, which: int) -> np.ndarray:
     if dtype.kind in "iub":
         return np.full(shape, which, dtype)
     return np.ascontiguousarray(rng.random(shape), dtype=dtype)
+
+
+def _root(array: np.ndarray) -> np.ndarray:
+    """The array that owns ``array``'s memory, or the outermost numpy view of a buffer."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
 
 
 def _arrays(plan):

@@ -1,6 +1,6 @@
 """The Loader contract (on a fake and on ModelLoader), ResourceAllocation, and what
-ModelLoader promises: estimate without loading, mapped weights, a warm JIT, a complete
-directory only."""
+ModelLoader promises: estimate without loading, weights read into memory, a warm JIT, a
+complete directory only."""
 
 import json
 import os
@@ -12,6 +12,7 @@ from conftest import FakeLoader, predict_in_process, save_version
 import jitgrad as jg
 import jitgrad.io.model_dir
 import jitgrad.serving.loader
+from jitgrad.io.model_dir import load_model
 from jitgrad.serving.loader import (
     Metadata,
     ModelLoader,
@@ -19,6 +20,8 @@ from jitgrad.serving.loader import (
     ServableId,
     check_loader_contract,
 )
+from jitgrad.serving.predictor import Predictor
+from jitgrad.serving.signature import Signature
 
 # -- the contract, on fakes ------------------------------------------------------------------
 
@@ -101,12 +104,29 @@ def test_estimate_reads_no_weights_and_bounds_the_measured_figure(base, monkeypa
     loader.unload()
 
 
-def test_load_maps_the_weights_and_predicts_like_the_model(base):
+def test_the_plans_bytes_leave_out_the_weights_wherever_they_live(base):
+    save_version(base, 1)
+    directory = os.path.join(base, "1")
+    measured = []
+    for mmap in (True, False):  # weights mapped from the file, or read into memory
+        module, manifest = load_model(directory, mmap=mmap)
+        predictor = Predictor(module, Signature.from_manifest(manifest["signature"]), [1, 4])
+        predictor.warm_up()
+        measured.append(predictor.plan_bytes())
+    assert measured[0] == measured[1] > 0
+
+
+def test_load_reads_the_weights_and_predicts_like_the_model(base):
     model = save_version(base, 1)
+    save_version(base, 2, seed=1)  # other weights, the same architecture
     loader = ModelLoader(os.path.join(base, "1"))
     loader.load()
     predictor = loader.servable()
-    assert predictor.module[0].weight.untyped_storage().filename.endswith("weights.jg")
+    assert predictor.module[0].weight.untyped_storage().filename is None  # in memory
+    # An administrator copying another version's weights over the file in place (cp
+    # truncates and rewrites it) reaches a mapped model, never a loaded one.
+    with open(os.path.join(base, "1", "weights.jg"), "r+b") as f:
+        f.write(open(os.path.join(base, "2", "weights.jg"), "rb").read())
     x = np.random.default_rng(0).random((4, 8), dtype=np.float32)
     for batch in (1, 4, 3):  # warmed plans (1, 4) and the eager path (3)
         out = predictor({"x": x[:batch]})
