@@ -255,6 +255,10 @@ class Module:
 
     def train(self, mode: bool = True) -> Module:
         """Training mode (Dropout drops, BatchNorm uses and updates batch statistics)."""
+        if not isinstance(mode, bool):  # train("no") would otherwise mean train(True)
+            raise ValueError(
+                f"training mode is expected to be boolean, got {type(mode).__name__} {mode!r}"
+            )
         for m in self.modules():
             object.__setattr__(m, "training", bool(mode))
         config.guard_epoch += 1

@@ -148,6 +148,14 @@ def test_train_eval_propagate():
     assert m.norm.training
 
 
+@pytest.mark.parametrize("mode", ["no", 1, None])
+def test_train_mode_must_be_a_bool(mode):
+    m = MLP().eval()
+    with pytest.raises(ValueError, match="training mode is expected to be boolean"):
+        m.train(mode)
+    assert not m.training and not m.fc1.training
+
+
 def test_zero_grad():
     m = MLP()
     m(jg.ones((4, 4))).sum().backward()
