@@ -64,14 +64,19 @@ class Adam(Optimizer):
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *,
                  maximize: bool = False):  # fmt: skip
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize)  # fmt: skip
         super().__init__(params, defaults)
 
     def _check_group(self, group: dict) -> None:
+        self._check_numbers(group, ("lr", "eps", "weight_decay"))
         super()._check_group(group)
-        beta1, beta2 = group["betas"]
-        for k, beta in enumerate((beta1, beta2)):
+        betas = group["betas"]
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
+        group["betas"] = betas = tuple(betas)
+        self._check_numbers({"betas[0]": betas[0], "betas[1]": betas[1]}, ("betas[0]", "betas[1]"))
+        for k, beta in enumerate(betas):
             if not 0.0 <= beta < 1.0:
                 raise ValueError(f"invalid beta parameter at index {k}: {beta}")
         if group["eps"] < 0:

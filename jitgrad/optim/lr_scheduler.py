@@ -31,13 +31,45 @@ class LRScheduler:
         self.step()
 
     def get_lr(self) -> list[float]:
+        return [self._lr(base, self.last_epoch) for base in self.base_lrs]
+
+    def _lr(self, base: float, epoch: int) -> float:
+        """The closed form: the learning rate at ``epoch`` of a group starting at ``base``
+        (affine in ``base``)."""
         raise NotImplementedError
 
     def step(self) -> None:
+        self._adopt_new_groups()
         self.last_epoch += 1
         self._last_lr = [float(lr) for lr in self.get_lr()]
         for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=True):
             group["lr"] = lr
+
+    def _adopt_new_groups(self) -> None:
+        """Schedule groups added by ``add_param_group`` since the last step from their
+        current rate, as PyTorch's recursive schedules do: their base is the one at which
+        the closed form gives that rate now."""
+        groups = self.optimizer.param_groups
+        if len(groups) < len(self.base_lrs):
+            raise ValueError(
+                f"{type(self).__name__} schedules {len(self.base_lrs)} parameter groups, "
+                f"but the optimizer now has {len(groups)}: groups cannot be removed"
+            )
+        for k in range(len(self.base_lrs), len(groups)):
+            if type(self)._lr is LRScheduler._lr:  # a get_lr() of its own: no closed form
+                raise ValueError(
+                    f"{type(self).__name__} cannot schedule parameter group {k}, added after "
+                    "it was created; add the group before creating the scheduler"
+                )
+            at0, at1 = self._lr(0.0, self.last_epoch), self._lr(1.0, self.last_epoch)
+            if at1 == at0:
+                raise ValueError(
+                    f"{type(self).__name__} cannot schedule parameter group {k}, added at "
+                    f"epoch {self.last_epoch}: every starting rate gives {at0} there; add "
+                    "the group before creating the scheduler"
+                )
+            # A new list: a state_dict taken earlier may share the old one.
+            self.base_lrs = [*self.base_lrs, (float(groups[k]["lr"]) - at0) / (at1 - at0)]
 
     def get_last_lr(self) -> list[float]:
         """The learning rates set by the last ``step()``."""
@@ -71,8 +103,8 @@ class StepLR(LRScheduler):
         self.step_size, self.gamma = int(step_size), float(gamma)
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list[float]:
-        return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
+    def _lr(self, base: float, epoch: int) -> float:
+        return base * self.gamma ** (epoch // self.step_size)
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -97,9 +129,9 @@ class CosineAnnealingLR(LRScheduler):
         self.T_max, self.eta_min = int(T_max), float(eta_min)
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list[float]:
-        cosine = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-        return [self.eta_min + (base - self.eta_min) * cosine for base in self.base_lrs]
+    def _lr(self, base: float, epoch: int) -> float:
+        cosine = (1 + math.cos(math.pi * epoch / self.T_max)) / 2
+        return self.eta_min + (base - self.eta_min) * cosine
 
 
 __all__ = ["LRScheduler", "StepLR", "CosineAnnealingLR"]

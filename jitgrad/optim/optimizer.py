@@ -167,8 +167,20 @@ class Optimizer:
 
     def _check_group(self, group: dict) -> None:
         """Validate a group's options (subclasses name their bad values)."""
+        self._check_numbers(group, ("lr",))
         if group["lr"] < 0:
             raise ValueError(f"invalid learning rate: {group['lr']}")
+
+    def _check_numbers(self, group: dict, names: Iterable[str]) -> None:
+        """Refuse options that are not numbers before they are compared with bounds (which
+        would fail with an unhelpful message) or passed to a kernel."""
+        for name in names:
+            value = group[name]
+            if not hasattr(type(value), "__float__"):
+                raise TypeError(
+                    f"{type(self).__name__}: {name} must be a number, got "
+                    f"{type(value).__name__} {value!r}"
+                )
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the gradients of every parameter (None, or zeros in place)."""

@@ -54,6 +54,7 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _check_group(self, group: dict) -> None:
+        self._check_numbers(group, _NUMBERS)
         super()._check_group(group)
         if group["momentum"] < 0:
             raise ValueError(f"invalid momentum value: {group['momentum']}")

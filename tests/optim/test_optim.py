@@ -243,6 +243,24 @@ def test_invalid_arguments_are_named():
         optim.SGD([1.0], lr=0.1)
 
 
+@pytest.mark.parametrize(
+    "make, error, message",
+    [(lambda p: optim.Adam([p], betas=(0.9, 0.99, 0.5)), ValueError, r"betas must be a pair"),
+     (lambda p: optim.Adam([p], betas=0.9), ValueError, r"betas must be a pair"),
+     (lambda p: optim.Adam([p], betas=(None, 0.9)), TypeError, r"betas\[0\] must be a number"),
+     (lambda p: optim.AdamW([p], eps="1e-8"), TypeError, "eps must be a number, got str"),
+     (lambda p: optim.SGD([p], lr=None), TypeError, "SGD: lr must be a number, got NoneType"),
+     (lambda p: optim.SGD([p], lr=0.1, momentum=None), TypeError, "momentum must be a number")],
+)  # fmt: skip
+def test_options_of_the_wrong_kind_are_named(make, error, message):
+    with pytest.raises(error, match=message):
+        make(param([1.0]))
+
+
+def test_adam_betas_may_be_a_list():
+    assert optim.Adam([param([1.0])], betas=[0.8, 0.9]).param_groups[0]["betas"] == (0.8, 0.9)
+
+
 # -- state_dict --------------------------------------------------------------------------------
 
 
@@ -345,6 +363,27 @@ def test_cosine_annealing_sequence_and_groups():
     assert got[4] == pytest.approx(0.01) and got[8] == pytest.approx(0.1)
     second = 0.01 + 0.99 * (1 + math.cos(math.pi * 9 / 4)) / 2
     assert sched.get_last_lr()[1] == pytest.approx(second)
+
+
+@pytest.mark.parametrize("join", [0, 1, 3])
+@pytest.mark.parametrize("schedule", [dict(step_size=2, gamma=0.5), dict(T_max=6, eta_min=0.01)])
+def test_a_group_added_later_is_scheduled_as_pytorch_does(schedule, join):
+    torch = pytest.importorskip("torch")
+    kind = "StepLR" if "step_size" in schedule else "CosineAnnealingLR"
+    runs = {}
+    for lib, make in ((optim, lambda: param([1.0])), (torch.optim, lambda: torch.ones(1))):
+        opt = lib.SGD([make()], lr=1.0)
+        sched = getattr(lib.lr_scheduler, kind)(opt, **schedule)
+        rates = []
+        for epoch in range(6):
+            if epoch == join:  # from its own rate, scaled as the schedule goes on
+                opt.add_param_group({"params": [make()], "lr": 0.3})
+            opt.step()
+            sched.step()
+            rates.append([group["lr"] for group in opt.param_groups])
+        runs[lib] = rates
+    for got, want in zip(runs[optim], runs[torch.optim], strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_scheduler_state_dict_resumes():
