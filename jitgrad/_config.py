@@ -71,9 +71,10 @@ class Config:
     # train/eval mode, a tensor's requires_grad, an optimizer's groups): jg.jit works out
     # the guarded state of a call again only then (jit/trace.py).
     guard_epoch: int = 0
-    # Moved on whenever a storage's bytes move (share_memory_, resize_, free) or a tensor
-    # is pointed at other memory (set_): jitted plans read the memory of the tensors they
-    # close over by reference, so jg.jit traces again after it (jit/trace.py).
+    # Moved on whenever a storage's bytes move (share_memory_, resize_, free), a tensor is
+    # pointed at other memory (set_) or a module's parameter, buffer or child is replaced:
+    # jitted plans read the memory of the tensors they close over by reference, so jg.jit
+    # traces again after it (jit/trace.py).
     memory_epoch: int = 0
 
     def runs_parallel(self, numel: int, computes_much: bool = False) -> bool:

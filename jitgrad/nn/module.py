@@ -56,6 +56,29 @@ class Parameter(Tensor):
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
+class _Registry(dict):
+    """A module's parameters, buffers or children by name. Replacing or removing one
+    (assignment, ``to``, ``load_state_dict(assign=True)``, ``del``) moves
+    ``config.memory_epoch``: a jitted plan holds the arrays of the tensors it read, and
+    traces again rather than replay over the ones the module no longer holds."""
+
+    __slots__ = ()
+
+    def __setitem__(self, name, value) -> None:
+        if self.get(name, value) is not value:
+            config.memory_epoch += 1
+        super().__setitem__(name, value)
+
+    def __delitem__(self, name) -> None:
+        super().__delitem__(name)
+        config.memory_epoch += 1
+
+    def pop(self, name, *default):
+        if name in self:
+            config.memory_epoch += 1
+        return super().pop(name, *default)
+
+
 class Module:
     """Base class of layers and models: subclass it, assign parameters and submodules in
     ``__init__`` (after ``super().__init__()``) and define ``forward``.
@@ -80,10 +103,10 @@ class Module:
 
     def __init__(self) -> None:
         object.__setattr__(self, "training", True)
-        object.__setattr__(self, "_parameters", {})
-        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_parameters", _Registry())
+        object.__setattr__(self, "_buffers", _Registry())
         object.__setattr__(self, "_non_persistent", set())
-        object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_modules", _Registry())
 
     # -- registration --------------------------------------------------------------------
 

@@ -629,6 +629,26 @@ def test_memory_moved_under_a_closed_over_tensor_is_read_after_the_move(move):
     assert jitted.traces == 2
 
 
+@pytest.mark.parametrize("change", ["assign", "load_state_dict", "submodule", "to"])
+def test_a_module_whose_tensors_were_replaced_is_read_anew(change):
+    model = jg.nn.Sequential(jg.nn.Linear(3, 2, generator=0), jg.nn.Tanh())
+    jitted = jg.jit(jg.no_grad()(lambda x: model(x)))
+    x = jg.ones((4, 3))
+    for _ in range(2):
+        jitted(x)
+    other = jg.nn.Linear(3, 2, generator=1)
+    if change == "assign":
+        model[0].weight = other.weight
+    elif change == "load_state_dict":
+        model[0].load_state_dict(other.state_dict(), assign=True)
+    elif change == "submodule":
+        model[0] = other
+    else:
+        model.to(jg.float32)
+    for _ in range(2):
+        np.testing.assert_array_equal(jitted(x).numpy(), model(x).detach().numpy())
+
+
 def test_returning_tensors_that_require_grad_without_backward_warns():
     w = jg.tensor([1.0, 2.0], requires_grad=True)
     with pytest.warns(UserWarning, match="without history"):
