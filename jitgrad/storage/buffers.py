@@ -146,6 +146,17 @@ def map_file(filename: str, nbytes: int | None, shared: bool):
 _created_here: set[str] = set()
 
 
+class _SharedMemory(shared_memory.SharedMemory):
+    def __del__(self):
+        # Arrays handed to users may still export the mapping when this object goes (at
+        # interpreter exit, typically): it is unmapped once they are gone, and there is
+        # nothing to report (the base class lets that BufferError print a traceback).
+        try:
+            self.close()
+        except (BufferError, OSError):
+            pass
+
+
 class SharedSegment:
     """A named POSIX shared-memory segment (``/dev/shm/<name>`` on Linux).
 
@@ -159,12 +170,12 @@ class SharedSegment:
         if create:
             name = name or f"jitgrad_{os.getpid()}_{secrets.token_hex(6)}"
             # A zero-byte segment cannot be mapped; keep one byte and expose none.
-            self.shm = shared_memory.SharedMemory(name, create=True, size=max(nbytes, 1))
+            self.shm = _SharedMemory(name, create=True, size=max(nbytes, 1))
             _created_here.add(self.shm._name)
             self.nbytes = nbytes
         else:
             try:
-                self.shm = shared_memory.SharedMemory(name, create=False)
+                self.shm = _SharedMemory(name, create=False)
             except FileNotFoundError:
                 raise FileNotFoundError(f"no shared-memory segment named {name!r}") from None
             if self.shm._name not in _created_here:

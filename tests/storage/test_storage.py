@@ -299,6 +299,19 @@ def test_attaching_in_the_creating_process_leaves_the_segment_tracked():
     assert not os.path.exists("/dev/shm/" + out.stdout.strip().lstrip("/"))  # unlinked
 
 
+def test_a_process_exiting_while_its_arrays_view_shared_memory_is_quiet():
+    code = (
+        "import jitgrad as jg\n"
+        "t = jg.arange(4.0)\n"
+        "t.storage().share_memory_()\n"
+        "view = t.numpy()  # still exporting the mapping at exit\n"
+        "print(t.storage().shared_name)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stderr == ""
+    assert not os.path.exists("/dev/shm/" + out.stdout.strip().lstrip("/"))  # unlinked
+
+
 def test_share_memory_moves_bytes_and_keeps_values():
     s = jg.DoubleStorage([1, 2, 3])
     assert not s.is_shared()
