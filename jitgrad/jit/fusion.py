@@ -4,8 +4,10 @@ Launches that follow each other on the tape and compute over the same shape in t
 compute dtype are merged: a later launch's load of an earlier launch's output becomes
 the expression that produced it, so the intermediate is never written to memory or read
 back. An intermediate is still stored when anything outside the group reads its memory
-(another step, a result, a gradient). One pass over memory per fused group is what
-brings elementwise chains close to the bandwidth floor.
+(another step, a result, a gradient), and a launch that reads one back other than
+element for element in its own dtype (transposed, flipped, or rounded to float16 or
+wrapped to a narrow integer when stored) starts a new group. One pass over memory per
+fused group is what brings elementwise chains close to the bandwidth floor.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ def fuse(steps: list, keep: list[np.ndarray]) -> list:
     for fn, args in steps:
         if isinstance(fn, lowering.Launch) and fn.exprs is not None:
             last = groups[-1] if groups and isinstance(groups[-1], list) else None
-            if last and last[-1].shape == fn.shape and last[-1].ct == fn.ct:
+            if (last and last[-1].shape == fn.shape and last[-1].ct == fn.ct
+                    and not _reads_back(last, fn)):  # fmt: skip
                 last.append(fn)
                 continue
             groups.append([fn])
@@ -40,6 +43,23 @@ def fuse(steps: list, keep: list[np.ndarray]) -> list:
         else:
             fused.append((_merge(group, readers), ()))
     return fused
+
+
+def _reads_back(group, launch) -> bool:
+    """Whether ``launch`` reads memory a member of ``group`` writes other than as the
+    value that member computed, element for element: in another order (a transpose, a
+    flip) or rounded to a narrower dtype. In one loop it would read what the merged
+    kernel never stores, or stores only later."""
+    written = {owner(out): out for member in group for out in member.outs}
+    contiguous = layout.contiguous_strides(launch.shape)
+    for a, o, s, load in zip(launch.arrays, launch.offsets, launch.strides, launch.loads):
+        out = written.get(owner(a))
+        if out is not None and not (
+            a is out and o == 0 and s == contiguous
+            and _same_value((None, out.dtype.name), load, launch.ct)
+        ):  # fmt: skip
+            return True
+    return False
 
 
 def _readers(steps, keep) -> dict[int, set[int]]:
@@ -115,6 +135,8 @@ def _same_value(made, load, ct: str) -> bool:
     dtype, as_bool = load
     if out_dtype == "bool":
         return dtype == "bool" and as_bool
+    if np.dtype(out_dtype).kind in "iu" and np.dtype(out_dtype).itemsize < 8:
+        return False  # computed in 64 bits (numba's integer arithmetic), wrapped when stored
     return out_dtype == dtype == ct and not as_bool
 
 

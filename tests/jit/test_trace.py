@@ -132,6 +132,25 @@ def test_fusion_keeps_results_identical_and_reduces_steps():
     assert "fused kernel x1" in report and "replayed 3 time(s)" in report
 
 
+@pytest.mark.parametrize("f, dtype", [
+    (lambda x: (x + 1) * 2, "float16"),  # stored rounded to float16, computed in float32
+    (lambda x: (x * 2.0).T + 1.0, "float64"),  # read back in another order
+    (lambda x: (lambda y: y.flip(0) + y)(x * 2.0), "float64"),
+    (lambda x: (x * 3) // 2, "int8"),  # stored wrapped, computed in 64 bits
+    (lambda x: (x * 3) // 2, "int32"),
+    (lambda x: (x + 100) > x, "int8"),
+    (lambda x: (x * 2, (x * 2) > 0), "float16"),
+])  # fmt: skip
+def test_fused_kernels_read_back_intermediates_as_eager_stores_them(f, dtype):
+    jitted = jg.jit(f)
+    for k in range(3):
+        base = np.array([[100, 10, -100], [2**30 if dtype == "int32" else 7, k, -3], [1, 2, 3]])
+        x = jg.tensor(base + k).astype(dtype)
+        got, want = jitted(x), f(x)
+        for g, w in zip(*(r if isinstance(r, tuple) else (r,) for r in (got, want))):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
 def test_retrace_limit_warns():
     f = jg.jit(lambda x: x + 1, max_traces=2)
     f(jg.ones(1))
