@@ -39,6 +39,8 @@ import threading
 import time
 import warnings
 
+import numpy as np
+
 from .._config import config
 from ..autograd.tensor import Tensor
 from ..ops import blas
@@ -224,6 +226,7 @@ class Jitted:
         self._guards: dict = {}
         self._states: dict = {}  # signature -> (guard epoch, the guarded state then)
         self._memory_epoch = config.memory_epoch
+        self._traces_kept = 0  # traces since the plans were last forgotten
 
     def __call__(self, *args, **kwargs):
         if config.thread.tape is not None:
@@ -240,7 +243,7 @@ class Jitted:
                 # Plans hold the arrays of the tensors the function closes over: once
                 # memory moved (share_memory_, resize_, set_), they are traced again
                 # rather than replayed over the old bytes.
-                self.plans.clear()
+                self._forget()
                 self._memory_epoch = config.memory_epoch
             key = (signature, self._guarded(signature))
             plan = self.plans.get(key)
@@ -272,13 +275,22 @@ class Jitted:
 
     def retrace(self) -> None:
         """Forget every plan (after changing what the function reads, e.g. a learning rate)."""
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drop the plans and the guards their traces registered: the next call traces as
+        the first did (the objects it uses may be others now)."""
         self.plans.clear()
+        self._guards.clear()
+        self._states.clear()
+        self._traces_kept = 0
 
     def _trace(self, signature, args, variant=()):
         self.traces += 1
-        if self.traces > self.max_traces:
+        self._traces_kept += 1
+        if self._traces_kept > self.max_traces:
             warnings.warn(
-                f"jg.jit: {self.__name__} was traced {self.traces} times (limit "
+                f"jg.jit: {self.__name__} was traced {self._traces_kept} times (limit "
                 f"{self.max_traces}); its arguments' shapes, dtypes or layouts keep changing",
                 stacklevel=3,
             )
@@ -380,8 +392,14 @@ def _signature(value, seen: dict):
         return (kind, tuple(_signature(v, seen) for v in value))
     if isinstance(value, dict):
         return ("dict", tuple((k, _signature(v, seen)) for k, v in value.items()))
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if value is None or isinstance(value, (bool, int, str)):
         return ("value", kind, value)
+    if isinstance(value, (float, np.floating)):  # -0.0 apart from 0.0; every NaN alike
+        return ("value", kind, float(value).hex())
+    if isinstance(value, (complex, np.complexfloating)):
+        return ("value", kind, complex(value).real.hex(), complex(value).imag.hex())
+    if isinstance(value, np.generic):  # numpy integers and bools: by value, not identity
+        return ("value", kind, value.item())
     return ("object", id(value))
 
 

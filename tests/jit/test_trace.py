@@ -159,6 +159,39 @@ def test_retrace_limit_warns():
         f(jg.ones(3))
 
 
+def test_number_arguments_select_plans_by_value():
+    f = jg.jit(lambda x, s: 1.0 / (x * s))
+    x = jg.tensor([1.0, 2.0])
+    for v in (1.0, 2.0, 3.0):  # numpy scalars: by value, not identity (ids are reused)
+        s = np.float32(v)
+        np.testing.assert_array_equal(f(x, s).numpy(), (1.0 / (x * s)).numpy())
+        del s
+    assert f(x, 0.0).tolist() == [np.inf, np.inf]
+    assert f(x, -0.0).tolist() == [-np.inf, -np.inf]  # not the plan of 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every NaN is one value: no retrace per call
+        for _ in range(10):
+            assert np.isnan(f(x, float("nan")).numpy()).all()
+    assert f.traces == 6
+
+
+def test_retrace_forgets_the_guards_and_does_not_count_toward_the_limit():
+    modules = [jg.nn.Sequential(jg.nn.Dropout(0.5)) for _ in range(2)]
+    model = modules[0]
+    step = jg.jit(lambda x: model(x), max_traces=2)
+    x = jg.ones(8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with jg.no_grad():
+            step(x)
+            model = modules[1]  # a module swapped in, then retrace()
+            for _ in range(4):
+                step.retrace()
+                step(x)
+            model.eval()  # guarded: the plan of the new trace's module
+            assert step(x).tolist() == [1.0] * 8
+
+
 def test_indices_are_read_on_every_call():
     w = jg.arange(10.0, requires_grad=True)
 
