@@ -128,9 +128,12 @@ class Plan:
         viewers: dict[int, set[int]] = {}  # storage -> the buffers over it
         for buffer, _ in inputs:
             viewers.setdefault(id(buffer._storage), set()).add(id(buffer))
+        results = _tensors_in(self.result) + [g for _, g, _ in self.input_grads]
+        returned = {id(t._storage) for t in results}  # (copied out of the buffer itself)
         for buffer, path in inputs:
             slots = binding.slots_of(found, buffer) if binding.big(buffer) else None
-            if slots is not None and (slots.written or len(viewers[id(buffer._storage)]) > 1):
+            if slots is not None and (slots.written or len(viewers[id(buffer._storage)]) > 1
+                                      or id(buffer._storage) in returned):  # fmt: skip
                 slots = None
             start = buffer._offset if buffer.is_contiguous() else None  # where a flat copy goes
             self._inputs.append((buffer, path, slots, buffer._storage.kernel_array, start,
@@ -139,14 +142,17 @@ class Plan:
         kept |= {id(g._storage) for _, g in self.grad_outputs}
         kept |= {id(b._storage) for _, b in self.grad_inputs}
         groups: dict[int, tuple] = {}
-        seen: set[int] = set()
-        for t in _tensors_in(self.result) + [g for _, g, _ in self.input_grads]:
-            if id(t) in seen or id(t._storage) in kept or not binding.big(t):
+        for t in results:
+            if id(t._storage) in kept or id(t._storage) in groups or not binding.big(t):
                 continue
-            seen.add(id(t))
             slots = binding.slots_of(found, t)
             if slots is not None:
-                groups.setdefault(id(t._storage), (slots, []))[1].append(t)
+                groups[id(t._storage)] = (slots, [])
+        seen: set[int] = set()
+        for t in results:  # every result over a handed storage leaves with it, small views too
+            if id(t._storage) in groups and id(t) not in seen:
+                seen.add(id(t))
+                groups[id(t._storage)][1].append(t)
         self._handed = list(groups.values())
 
     def replay(self, args):

@@ -530,6 +530,24 @@ def test_large_inputs_that_are_not_contiguous_are_read_right_on_every_replay(vie
         np.testing.assert_array_equal(got, make(jg.tensor(base + k)).numpy() * 2 + 1)
 
 
+def test_large_arguments_and_views_of_large_results_are_returned_fresh():
+    n = 1 << 16  # above the parallel threshold: passed and handed over by reference
+    returns_input = jg.jit(lambda x: (x * 2.0, x, x[:4]))
+
+    @jg.jit
+    def returns_a_view(x):
+        a = x * 2.0
+        return a, a[::2]
+
+    for k in range(1, 4):
+        x = jg.full((n,), float(k), dtype=jg.float32)
+        doubled, same, head = returns_input(x)
+        assert (doubled.numpy() == 2 * k).all() and (same.numpy() == k).all()
+        assert (head.numpy() == k).all()
+        a, every_other = returns_a_view(x)
+        assert (a.numpy() == 2 * k).all() and (every_other.numpy() == 2 * k).all()
+
+
 def test_large_input_gradients_accumulate_across_calls():
     x = jg.tensor(np.ones(BIG), requires_grad=True)
     step = jg.jit(lambda x: (x * 3).sum().backward())
