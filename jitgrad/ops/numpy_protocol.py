@@ -3,8 +3,11 @@
 
 A numpy ufunc or function that jitgrad has under numpy's name runs as that jitgrad op, so
 ``np.exp(t)``, ``np.sum(t, axis=0)`` and ``np.transpose(t)`` give tensors, with gradients.
-Any other numpy function sees the tensors as the arrays they share memory with, and gives
-numpy's own result (``np.sort(t)``, ``np.median(t)``: arrays).
+Any other numpy function or ufunc call (``np.sort(t)``, ``np.median(t)``, ``np.hypot(t, t)``,
+``np.add(t, 1, where=m)``, ``np.add.reduce(t)``) sees the tensors as the arrays they share
+memory with, and gives numpy's own result: arrays, which carry no gradient (a tensor that
+requires grad is read as its values). ``out=`` a tensor writes numpy's result into the
+tensor's memory, under the rules of jitgrad's in-place ops.
 
 >>> import numpy as np, jitgrad as jg
 >>> t = jg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -24,6 +27,7 @@ import inspect
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.tensor import as_tensor
 from ..strided import layout
 from ..tensor import TensorBase
@@ -32,14 +36,57 @@ from . import indexing, linalg, movement, reduce, unary
 
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    """numpy ufuncs on tensors run as jitgrad ops (NEP 13): ``np.exp(t)`` and
-    ``array + t`` give tensors, with gradients."""
+    """numpy ufuncs on tensors (NEP 13): a plain call of one jitgrad has runs as that op
+    (``np.exp(t)`` and ``array + t`` give tensors, with gradients); any other ufunc, call
+    with ``out=``, ``where=`` or ``dtype=``, or method (``reduce``, ``accumulate``,
+    ``outer``, ``at``) is numpy's own on the tensors' arrays."""
     import jitgrad.ops as ops
 
-    op = getattr(ops, _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__), None)
-    if method != "__call__" or kwargs or op is None:
-        return NotImplemented
-    return op(*inputs)
+    if method == "__call__" and not kwargs:
+        op = getattr(ops, _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__), None)
+        if op is not None:
+            return op(*inputs)
+    outs = kwargs.get("out", ())
+    for x in (*inputs, *outs):
+        if hasattr(type(x), "__array_ufunc__") and not isinstance(x, (TensorBase, np.ndarray)):
+            return NotImplemented  # another array library's objects take part: let it try
+    # numpy writes into these tensors' memory (ufunc.at into its first operand).
+    written = [t for t in outs if isinstance(t, TensorBase)]
+    if method == "at" and isinstance(inputs[0], TensorBase):
+        written.append(inputs[0])
+    for t in written:
+        _check_numpy_may_write(t, ufunc, method)
+    kwargs = {k: v.numpy if isinstance(v, dtypes.DType) else v for k, v in kwargs.items()}
+    kwargs = _as_arrays(kwargs)
+    result = getattr(ufunc, method)(*_as_arrays(inputs), **kwargs)
+    for t in written:
+        t._storage._version += 1
+    if not outs:
+        return result
+    # numpy returns the out= arrays it was given: here the tensors, not views of them.
+    if isinstance(result, tuple):
+        return tuple(_given_out(r, outs, kwargs["out"]) for r in result)
+    return _given_out(result, outs, kwargs["out"])
+
+
+def _check_numpy_may_write(t, ufunc, method) -> None:
+    """numpy's write into ``t`` bypasses autograd: allowed where jitgrad's own unrecorded
+    in-place writes are (grad mode off, or no gradient involved), else an error."""
+    t._check_writable()
+    check = getattr(t, "_check_inplace", None)  # (a Tensor, not a bare TensorBase)
+    if check is not None and check(False):
+        call = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+        raise RuntimeError(
+            f"numpy.{call} cannot write into a tensor that requires grad: numpy's result "
+            "carries no gradient; write under jg.no_grad() or into a tensor of t.detach()"
+        )
+
+
+def _given_out(result, outs, arrays):
+    for t, a in zip(outs, arrays):
+        if result is a:
+            return t
+    return result
 
 
 _UFUNC_ALIASES = {"true_divide": "divide", "absolute": "abs", "rint": "round",

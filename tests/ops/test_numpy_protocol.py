@@ -96,3 +96,65 @@ def test_numpy_functions_carry_gradients():
 def test_numpy_arguments_jitgrad_cannot_honour_are_refused(call, message):
     with pytest.raises(TypeError, match=f"cannot take {message}.*t.numpy()"):
         call(jg.tensor(A))
+
+
+# ufuncs jitgrad does not have, calls with out=/where=/dtype=, and ufunc methods: numpy's own
+# result on the tensors' arrays.
+UFUNCS_AS_NUMPY = [
+    "np.isinf(a)", "np.hypot(a, a)", "np.copysign(a, -1.0)", "np.fmod(a, 2.5)",
+    "np.ldexp(a, 2)", "np.signbit(a)", "np.frexp(a)", "np.divmod(I8, 3)",
+    "np.add(a, 1, dtype=np.float32)", "np.exp(a, where=A > 0, out=np.zeros_like(A))",
+    "np.add.reduce(a, axis=1)", "np.multiply.accumulate(a)", "np.subtract.outer(a, a)",
+    "np.maximum.reduceat(I8, [0, 2], axis=1)",
+]
+
+
+@pytest.mark.parametrize("call", UFUNCS_AS_NUMPY)
+def test_other_ufunc_calls_see_the_tensors_arrays(call):
+    expected, got = run(call, False), run(call, True)
+    for g, e in zip(*(x if isinstance(x, tuple) else (x,) for x in (got, expected)), strict=True):
+        assert type(g) is type(e) and np.asarray(g).dtype == np.asarray(e).dtype
+        np.testing.assert_array_equal(g, e)
+
+
+def test_ufunc_out_tensors_receive_numpys_result():
+    out = jg.zeros((2, 3))
+    assert np.hypot(jg.tensor(A), 1.0, out=out) is out
+    np.testing.assert_array_equal(out.numpy(), np.hypot(A, 1.0))
+    q, r = jg.zeros(3, dtype=jg.int8), jg.zeros(3, dtype=jg.int8)
+    assert np.divmod(jg.tensor(I8[1]), 2, out=(q, r)) == (q, r)
+    assert q.tolist() == [-4, 1, 1] and r.tolist() == [1, 1, 0]
+    counts = jg.zeros(3)
+    np.add.at(counts, [0, 0, 2], 1.0)  # at writes into its first operand
+    assert counts.tolist() == [2.0, 0.0, 1.0]
+
+
+def test_ufunc_writes_into_tensors_follow_in_place_rules():
+    frozen = np.zeros(3)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        np.add(jg.ones(3), 1, out=jg.from_numpy(frozen))
+    leaf = jg.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+        np.hypot(jg.ones(3), 1.0, out=leaf)
+    with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+        np.add.at(leaf, [0], 1.0)
+    with pytest.raises(RuntimeError, match="numpy.sin cannot write into a tensor that requires"):
+        np.sin(jg.ones(3), out=leaf * 2)
+    with jg.no_grad():
+        np.hypot(jg.ones(3), 0.0, out=leaf)
+    assert leaf.tolist() == [1.0, 1.0, 1.0]
+    w = jg.ones(3)
+    y = leaf * w
+    np.sin(jg.ones(3), out=w)  # a write autograd must see: y's backward reads w
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.sum().backward()
+
+
+def test_ufunc_results_from_numpy_carry_no_gradient():
+    # As numpy's functions on tensors (np.sort): the values of a tensor requiring grad.
+    x = jg.tensor(A, requires_grad=True)
+    got = np.hypot(x, 1.0)
+    assert type(got) is np.ndarray
+    np.testing.assert_array_equal(got, np.hypot(A, 1.0))
+    assert isinstance(np.exp(x), jg.Tensor) and np.exp(x).requires_grad  # jitgrad's op
