@@ -305,6 +305,8 @@ class Jitted:
         inputs: list = []
         bound = _bind(args, inputs)
         versions = [buffer._storage._version for buffer, _ in inputs]
+        originals = [(path, _get(args, path)._storage) for _, path in inputs]
+        original_versions = [storage._version for _, storage in originals]
         tape = Tape()
         previous, config.thread.tape = config.thread.tape, tape
         start = time.perf_counter()
@@ -314,6 +316,8 @@ class Jitted:
             config.thread.tape = previous
         written = [(buffer, path) for (buffer, path), version in zip(inputs, versions)
                    if buffer._storage._version != version]  # fmt: skip
+        _check_no_hidden_alias(self.__name__, tape.steps, originals, original_versions,
+                               {id(buffer) for buffer, _ in written}, inputs)  # fmt: skip
         if not (tape.grad_outputs or tape.grad_inputs) and any(
             isinstance(t, Tensor) and t.requires_grad for t in _tensors_in(result)
         ):
@@ -471,6 +475,30 @@ def _kept_arrays(tape: Tape, inputs, result) -> list:
     for tensor, grad in list(tape.grad_outputs.values()) + list(tape.grad_inputs.values()):
         tensors += [tensor, grad]
     return [t._storage.kernel_array for t in tensors if t is not None]
+
+
+def _check_no_hidden_alias(name, steps, originals, versions, written, inputs) -> None:
+    """Refuse a trace in which the function reached an argument's memory without going
+    through the argument (a parameter passed in that its closure also updates): a plan
+    copies arguments into buffers of its own, so the two would drift apart silently."""
+    used = set()
+    for fn, args in steps:
+        if isinstance(fn, Launch):
+            used.update(binding.owner(a) for a in (*fn.arrays, *fn.outs))
+        else:
+            used.update(binding.owners_in(args))
+    for (path, storage), version, (buffer, _) in zip(originals, versions, inputs):
+        writes = storage._version != version
+        reads = id(buffer) in written and binding.owner(storage.kernel_array) in used
+        if writes or reads:
+            raise RuntimeError(
+                f"jg.jit: {name} {'writes' if writes else 'reads'} the memory of its argument "
+                f"at {list(path)} directly, not through the argument (a tensor it closes over "
+                "shares that memory, e.g. a parameter passed in that the function also "
+                "updates), while a plan works on a copy of each argument: the two would "
+                "drift apart. Pass that tensor one way only: as an argument, or through the "
+                "closure"
+            )
 
 
 def _tensors_in(value) -> list:

@@ -548,6 +548,25 @@ def test_large_arguments_and_views_of_large_results_are_returned_fresh():
         assert (a.numpy() == 2 * k).all() and (every_other.numpy() == 2 * k).all()
 
 
+def test_an_argument_whose_memory_the_function_also_reaches_directly_is_refused():
+    w = jg.tensor([1.0, 2.0, 3.0])
+
+    def update_through_the_closure(a):
+        w.mul_(2.0)
+        return a + 0.0
+
+    def update_through_the_argument(a):
+        a.add_(1.0)
+        return w * 1.0
+
+    for f in (update_through_the_closure, update_through_the_argument):
+        with pytest.raises(RuntimeError, match="directly, not through the argument"):
+            jg.jit(f)(w[0:2])
+    reads_both = jg.jit(lambda a: a * w)  # reading it both ways is fine
+    squares = [v * v for v in w.tolist()]
+    assert reads_both(w).tolist() == squares and reads_both(w).tolist() == squares
+
+
 def test_large_input_gradients_accumulate_across_calls():
     x = jg.tensor(np.ones(BIG), requires_grad=True)
     step = jg.jit(lambda x: (x * 3).sum().backward())
