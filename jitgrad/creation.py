@@ -37,6 +37,8 @@ def asarray(obj, dtype=None, copy: bool | None = None, requires_grad: bool = Fal
         t = Tensor._make(obj._storage, obj.shape, obj.stride(), obj.storage_offset())
     elif isinstance(obj, np.ndarray):
         t = from_numpy(obj)
+    elif copy is False:
+        t = from_numpy(_shared_array(obj, d))
     else:
         return _from_data(obj, d).requires_grad_(requires_grad)
     if d is not None and d is not t.dtype:
@@ -46,6 +48,23 @@ def asarray(obj, dtype=None, copy: bool | None = None, requires_grad: bool = Fal
     elif copy:
         t = t.clone()
     return t.requires_grad_(True) if requires_grad else t
+
+
+def _shared_array(obj, d: dtypes.DType | None) -> np.ndarray:
+    """``obj``'s memory as an array, for ``copy=False``: objects that export memory
+    (buffers, other libraries' arrays) share it; data that must be converted (lists,
+    Python numbers) cannot."""
+    try:
+        return np.asarray(obj, dtype=None if d is None else d.numpy, copy=False)
+    except ValueError:
+        kind = type(obj)
+        name = kind.__name__
+        if kind.__module__ != "builtins":
+            name = f"{kind.__module__.partition('.')[0]}.{name}"
+        raise ValueError(
+            f"cannot build a tensor from a {name} without a copy: copy=False "
+            "must share the data's memory (numpy 2's rule); pass copy=None to copy when needed"
+        ) from None
 
 
 def array(obj, dtype=None, copy: bool | None = True, requires_grad: bool = False) -> Tensor:
@@ -72,14 +91,73 @@ def _from_data(obj, d: dtypes.DType | None) -> Tensor:
     if d is None:
         if values.dtype.kind not in "biufc":
             raise TypeError(f"cannot build a tensor from data of numpy type {values.dtype}")
-        if isinstance(obj, np.generic) or values.dtype.kind not in "fc":
-            d = dtypes.from_numpy_dtype(values.dtype)
-        elif values.dtype.kind == "c":
-            d = dtypes.default_complex_dtype()
-        else:
-            # Python floats take the default dtype, as in PyTorch (float64 = numpy's rule).
-            d = dtypes.get_default_dtype()
+        d = dtypes.from_numpy_dtype(values.dtype)
+        if values.dtype.kind in "fc":
+            d = _inferred_float_dtype(obj, d)
     return _filled_by_numpy(values, d)
+
+
+def _inferred_float_dtype(obj, found: dtypes.DType) -> dtypes.DType:
+    """PyTorch's dtype for floating data: Python floats and complexes take the default
+    dtype (its complex counterpart), typed values (numpy scalars and arrays, tensors,
+    other arrays) keep theirs, and a list promotes its floating elements' dtypes; its
+    integers and bools give way to them (``[1, np.float32(2)]`` is float32). numpy, which
+    read every Python float as float64, found ``found``."""
+    if type(obj) is float:
+        return dtypes.get_default_dtype()
+    if type(obj) is complex:
+        return dtypes.default_complex_dtype()
+    if not isinstance(obj, (list, tuple)):
+        return found
+    first = obj
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    # Every dtype here is at most numpy's for its value, so the answer is at most ``found``:
+    # a first element of dtype ``found`` settles it without looking at the rest.
+    if not isinstance(first, (list, tuple)) and _leaf_dtype(first) is found:
+        return found
+    leaves: set = set()
+    _float_leaves(obj, leaves)
+    result = None
+    for leaf in leaves:
+        result = leaf if result is None else dtypes.promote_types(result, leaf)
+    return found if result is None else result
+
+
+def _float_leaves(seq, leaves: set) -> None:
+    """The dtypes of the floating and complex values in nested lists ``seq``. Grouped by
+    type, so that a long list of Python numbers costs one pass in C."""
+    for kind in set(map(type, seq)):
+        if kind is float:
+            leaves.add(dtypes.get_default_dtype())
+        elif kind is complex:
+            leaves.add(dtypes.default_complex_dtype())
+        elif kind is bool or kind is int:
+            continue
+        elif kind is list or kind is tuple:
+            for x in seq:
+                if type(x) is kind:
+                    _float_leaves(x, leaves)
+        else:
+            for x in seq:
+                if type(x) is kind:
+                    d = _leaf_dtype(x)
+                    if d.is_floating_point or d.is_complex:
+                        leaves.add(d)
+
+
+def _leaf_dtype(value) -> dtypes.DType:
+    if type(value) is float:
+        return dtypes.get_default_dtype()
+    if type(value) is complex:
+        return dtypes.default_complex_dtype()
+    if isinstance(value, (bool, int)):
+        return dtypes.scalar_dtype(value)
+    if isinstance(value, TensorBase):
+        return value.dtype
+    if not isinstance(value, (np.ndarray, np.generic)):
+        value = np.asarray(value)
+    return dtypes.from_numpy_dtype(value.dtype)
 
 
 # -- numpy's creation functions ------------------------------------------------------------

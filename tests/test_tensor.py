@@ -376,6 +376,50 @@ def test_dtype_inference_and_default_dtype():
         jg.set_default_dtype("int32")
 
 
+# (data, dtype with the default float64, with the default float32): PyTorch's dtypes.
+# Python floats and complexes take the default; typed values keep theirs; a list promotes
+# its floating elements' dtypes, its integers and bools giving way to them.
+TYPED_FLOAT_DATA = [
+    ("[jg.ones(2, dtype=jg.float32)] * 2", jg.float32, jg.float32),
+    ("[np.float16(1)]", jg.float16, jg.float16),
+    ("[np.float64(1)]", jg.float64, jg.float64),
+    ("[jg.tensor(1.0, dtype=jg.float64)]", jg.float64, jg.float64),
+    ("[np.complex128(1)]", jg.complex128, jg.complex128),
+    ("[1.0, np.float32(2)]", jg.float64, jg.float32),
+    ("[1, np.float32(2)]", jg.float32, jg.float32),
+    ("[np.int32(1), np.float16(2)]", jg.float16, jg.float16),
+    ("[[np.float32(1)], [1.0]]", jg.float64, jg.float32),
+    ("[np.float32(1), 1j]", jg.complex128, jg.complex64),
+    ("[np.complex64(1), 1.0]", jg.complex128, jg.complex64),
+    ("[True, 1.5]", jg.float64, jg.float32),
+    ("torch.ones(2)", jg.float32, jg.float32),
+]
+
+
+@pytest.mark.parametrize("default", ["float64", "float32"])
+@pytest.mark.parametrize("data, in_float64, in_float32", TYPED_FLOAT_DATA,
+                         ids=[row[0] for row in TYPED_FLOAT_DATA])  # fmt: skip
+def test_typed_float_data_keeps_its_dtype_as_in_pytorch(data, in_float64, in_float32, default):
+    torch = pytest.importorskip("torch")
+    names = {"np": np, "jg": jg, "torch": torch}
+    jg.set_default_dtype(default)
+    try:
+        expected = in_float64 if default == "float64" else in_float32
+        assert jg.tensor(eval(data, names)).dtype is expected
+        assert jg.asarray(eval(data, names)).dtype is expected
+    finally:
+        jg.set_default_dtype("float64")
+
+
+def test_float64_data_in_a_list_is_not_rounded_to_a_float32_default():
+    exact = np.float64(1) + 1e-10
+    jg.set_default_dtype("float32")
+    try:
+        assert jg.tensor([exact]).item() == exact
+    finally:
+        jg.set_default_dtype("float64")
+
+
 def test_tensor_copies_and_asarray_shares():
     a = np.arange(3.0)
     assert jg.tensor(a).data_ptr() != a.ctypes.data
@@ -501,3 +545,12 @@ def test_array_copy_false_never_copies_as_numpy_2():
     with pytest.raises(ValueError, match="without a copy"):
         jg.array(a, dtype=jg.float32, copy=False)
     assert jg.array(a, dtype=jg.float32, copy=None).dtype is jg.float32
+    for data in ([1, 2], 1.5):  # Python data is always converted, so copied
+        with pytest.raises(ValueError, match=r"from a (list|float) without a copy"):
+            jg.asarray(data, copy=False)
+        with pytest.raises(ValueError, match="copy=None to copy"):
+            jg.array(data, copy=False)
+    buffer = bytearray(b"\x01\x02")  # memory exported by a buffer is shared
+    shared = jg.asarray(buffer, copy=False)
+    buffer[0] = 7
+    assert shared.tolist() == [7, 2]
