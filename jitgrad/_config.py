@@ -84,11 +84,18 @@ class Config:
         return numel >= (threshold if computes_much else threshold * LIGHT_KERNEL_FACTOR)
 
     def __setattr__(self, name, value):
+        if name == "backend" and value not in BACKENDS:
+            raise ValueError(
+                f"the backend (config.backend, JITGRAD_BACKEND) is one of {', '.join(BACKENDS)}; "
+                f"got {value!r}"
+            )
         super().__setattr__(name, value)
         if name == "parallel_threshold":
             for memo in getattr(self, "memos", ()):
                 memo.clear()
 
+
+BACKENDS = ("jit", "reference")
 
 # Copies, fills and arithmetic like bias + relu run at memory speed, about 0.15 ns per
 # float32 element on one thread here: two threads pay only from 2^18 elements (measured:

@@ -370,7 +370,9 @@ def jit(fn=None, *, max_traces: int = 8):
     [4.0, 1.44, 0.5184]
     """
     if fn is None:
-        return lambda f: Jitted(f, max_traces)
+        return lambda f: jit(f, max_traces=max_traces)
+    if not callable(fn):
+        raise TypeError(f"jg.jit compiles a function, got {type(fn).__name__}")
     return Jitted(fn, max_traces)
 
 

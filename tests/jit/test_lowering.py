@@ -312,3 +312,13 @@ def test_a_damaged_entry_costs_only_its_own_kernel(tmp_path):
     bytecode[0].write_bytes(bytecode[0].read_bytes()[:20])  # truncated by a crash
     again, disk_hits, _ = run_child(tmp_path)
     assert (again, disk_hits) == (1, compiled - 1)
+
+
+def test_the_backend_is_public_and_checked(monkeypatch):
+    assert jg.config is config
+    with pytest.raises(ValueError, match="jit, reference; got 'numba'"):
+        jg.config.backend = "numba"
+    monkeypatch.setattr(jg.config, "backend", "reference")
+    assert (jg.ones(2) * 3).tolist() == [3.0, 3.0]
+    with pytest.raises(TypeError, match="compiles a function, got int"):
+        jg.jit(5)
