@@ -14,7 +14,7 @@ import secrets
 import stat
 import sys
 import threading
-from multiprocessing import resource_tracker, shared_memory
+from multiprocessing import shared_memory
 
 import numpy as np
 
@@ -142,10 +142,6 @@ def map_file(filename: str, nbytes: int | None, shared: bool):
     return np.frombuffer(mapping, dtype=np.uint8, count=nbytes), mapping
 
 
-# Segments this process created and has not unlinked: the resource tracker holds them.
-_created_here: set[str] = set()
-
-
 class _SharedMemory(shared_memory.SharedMemory):
     def __del__(self):
         # Arrays handed to users may still export the mapping when this object goes (at
@@ -155,6 +151,35 @@ class _SharedMemory(shared_memory.SharedMemory):
             self.close()
         except (BufferError, OSError):
             pass
+
+
+def _attach_untracked(name: str) -> _SharedMemory:
+    """Map the existing segment ``name`` without registering it with multiprocessing's
+    resource tracker, which unlinks what is registered when the process exits.
+
+    Registering and then unregistering cannot be right everywhere: a spawned or forked
+    child shares its parent's tracker, where unregistering drops the creator's
+    registration (the tracker then reports a KeyError when the creator unlinks the
+    segment), while a process started otherwise has a tracker of its own, which would
+    unlink the segment at exit if the registration stayed.
+    """
+    if sys.version_info >= (3, 13):
+        return _SharedMemory(name, create=False, track=False)
+    if not shared_memory._USE_POSIX:  # no tracking of shared memory there
+        return _SharedMemory(name, create=False)
+    # SharedMemory.__init__'s attaching path, less its resource_tracker.register call.
+    shm = _SharedMemory.__new__(_SharedMemory)
+    shm._name = "/" + name
+    shm._fd = shared_memory._posixshmem.shm_open(shm._name, os.O_RDWR, mode=0o600)
+    try:
+        shm._size = os.fstat(shm._fd).st_size
+        shm._mmap = mmap.mmap(shm._fd, shm._size)
+    except OSError:
+        os.close(shm._fd)
+        shm._fd = -1
+        raise
+    shm._buf = memoryview(shm._mmap)
+    return shm
 
 
 class SharedSegment:
@@ -171,15 +196,12 @@ class SharedSegment:
             name = name or f"jitgrad_{os.getpid()}_{secrets.token_hex(6)}"
             # A zero-byte segment cannot be mapped; keep one byte and expose none.
             self.shm = _SharedMemory(name, create=True, size=max(nbytes, 1))
-            _created_here.add(self.shm._name)
             self.nbytes = nbytes
         else:
             try:
-                self.shm = _SharedMemory(name, create=False)
+                self.shm = _attach_untracked(name)
             except FileNotFoundError:
                 raise FileNotFoundError(f"no shared-memory segment named {name!r}") from None
-            if self.shm._name not in _created_here:
-                resource_tracker.unregister(self.shm._name, "shared_memory")
             available = self.shm.size
             if nbytes is not None and nbytes > available:
                 self.shm.close()
@@ -198,7 +220,6 @@ class SharedSegment:
         # Unlink first: closing raises BufferError while user arrays still map the segment.
         if self.creator:
             self.creator = False
-            _created_here.discard(self.shm._name)
             try:
                 self.shm.unlink()
             except FileNotFoundError:

@@ -7,6 +7,8 @@ read the same bytes through numpy views cached here, so a resize is seen by all 
 
 from __future__ import annotations
 
+import copy
+import os
 import threading
 import weakref
 
@@ -51,6 +53,7 @@ class UntypedStorage(ElementOps):
     _views: weakref.WeakSet[UntypedStorage] | None = None  # created on first view_bytes
     _refcount = 1
     filename: str | None = None
+    _path: str | None = None  # a shared file map's absolute path, for pickling
     _shared = False
     _finalizer = None
     # Reference counting, resizing and moving to shared memory are rare and brief: one
@@ -103,7 +106,10 @@ class UntypedStorage(ElementOps):
         if nbytes is not None:
             _check_size(nbytes, "nbytes")
         data, mapping = buffers.map_file(filename, nbytes, shared)
-        return cls._wrap(data, owner=mapping, filename=str(filename), shared=shared)
+        self = cls._wrap(data, owner=mapping, filename=str(filename), shared=shared)
+        if shared:
+            self._path = os.path.abspath(filename)
+        return self
 
     @classmethod
     def _from_segment(cls, segment: buffers.SharedSegment) -> UntypedStorage:
@@ -157,6 +163,41 @@ class UntypedStorage(ElementOps):
             self._finalizer = weakref.finalize(self, buffers.close_owner, segment)
             buffers.close_owner(old_owner)
         return self
+
+    # -- pickling and copying ------------------------------------------------------------
+
+    def __reduce_ex__(self, protocol):
+        """Pickle as PyTorch's multiprocessing does: shared bytes by reference, the rest by
+        value.
+
+        A storage in a shared-memory segment pickles as the segment's name; unpickling
+        attaches to it (in any process, which never becomes the segment's creator: only
+        the creator unlinks it, so it must outlive the unpickling). A file mapped with
+        ``shared=True`` pickles as its absolute path and size and is mapped again on load,
+        the file then having to exist and hold that many bytes. Any other storage, a
+        private copy-on-write file map included, pickles its bytes. A view pickles with
+        its base (all of the base's bytes), so a base and its views pickled together
+        share again after unpickling.
+        """
+        if self._base is not None:
+            start = self._start_in_base()
+            return _view_of, (self._base, start, start + self.nbytes())
+        if isinstance(self._owner, buffers.SharedSegment):
+            return _attach_segment, (self._owner.name, self.nbytes())
+        if self._shared:
+            return _map_shared_file, (self._path, self.nbytes())
+        return _from_bytes, (self._data(),)
+
+    def __deepcopy__(self, memo) -> UntypedStorage:
+        """A private copy of the bytes: never shared, mapped or named, as PyTorch's; a view's
+        copy is a view of its base's copy."""
+        if self._base is not None:
+            start = self._start_in_base()
+            return copy.deepcopy(self._base, memo).view_bytes(start, start + self.nbytes())
+        return _from_bytes(self._data())
+
+    def _start_in_base(self) -> int:
+        return self.data_ptr() - self._base.data_ptr()
 
     # -- the bytes -----------------------------------------------------------------------
 
@@ -269,6 +310,31 @@ class UntypedStorage(ElementOps):
 
     def _type_name(self) -> str:
         return "UntypedStorage"
+
+
+def _from_bytes(data: np.ndarray) -> UntypedStorage:
+    fresh = buffers.allocate(data.size)  # aligned, owned and writable whatever ``data`` is
+    fresh[:] = data
+    return UntypedStorage._wrap(fresh, resizable=True)
+
+
+def _view_of(base: UntypedStorage, start: int, stop: int) -> UntypedStorage:
+    return base.view_bytes(start, stop)
+
+
+def _attach_segment(name: str, nbytes: int) -> UntypedStorage:
+    return UntypedStorage._from_segment(buffers.SharedSegment(name, nbytes, create=False))
+
+
+def _map_shared_file(path: str, nbytes: int) -> UntypedStorage:
+    # Mapping shared would create or extend a missing or shorter file: the pickled
+    # storage's bytes are gone then, and loading says so instead.
+    size = os.stat(path).st_size
+    if size < nbytes:
+        raise ValueError(
+            f"file {path!r} holds {size} bytes; the pickled storage mapping it had {nbytes}"
+        )
+    return UntypedStorage.from_file(path, shared=True, nbytes=nbytes)
 
 
 def _check_size(n: int, what: str = "size") -> int:
