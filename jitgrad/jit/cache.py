@@ -245,6 +245,10 @@ def _is_entry(path: Path, source: str) -> bool:
         return False
 
 
+_UMASK = os.umask(0o022)  # read once, at import: there is no way to read it without setting it
+os.umask(_UMASK)
+
+
 def _write_atomically(path: Path, text: str) -> None:
     # Concurrent processes may write the same entry: each writes a private temporary file
     # and renames it, so readers see a whole file or none.
@@ -252,6 +256,9 @@ def _write_atomically(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as f:
+            # mkstemp's 0600 would keep a cache directory shared between users unreadable
+            # to all but the writer (and the .pyc compiled from it inherits the mode).
+            os.fchmod(f.fileno(), 0o666 & ~_UMASK)
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

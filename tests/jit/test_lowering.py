@@ -223,6 +223,10 @@ def test_a_fresh_process_loads_kernels_from_disk(tmp_path):
     # Each kernel module's bytecode is kept too, whatever PYTHONDONTWRITEBYTECODE says.
     sources = list((tmp_path / "kernels").glob("k_*.py"))
     assert sources and all(os.path.exists(cache_from_source(str(p))) for p in sources)
+    umask = os.umask(0o022)
+    os.umask(umask)
+    for p in sources:  # readable as the umask allows, for a cache shared between users
+        assert p.stat().st_mode & 0o777 == 0o666 & ~umask
     compiled, disk_hits, _ = run_child(tmp_path)
     assert compiled == 0 and disk_hits > 0
 
