@@ -16,7 +16,9 @@ from .tensor import TensorBase, wrap_numpy
 
 
 def from_numpy(a: np.ndarray) -> Tensor:
-    """A tensor sharing ``a``'s memory: writes through either are seen by both.
+    """A tensor sharing ``a``'s memory: writes through either are seen by both. An ndarray
+    subclass is seen as the plain ndarray it is (a masked array's mask is dropped, as by
+    ``np.asarray`` and PyTorch's ``from_numpy``).
 
     >>> import numpy as np, jitgrad as jg
     >>> a = np.arange(6.0).reshape(2, 3)
@@ -171,10 +173,20 @@ def empty(shape, dtype=None, requires_grad: bool = False) -> Tensor:
 
 
 def full(shape, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
-    """A tensor of ``fill_value``; its dtype follows the value when none is given."""
-    if dtype is None:
-        dtype = dtypes.result_type(fill_value)
-    return _filled(empty(shape, dtype), fill_value, requires_grad)
+    """A tensor of ``fill_value`` (a number, or values broadcast to ``shape`` as numpy's
+    ``full`` takes them); its dtype follows the value when none is given.
+
+    >>> import jitgrad as jg
+    >>> jg.full((2, 3), [1, 2, 3]).tolist()
+    [[1, 2, 3], [1, 2, 3]]
+    """
+    if isinstance(fill_value, (bool, int, float, complex, np.generic)):
+        out = empty(shape, dtypes.result_type(fill_value) if dtype is None else dtype)
+        return _filled(out, fill_value, requires_grad)
+    values = asarray(fill_value).detach()
+    out = empty(shape, values.dtype if dtype is None else dtype)
+    TensorBase.copy_(out, values.broadcast_to(out.shape))
+    return out.requires_grad_(requires_grad)
 
 
 def zeros(shape, dtype=None, requires_grad: bool = False) -> Tensor:
@@ -211,6 +223,8 @@ def arange(start, stop=None, step=1, dtype=None, requires_grad: bool = False) ->
     """
     if stop is None:
         start, stop = 0, start
+    if step is None:
+        step = 1
     if step == 0:
         raise ValueError("arange: step must not be zero")
     d = dtypes.result_type(start, stop, step) if dtype is None else dtypes.as_dtype(dtype)

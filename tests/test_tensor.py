@@ -518,6 +518,24 @@ def test_a_storage_under_tensors_cannot_shrink_below_them():
     assert jg.DoubleStorage(10).resize_(4).size() == 4  # no tensor over it: free to shrink
 
 
+def test_arange_step_none_and_full_of_an_array_as_numpy():
+    assert jg.arange(0, 5, None).tolist() == list(range(5)) and jg.arange(5, None).dtype is jg.int64
+    np.testing.assert_array_equal(jg.full((2, 3), [1, 2, 3]).numpy(), np.full((2, 3), [1, 2, 3]))
+    f32 = np.array([0.5, 1.5], np.float32)
+    assert jg.full((3, 2), f32).dtype is jg.float32
+    assert jg.full((2,), jg.tensor(2.5)).tolist() == [2.5, 2.5]
+    assert jg.full((2,), [1.5, 2.5], dtype=jg.int32).tolist() == [1, 2]
+
+
+def test_masked_arrays_are_seen_as_their_data():
+    # As np.asarray and PyTorch (from_numpy, tensor, as_tensor): the mask is dropped.
+    m = np.ma.masked_array([1.0, 2.0], mask=[False, True])
+    shared = jg.from_numpy(m)
+    m[0] = 5.0
+    assert shared.tolist() == [5.0, 2.0] and jg.asarray(m).data_ptr() == m.ctypes.data
+    assert jg.tensor(m).tolist() == [5.0, 2.0]
+
+
 def test_linspace_keeps_complex_bounds():
     np.testing.assert_array_equal(jg.linspace(1 + 1j, 2, 3).numpy(), np.linspace(1 + 1j, 2, 3))
     assert jg.linspace(0, 1j, 2).dtype is jg.complex128

@@ -21,11 +21,18 @@ def gradcheck(fn, *inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 
     checked through one scalar. Inputs that require grad are perturbed one element at a
     time (they must be leaves; build views and broadcasts inside ``fn``).
 
+    The inputs come one per argument, or as PyTorch passes them: one tuple (or list).
+
     >>> import jitgrad as jg
     >>> x = jg.tensor([[0.5, -1.0], [2.0, 0.25]], requires_grad=True)
     >>> jg.autograd.gradcheck(lambda t: jg.tanh(t @ t.T), x)
     True
+    >>> y = jg.tensor([3.0, -2.0], requires_grad=True)
+    >>> jg.autograd.gradcheck(lambda a, b: a * b, (x, y))
+    True
     """
+    if len(inputs) == 1 and isinstance(inputs[0], (tuple, list)):
+        inputs = tuple(inputs[0])
     inputs = [as_tensor(x) for x in inputs]
     wrt = [x for x in inputs if x.requires_grad]
     if not wrt:
