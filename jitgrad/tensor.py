@@ -11,6 +11,7 @@ of the caller's class, so a view of a ``Tensor`` is a ``Tensor``.
 
 from __future__ import annotations
 
+import copyreg
 import operator
 
 import numpy as np
@@ -404,6 +405,22 @@ class TensorBase:
         target = (self._storage.kernel_array, self._offset, self._strides)
         run(copy_strided, *source, *target, self._shape)
 
+    # -- pickling ------------------------------------------------------------------------
+
+    def __reduce_ex__(self, protocol):
+        """Pickle the storage and the layout: tensors pickled together that share a storage
+        share it again once loaded (see ``UntypedStorage.__reduce_ex__`` for storages in
+        shared memory or files)."""
+        return copyreg.__newobj__, (type(self),), self.__getstate__()
+
+    def __getstate__(self):
+        return self._storage, self._shape, self._strides, self._offset
+
+    def __setstate__(self, state) -> None:
+        # Checked as a tensor built by hand is: a layout reaching past its storage would
+        # have the kernels read outside it.
+        TensorBase.__init__(self, *state[:4])
+
     # -- Python and numpy interop --------------------------------------------------------
 
     def numpy(self) -> np.ndarray:
@@ -549,13 +566,8 @@ def _same_layout(a: TensorBase, b: TensorBase) -> bool:
 
 def wrap_numpy(a: np.ndarray, cls: type[TensorBase]):
     """A tensor of class ``cls`` sharing ``a``'s memory (``jg.from_numpy`` for users)."""
-    if type(a) is not np.ndarray:
-        if not isinstance(a, np.ndarray):
-            raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(a).__name__}")
-        # A subclass's own methods (a masked array's reshape and view keep and check its
-        # mask) would not give its memory: see the plain ndarray it is, as np.asarray and
-        # torch.from_numpy do (a masked array's mask is dropped).
-        a = a.view(np.ndarray)
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(a).__name__}")
     dtype = dtypes.from_numpy_dtype(a.dtype)
     itemsize = dtype.itemsize
     if any(s % itemsize for s in a.strides):

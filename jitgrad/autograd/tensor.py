@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import numbers
 import weakref
 
@@ -193,6 +194,41 @@ class Tensor(TensorBase):
         if result._grad_fn is not None:
             self._set_creator(result._grad_fn, result._output_nr)
         return self
+
+    # -- pickling and copying ------------------------------------------------------------
+
+    def __getstate__(self):
+        """The data and ``requires_grad``, as PyTorch pickles them: never the graph (a
+        non-leaf loads as a leaf, requiring grad if it did) and never ``.grad``."""
+        return (*TensorBase.__getstate__(self), self._requires_grad,
+                getattr(self, "__dict__", None))  # fmt: skip
+
+    def __setstate__(self, state) -> None:
+        if len(state) == 2:  # (None, slots): how earlier versions pickled leaves
+            for name, value in state[1].items():
+                object.__setattr__(self, name, value)
+            return
+        TensorBase.__setstate__(self, state)
+        self._init_autograd()
+        self._requires_grad = state[4]
+        if state[5]:
+            self.__dict__.update(state[5])
+
+    def __deepcopy__(self, memo) -> Tensor:
+        """A leaf's copy, ``.grad`` included, as PyTorch's; a copied graph would
+        differentiate into the original's leaves, so non-leaves refuse."""
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "only tensors created explicitly by the user (graph leaves) support deepcopy; "
+                f"this one was made by {type(self._grad_fn).__name__}: deepcopy its detach() "
+                "to copy the data without the graph"
+            )
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new  # before the state, which may lead back here
+        new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
+        if self._grad is not None:
+            new._grad = copy.deepcopy(self._grad, memo)
+        return new
 
     def __repr__(self) -> str:
         text = super().__repr__()
