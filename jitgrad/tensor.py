@@ -566,8 +566,13 @@ def _same_layout(a: TensorBase, b: TensorBase) -> bool:
 
 def wrap_numpy(a: np.ndarray, cls: type[TensorBase]):
     """A tensor of class ``cls`` sharing ``a``'s memory (``jg.from_numpy`` for users)."""
-    if not isinstance(a, np.ndarray):
-        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(a).__name__}")
+    if type(a) is not np.ndarray:
+        if not isinstance(a, np.ndarray):
+            raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(a).__name__}")
+        # A subclass's own methods (a masked array's reshape and view keep and check its
+        # mask) would not give its memory: see the plain ndarray it is, as np.asarray and
+        # torch.from_numpy do (a masked array's mask is dropped).
+        a = a.view(np.ndarray)
     dtype = dtypes.from_numpy_dtype(a.dtype)
     itemsize = dtype.itemsize
     if any(s % itemsize for s in a.strides):
