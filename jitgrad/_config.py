@@ -80,8 +80,7 @@ class Config:
     def runs_parallel(self, numel: int, computes_much: bool = False) -> bool:
         """Whether a kernel over ``numel`` elements is worth sharing out among threads;
         ``computes_much``: its body calls transcendental math, not only arithmetic."""
-        threshold = self.parallel_threshold
-        return numel >= (threshold if computes_much else threshold * LIGHT_KERNEL_FACTOR)
+        return numel >= (self.parallel_threshold if computes_much else self.light_threshold)
 
     def __setattr__(self, name, value):
         if name == "backend" and value not in BACKENDS:
@@ -91,6 +90,8 @@ class Config:
             )
         super().__setattr__(name, value)
         if name == "parallel_threshold":
+            # (kept beside it: flat copies and fills compare with it on every call)
+            super().__setattr__("light_threshold", value * LIGHT_KERNEL_FACTOR)
             for memo in getattr(self, "memos", ()):
                 memo.clear()
 

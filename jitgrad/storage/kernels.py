@@ -71,7 +71,7 @@ def _byteswap(data, width):
 
 def fill(a, start: int, stop: int, value) -> None:
     """Set ``a[start:stop] = value``; ``value`` is already of ``a``'s kernel dtype."""
-    if config.runs_parallel(stop - start):
+    if stop - start >= config.light_threshold:  # (runs_parallel's rule, without its call)
         _fill_parallel(a, start, stop, value, numba.get_num_threads())
     else:
         _fill_serial(a, start, stop, value)
@@ -79,7 +79,7 @@ def fill(a, start: int, stop: int, value) -> None:
 
 def copy(src, src_start: int, dst, dst_start: int, n: int) -> None:
     """``dst[dst_start:+n] = src[src_start:+n]`` with numpy's casting."""
-    if config.runs_parallel(n):
+    if n >= config.light_threshold:
         _copy_parallel(src, src_start, dst, dst_start, n, numba.get_num_threads())
     else:
         _copy_serial(src, src_start, dst, dst_start, n)
