@@ -311,6 +311,24 @@ def test_python_protocol():
         t.size(2)
 
 
+@pytest.mark.parametrize("other", [None, object(), "abc"], ids=["None", "object", "str"])
+def test_comparing_with_what_is_not_numbers_is_identity_as_in_pytorch(other):
+    t = jg.ones(2)
+    assert (t == other) is False and (t != other) is True and (other == t) is False
+    assert t not in [other] and t in [other, t]
+    with pytest.raises(TypeError, match="'<' not supported"):
+        _ = t < other
+    with pytest.raises(ValueError, match="broadcast"):  # numbers that do not fit still raise
+        _ = t == [1, 2, 3]
+
+
+def test_in_looks_through_every_element_as_numpy_and_pytorch():
+    assert 1.0 in jg.ones((2, 2)) and 2.0 not in jg.ones((2, 2))
+    assert 5 in jg.tensor(5) and 4 not in jg.tensor(5)
+    assert jg.ones(2) in jg.ones((3, 2)) and jg.zeros(2) not in jg.ones((3, 2))
+    assert None not in jg.ones(2) and float("nan") not in jg.tensor([float("nan")])
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
 def test_one_element_integer_tensors_are_indices(dtype):
     items = list(range(10, 20))

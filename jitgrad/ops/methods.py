@@ -125,6 +125,39 @@ def _setitem_method(self, key, value) -> None:
     _setitem(self, key, value)
 
 
+def _comparison(cls):
+    """``x == y`` and the other comparisons: NotImplemented for an operand that is not
+    numbers (None, an arbitrary object), so Python falls back to identity (``==`` False,
+    ``!=`` True) and ordering is Python's TypeError, as with PyTorch's tensors."""
+
+    def method(self, other):
+        try:
+            return cls()(self, other)
+        except TypeError:
+            if _is_numeric(other):
+                raise
+            return NotImplemented
+
+    return method
+
+
+def _is_numeric(value) -> bool:
+    if isinstance(value, (TensorBase, np.ndarray, np.generic, bool, int, float, complex)):
+        return True
+    try:
+        return np.asarray(value).dtype.kind in "biufc"
+    except (TypeError, ValueError):
+        return False
+
+
+def _contains(self, value) -> bool:
+    """``value in t``: whether any element equals it (numpy, PyTorch), any dimensions."""
+    found = self == value
+    if not isinstance(found, TensorBase):  # Python's identity fallback, for None and such
+        return bool(found)
+    return bool(reduce.any(found))
+
+
 def _reduction(fn):
     def method(self, axis=None, keepdims=False, **kwargs):
         return fn(self, axis, keepdims, **kwargs)
@@ -146,8 +179,10 @@ METHODS = {
     "__matmul__": linalg.matmul, "__rmatmul__": _swap(linalg.matmul),
     "__neg__": unary.negative, "__pos__": unary.positive, "__abs__": unary.abs,
     # comparisons and logic
-    "__eq__": ew.equal, "__ne__": ew.not_equal, "__lt__": ew.less, "__le__": ew.less_equal,
-    "__gt__": ew.greater, "__ge__": ew.greater_equal,
+    "__eq__": _comparison(ew.Equal), "__ne__": _comparison(ew.NotEqual),
+    "__lt__": _comparison(ew.Less), "__le__": _comparison(ew.LessEqual),
+    "__gt__": _comparison(ew.Greater), "__ge__": _comparison(ew.GreaterEqual),
+    "__contains__": _contains,
     "__and__": ew.bitwise_and, "__rand__": _swap(ew.bitwise_and),
     "__or__": ew.bitwise_or, "__ror__": _swap(ew.bitwise_or),
     "__xor__": ew.bitwise_xor, "__rxor__": _swap(ew.bitwise_xor),
