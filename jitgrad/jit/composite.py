@@ -135,7 +135,14 @@ class FusedFunction:
         return self._bodies[n_inputs]
 
     def __call__(self, *args):
+        # Nested lists are arrays, as every op takes them.
+        args = [as_tensor(a) if isinstance(a, (list, tuple)) else a for a in args]
         common = dtypes.result_type(*args)  # Python numbers are weak, as in every op
+        if common.is_complex:
+            raise TypeError(
+                f"{self.__name__} computes in real floating dtypes (a jg.function is a "
+                f"differentiable function of floats); got {common.name} arguments"
+            )
         if not common.is_floating_point:
             common = dtypes.get_default_dtype()
         ct = "float32" if common is dtypes.float16 else common.name

@@ -83,6 +83,14 @@ def test_integer_inputs_compute_in_the_default_float_dtype_as_documented():
         np.testing.assert_array_equal(out.numpy(), np.array([7.0, -7.0, 5.0]) // [2, 2, 0])
 
 
+def test_lists_are_arrays_and_complex_arguments_are_refused_by_name():
+    scaled = jg.function(lambda x, a: x * a)
+    assert scaled([1.0, 2.0], 3.0).tolist() == [3.0, 6.0]
+    for args in ((jg.ones(2), 1 + 2j), (jg.ones(2, dtype=jg.complex64), 1)):
+        with pytest.raises(TypeError, match="real floating dtypes.*got complex"):
+            scaled(*args)
+
+
 def test_non_elementwise_bodies_are_refused_with_a_clear_error():
     inner = jg.function(lambda x: x * 2)
     for body in (jg.sum, lambda x: inner(x) + 1, lambda x: x.astype(jg.float32)):
