@@ -194,7 +194,7 @@ class Plan:
             for t in tensors:
                 t._storage = fresh
         self.hand_back_grads(args, handed)
-        return _map(self.result, lambda t, _: _give(t, handed))
+        return _copy_out(self.result, handed)
 
     def write_back(self, args) -> None:
         """The function's in-place writes into its tensor arguments (an update of weights
@@ -515,9 +515,24 @@ def _get(value, path):
     return value
 
 
-def _copy_out(value):
-    """Results leave as fresh tensors: the plan overwrites its buffers on the next call."""
-    return _map(value, lambda t, _: _give(t, {}))
+def _copy_out(value, handed=None):
+    """What the caller gets for the plan's results ``value``: handed-over buffers (see
+    ``_give``), else fresh copies, as the plan overwrites its buffers on the next call.
+    Copied results over one storage leave over one copy of it, views of each other as they
+    are eagerly (``_shared_spans``)."""
+    handed = {} if handed is None else handed
+    if isinstance(value, TensorBase):  # one result (a loss): nothing to share
+        return _give(value, handed)
+    spans = _shared_spans([t for t in _tensors_in(value) if id(t) not in handed])
+
+    def give(t, _):
+        span = spans.get(id(t._storage)) if id(t) not in handed else None
+        if span is None:
+            return _give(t, handed)
+        storage, lo = span
+        return Tensor._make(storage, t._shape, t._strides, t._offset - lo)
+
+    return _map(value, give)
 
 
 def _give(t: TensorBase, handed: dict) -> Tensor:

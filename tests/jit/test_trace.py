@@ -567,6 +567,21 @@ def test_an_argument_whose_memory_the_function_also_reaches_directly_is_refused(
     assert reads_both(w).tolist() == squares and reads_both(w).tolist() == squares
 
 
+@pytest.mark.parametrize("n", [8, 1 << 16])  # copied out, or handed over by reference
+def test_results_that_view_one_another_stay_views_as_eagerly(n):
+    @jg.jit
+    def halves(x):
+        a = x * 2.0
+        return a, a[::2], {"tail": a[-2:]}
+
+    for k in range(1, 4):
+        a, every_other, rest = halves(jg.full((n,), float(k), dtype=jg.float32))
+        a[0] = -1.0
+        a[-1] = -2.0
+        assert every_other[0].item() == -1.0 and rest["tail"][1].item() == -2.0
+        assert every_other[1].item() == 2 * k
+
+
 def test_large_input_gradients_accumulate_across_calls():
     x = jg.tensor(np.ones(BIG), requires_grad=True)
     step = jg.jit(lambda x: (x * 3).sum().backward())
