@@ -10,6 +10,7 @@ jitgrad, numba and llvmlite and the CPU, so a change in any of them is a new ent
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import importlib.util
 import logging
@@ -27,7 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import llvmlite
+import llvmlite.binding
 import numba
+from numba.core.compiler_lock import global_compiler_lock
 
 from .._config import config
 
@@ -52,7 +55,7 @@ class Kernel:
     @property
     def computes_much(self) -> bool:
         """Whether its body calls ``vmath`` (exp, tanh...), not only arithmetic: such a
-        kernel pays for parallel threads at a smaller size (``config.runs_parallel``)."""
+        kernel pays for parallel threads at a smaller size (``config.parallel_from``)."""
         return "vm." in self.source
 
     def call(self, variant: str) -> Call:
@@ -68,13 +71,14 @@ class Kernel:
         else:
             start = time.perf_counter()
             try:
-                getattr(self.module, variant)(*args)
+                _compile(getattr(self.module, variant), args)
             except (pickle.UnpicklingError, EOFError, ValueError, TypeError):
                 # numba fails, rather than recompiles, on a damaged cache file: drop this
                 # kernel's compiled code and import its module afresh, once.
                 _drop_compiled(self.path)
                 self.module = _import(self.path, self.module.__name__)
-                getattr(self.module, variant)(*args)
+                _compile(getattr(self.module, variant), args)
+            getattr(self.module, variant)(*args)
             seconds = time.perf_counter() - start
             self._warm.add(variant)
             self.compile_seconds += seconds
@@ -112,6 +116,34 @@ class Call:
             return self
         overload = compiled.overloads.get(tuple(map(compiled.typeof_pyval, args)))
         return compiled if overload is None else overload.entry_point
+
+
+# LLVM's cost model interleaves a vectorised loop only when its body is small. A fused
+# kernel's body (polynomial exp, tanh, a division...) is one long dependency chain per
+# vector, so with one vector in flight the loop waits on latencies: four interleaved
+# vectors run the chain forward 1.25x faster here (0.71 -> 0.56 ns per element on one
+# core) and cost nothing measurable in compile time. The option is process-wide, so it is
+# set only while jitgrad compiles its own kernels, under numba's compiler lock (which
+# every numba compilation takes), and put back to the cost model's choice (0) after:
+# users' own numba code compiles as it would without jitgrad.
+VECTOR_INTERLEAVE = 4
+
+
+@contextlib.contextmanager
+def _interleaved():
+    with global_compiler_lock:
+        llvmlite.binding.set_option("jitgrad", f"-force-vector-interleave={VECTOR_INTERLEAVE}")
+        try:
+            yield
+        finally:
+            llvmlite.binding.set_option("jitgrad", "-force-vector-interleave=0")
+
+
+def _compile(function, args) -> None:
+    """Compile ``function`` (a kernel module's dispatcher) for ``args``' types, or load it
+    from numba's disk cache."""
+    with _interleaved():
+        function.compile(tuple(map(function.typeof_pyval, args)))
 
 
 @dataclass
@@ -185,8 +217,8 @@ def _environment() -> str:
     from .vmath import SOURCE_HASH  # inlined into kernels: numba would not notice a change
 
     versions = (
-        f"jitgrad {__version__}; vmath {SOURCE_HASH}; numba {numba.__version__}; "
-        f"llvmlite {llvmlite.__version__}"
+        f"jitgrad {__version__}; vmath {SOURCE_HASH}; interleave {VECTOR_INTERLEAVE}; "
+        f"numba {numba.__version__}; llvmlite {llvmlite.__version__}"
     )
     return f"{versions}; {cpu}; {platform.machine()}"
 

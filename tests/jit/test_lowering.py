@@ -308,6 +308,37 @@ def test_repeated_eager_calls_reuse_decisions_but_not_values():
                                    rtol=1e-6)  # fmt: skip
 
 
+def test_only_jitgrads_kernels_compile_with_interleaved_vector_loops(tmp_path, monkeypatch):
+    """LLVM's interleave option is process-wide: jitgrad sets it only while it compiles its
+    own kernels, so a user's numba function compiles as it would without jitgrad."""
+    from numba import njit
+
+    from jitgrad.jit import cache
+
+    from jitgrad.jit import vmath as vm
+
+    def loop(n, x, out):  # a long body: LLVM's cost model alone does not interleave it
+        for i in range(n):
+            out[i] = vm.tanh_f32(x[i]) / (x[i] + np.float32(1.5))
+
+    sig = "void(int64, float32[::1], float32[::1])"
+
+    def divisions(source):
+        function = njit(sig, error_model="numpy")(source)
+        return function.inspect_asm(function.signatures[0]).count("divps")
+
+    before = divisions(loop)
+    with cache._interleaved():
+        interleaved = divisions(loop)
+    entered, scoped = [], cache._interleaved
+    monkeypatch.setattr(cache, "_interleaved", lambda: entered.append(1) or scoped())
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(cache.stats, "kernels", {})  # every kernel is compiled afresh
+    np.testing.assert_allclose((jg.tensor(np.ones(40)) / 3.0).numpy(), np.ones(40) / 3.0)
+    assert entered  # the kernel's compile went through it
+    assert interleaved > before == divisions(loop)
+
+
 def test_a_damaged_entry_costs_only_its_own_kernel(tmp_path):
     compiled, _, _ = run_child(tmp_path)
     pycache = tmp_path / "kernels" / "__pycache__"
