@@ -40,7 +40,7 @@ class Config:
     # serially: handing a share to another thread costs more than it saves (20-25 us per
     # parallel launch on a busy 2-core machine, measured; a kernel with tanh breaks even at
     # about 2^16 float32 elements). Kernels that mostly move memory start at
-    # LIGHT_KERNEL_FACTOR times as many (``runs_parallel``).
+    # LIGHT_KERNEL_FACTOR times as many (``parallel_from``).
     parallel_threshold: int = field(
         default_factory=lambda: _env_int("JITGRAD_PARALLEL_THRESHOLD", 1 << 16)
     )
@@ -77,10 +77,10 @@ class Config:
     # traces again after it (jit/trace.py).
     memory_epoch: int = 0
 
-    def runs_parallel(self, numel: int, computes_much: bool = False) -> bool:
-        """Whether a kernel over ``numel`` elements is worth sharing out among threads;
+    def parallel_from(self, computes_much: bool = False) -> int:
+        """The size from which a kernel is worth sharing out among threads;
         ``computes_much``: its body calls transcendental math, not only arithmetic."""
-        return numel >= (self.parallel_threshold if computes_much else self.light_threshold)
+        return self.parallel_threshold if computes_much else self.light_threshold
 
     def __setattr__(self, name, value):
         if name == "backend" and value not in BACKENDS:

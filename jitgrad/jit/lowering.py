@@ -237,19 +237,23 @@ _FLAT_ALIGN = 64
 
 
 class _Split:
-    """A parallel launch's callable: the kernel ``fn`` over one share of the outer loop per
-    thread (``threads.run``)."""
+    """A parallel launch's callable: the kernel ``fn`` over pieces of the outer loop, shared
+    among threads as they come (``threads.run``)."""
 
     __slots__ = ("fn", "where", "n_outs", "bounds")
 
-    def __init__(self, fn, where: Layout, n_outs: int):
+    def __init__(self, fn, where: Layout, n_outs: int, parts: int):
         self.fn, self.where, self.n_outs = fn, where, n_outs
         align = 1 if where.pattern[0] == "strided" else _FLAT_ALIGN
-        self.bounds = threads.bounds(where.extent(), align)
+        self.bounds = threads.bounds(where.extent(), align, parts)
 
     def __call__(self, *args) -> None:
-        share, n_outs = self.where.share, self.n_outs
-        threads.run(self.fn, [share(args, lo, hi, n_outs) for lo, hi in self.bounds])
+        fn, share, n_outs, bounds = self.fn, self.where.share, self.n_outs, self.bounds
+
+        def piece(k):
+            fn(*share(args, *bounds[k], n_outs))
+
+        threads.run(piece, len(bounds))
 
 
 def plan_layout(shape, strides) -> Layout | None:
@@ -289,8 +293,9 @@ class Launch:
         self.arrays, self.offsets, self.loads = arrays, offsets, loads
         self.scalars, self.ct, self.outs, self.exprs = scalars, ct, outs, exprs
         self._call = kernel.call("serial")
-        parallel = config.runs_parallel(layout.numel(self.shape), kernel.computes_much)
-        self._split = _Split(self._call, where, len(outs)) if parallel else None
+        numel, threshold = layout.numel(self.shape), config.parallel_from(kernel.computes_much)
+        parts = threads.pieces(numel, threshold) if numel >= threshold else 1
+        self._split = _Split(self._call, where, len(outs), parts) if parts > 1 else None
         prefix = where.kernel_args(arrays, offsets)
         self._per_input = 2 if where.pattern[0] == "flat" else 3  # (a, o) or (a, o, strides)
         self._scalar_slots = slice(len(prefix), len(prefix) + len(scalars))
@@ -331,7 +336,8 @@ class Launch:
         (the list that repointing updates), without this launch's own frame."""
         fn = self._call.direct(self.args)
         if self._split is not None and fn is not self._call:
-            fn = _Split(fn, self._split.where, self._split.n_outs)
+            split = self._split
+            fn = _Split(fn, split.where, split.n_outs, len(split.bounds))
         return fn, self.args
 
 

@@ -1,5 +1,5 @@
-"""Parallel kernel launches: the serial kernel run over shares of its outer loop, one share
-per thread, on a small pool of Python threads.
+"""Parallel kernel launches: the serial kernel run over pieces of its outer loop on a small
+pool of Python threads.
 
 Why not numba's ``parallel=True``: numba compiles a ``prange`` loop through its parfor
 passes, which cost far more than the loop itself: 0.3-0.4 s per kernel on top of the
@@ -9,8 +9,13 @@ every generated module holds one function to compile, cache and load. A launch c
 20-25 µs on a busy 2-core machine, about what numba's OpenMP threads cost to wake with
 passive waiting (measured side by side); the parallel threshold covers it.
 
+Why pieces, taken as they come, rather than one fixed share per thread: a worker whose
+virtual CPU sat idle can wake milliseconds late (3.8 ms seen here for a 5 ms launch). With
+fixed halves the launch then takes the delay plus a whole half; with pieces the launching
+thread goes on taking them meanwhile, and the late worker only helps with the rest.
+
 Launches from several user threads at once never wait for each other: while one parallel
-launch holds the pool, the others run their kernel serially in their own thread.
+launch holds the pool, the others run their pieces serially in their own thread.
 """
 
 from __future__ import annotations
@@ -36,16 +41,18 @@ class _Worker:
     def _loop(self):
         while True:
             self._go.acquire()
-            fn, args = self._job
-            self._job = None
+            job, self._job = self._job, None
             try:
-                fn(*args)
+                job()
             except BaseException as error:  # handed to the launching thread
                 self._error = error
+            # Hold nothing of the launch while idle: its arrays (a pooled output buffer
+            # among them) are free to go as soon as the caller drops them.
+            job = None
             self._done.release()
 
-    def start(self, fn, args) -> None:
-        self._job = (fn, args)
+    def start(self, job) -> None:
+        self._job = job
         self._go.release()
 
     def wait(self) -> BaseException | None:
@@ -63,29 +70,50 @@ def count() -> int:
     return max(1, numba.config.NUMBA_NUM_THREADS)
 
 
-def bounds(extent: int, align: int) -> list[tuple[int, int]]:
-    """``[0, extent)`` cut into up to ``count()`` shares, inner cuts on multiples of
-    ``align`` (whole cache lines of a flat output, so no two threads write one line)."""
-    parts = min(count(), extent // align) or 1
+# A launch is cut into at most this many pieces per thread: enough for the launching
+# thread to cover a late worker, few enough that building each piece's arguments (a few
+# µs) stays far below the piece's own work.
+PIECES_PER_THREAD = 8
+
+
+def pieces(numel: int, threshold: int) -> int:
+    """How many pieces a parallel launch over ``numel`` elements is cut into: one per
+    thread at the parallel ``threshold`` (where sharing just pays), more as the launch
+    grows, each piece at least a threshold's worth of elements."""
+    return max(count(), min(numel // threshold, PIECES_PER_THREAD * count()))
+
+
+def bounds(extent: int, align: int, parts: int) -> list[tuple[int, int]]:
+    """``[0, extent)`` cut into up to ``parts`` balanced pieces, inner cuts on multiples
+    of ``align`` (whole cache lines of a flat output, so no two threads write one line)."""
+    parts = min(parts, extent // align) or 1
     cuts = [0] + [extent * k // parts // align * align for k in range(1, parts)] + [extent]
     return [(lo, hi) for lo, hi in zip(cuts, cuts[1:]) if hi > lo]
 
 
-def run(fn, shares: list) -> None:
-    """``fn(*args)`` for every argument list in ``shares``: the first in this thread, the
-    others on the pool's workers; returns when all are done, raising the first error."""
-    if len(shares) == 1 or not _pool_lock.acquire(blocking=False):
-        for args in shares:
-            fn(*args)
+def run(task, n: int) -> None:
+    """``task(k)`` for every piece ``k`` in ``range(n)``: this thread and up to
+    ``count() - 1`` of the pool's workers each take the next piece nobody has taken until
+    none is left. Returns when all are done, raising the first error."""
+    if n == 1 or not _pool_lock.acquire(blocking=False):
+        for k in range(n):
+            task(k)
         return
     try:
-        while len(_workers) < len(shares) - 1:
+        helpers = min(count(), n) - 1
+        while len(_workers) < helpers:
             _workers.append(_Worker())
-        started = _workers[: len(shares) - 1]
-        for worker, args in zip(started, shares[1:]):
-            worker.start(fn, args)
+        started = _workers[:helpers]
+        untaken = iter(range(n))  # (next() on a range iterator is atomic under the GIL)
+
+        def take_pieces():
+            for k in untaken:
+                task(k)
+
+        for worker in started:
+            worker.start(take_pieces)
         try:
-            fn(*shares[0])
+            take_pieces()
         finally:
             errors = [worker.wait() for worker in started]
     finally:

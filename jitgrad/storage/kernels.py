@@ -71,7 +71,7 @@ def _byteswap(data, width):
 
 def fill(a, start: int, stop: int, value) -> None:
     """Set ``a[start:stop] = value``; ``value`` is already of ``a``'s kernel dtype."""
-    if stop - start >= config.light_threshold:  # (runs_parallel's rule, without its call)
+    if stop - start >= config.light_threshold:  # (parallel_from's rule, without its call)
         _fill_parallel(a, start, stop, value, numba.get_num_threads())
     else:
         _fill_serial(a, start, stop, value)

@@ -1,9 +1,11 @@
-"""Parallel launches (jitgrad.jit.threads): the serial kernel over shares of its outer loop,
-one share per thread, computes exactly what one serial call computes, for every layout."""
+"""Parallel launches (jitgrad.jit.threads): the serial kernel over pieces of its outer loop,
+taken by threads as they come, computes exactly what one serial call computes, for every
+layout."""
 
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 from unittest import mock
@@ -19,39 +21,65 @@ from jitgrad.jit import threads
 from jitgrad.storage import kernels as storage_kernels
 
 
-@given(extent=st.integers(1, 10**6), align=st.sampled_from([1, 64]), parts=st.integers(1, 8))
-def test_bounds_cut_the_range_into_aligned_balanced_shares(extent, align, parts):
-    with mock.patch.object(threads, "count", lambda: parts):
-        shares = threads.bounds(extent, align)
-    assert shares[0][0] == 0 and shares[-1][1] == extent
-    assert all(lo < hi for lo, hi in shares)
-    assert all(a[1] == b[0] and a[1] % align == 0 for a, b in zip(shares, shares[1:]))
-    assert len(shares) == min(parts, max(1, extent // align))
-    assert max(hi - lo for lo, hi in shares) <= -(-extent // len(shares)) + align
+@given(extent=st.integers(1, 10**6), align=st.sampled_from([1, 64]), parts=st.integers(1, 16))
+def test_bounds_cut_the_range_into_aligned_balanced_pieces(extent, align, parts):
+    pieces = threads.bounds(extent, align, parts)
+    assert pieces[0][0] == 0 and pieces[-1][1] == extent
+    assert all(lo < hi for lo, hi in pieces)
+    assert all(a[1] == b[0] and a[1] % align == 0 for a, b in zip(pieces, pieces[1:]))
+    assert len(pieces) == min(parts, max(1, extent // align))
+    assert max(hi - lo for lo, hi in pieces) <= -(-extent // len(pieces)) + align
 
 
-def test_run_gives_each_share_its_own_thread_the_first_this_one():
+@pytest.mark.parametrize("numel, want", [(1000, 2), (1999, 2), (3000, 3), (100_000, 16)])
+def test_a_launch_gets_a_piece_per_threshold_of_elements_up_to_a_cap(numel, want):
+    with mock.patch.object(threads, "count", lambda: 2):
+        assert threads.pieces(numel, 1000) == want
+
+
+def test_run_does_every_piece_once_this_thread_among_the_takers():
     seen = []
-    threads.run(lambda k: seen.append((k, threading.get_ident())), [(0,), (1,), (2,)])
-    assert sorted(k for k, _ in seen) == [0, 1, 2]
-    assert len({ident for _, ident in seen}) == 3
-    assert dict(seen)[0] == threading.get_ident()
+    threads.run(lambda k: seen.append((k, threading.get_ident())), 40)
+    assert sorted(k for k, _ in seen) == list(range(40))
+    assert threading.get_ident() in {ident for _, ident in seen}
 
 
-def test_run_raises_a_shares_error_once_every_share_is_done():
+def test_a_late_worker_leaves_its_pieces_to_the_launching_thread(monkeypatch):
+    """A worker that wakes late (an idle virtual CPU) only takes what is left when it
+    comes: the launching thread does not wait for it before going on."""
+    start = threads._Worker.start
+    monkeypatch.setattr(threads._Worker, "start",
+                        lambda self, job: start(self, lambda: (time.sleep(0.2), job())))  # fmt: skip
+    monkeypatch.setattr(threads, "count", lambda: 2)
+    here = threading.get_ident()
+    takers = []
+    threads.run(lambda k: (time.sleep(0.001), takers.append(threading.get_ident())), 20)
+    assert takers.count(here) == 20
+
+
+def test_run_raises_a_pieces_error_once_every_piece_is_done():
     done = []
 
     def work(k):
         if k == 1:
-            raise ValueError("share 1 failed")
+            raise ValueError("piece 1 failed")
         time.sleep(0.02)
         done.append(k)
 
-    with pytest.raises(ValueError, match="share 1 failed"):
-        threads.run(work, [(0,), (1,), (2,)])
+    with pytest.raises(ValueError, match="piece 1 failed"):
+        threads.run(work, 3)
     assert sorted(done) == [0, 2]
-    threads.run(done.append, [(5,), (6,)])  # the pool still works
+    threads.run(lambda k: done.append(k + 5), 2)  # the pool still works
     assert sorted(done) == [0, 2, 5, 6]
+
+
+def test_a_worker_holds_nothing_of_a_finished_launch():
+    """An idle worker keeps no reference to the arrays of its last piece, so a pooled
+    output buffer is free for the next launch as soon as the caller drops it."""
+    data = np.ones(10)
+    refs = sys.getrefcount(data)
+    threads.run(lambda k, a=data: a.sum(), 4)  # (each piece's arguments hold the array)
+    assert sys.getrefcount(data) == refs
 
 
 @contextlib.contextmanager
@@ -60,12 +88,13 @@ def split_everything():
     the number of shares of each parallel launch."""
     shares, run = [], threads.run
 
-    def counted(fn, args):
-        shares.append(len(args))
-        run(fn, args)
+    def counted(task, n):
+        shares.append(n)
+        run(task, n)
 
     with mock.patch.object(config, "parallel_threshold", 1), \
             mock.patch.object(threads, "count", lambda: 3), \
+            mock.patch.object(threads, "pieces", lambda numel, threshold: 3), \
             mock.patch.object(threads, "run", counted):  # fmt: skip
         yield shares
 
