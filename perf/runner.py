@@ -16,6 +16,7 @@ import gc
 import hashlib
 import os
 import platform
+import resource
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ class Result:
     failed: dict = field(default_factory=dict)  # comparator side -> why it was not timed
     loads: dict = field(default_factory=dict)  # comparator side -> others' load in its process
     built: str = ""  # the case's size and its data's fingerprint: equal where built alike
+    faulted: dict = field(default_factory=dict)  # side -> bytes of page faults per call
 
     def vs_numpy(self, side: str) -> float | None:
         """numpy's time over ``side``'s: above 1 that side is faster than numpy."""
@@ -71,12 +73,16 @@ def _batch(fn) -> int:
     return max(1, min(10_000, int(_MIN_SAMPLE / max(elapsed, 1e-9))))
 
 
-def _time(fn, number: int) -> float:
+def _time(fn, number: int) -> tuple[float, float]:
+    """Seconds per call, and bytes per call of the pages the calls faulted in."""
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     start = time.perf_counter()
     for _ in range(number):
         out = fn()
         del out  # free a fresh output before the next call, as a user's loop would
-    return (time.perf_counter() - start) / number
+    seconds = (time.perf_counter() - start) / number
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+    return seconds, faults * resource.getpagesize() / number
 
 
 def _fault_pair(nbytes: int):
@@ -106,7 +112,7 @@ def copy_bandwidth() -> float:
     src = np.ones(1 << 24, np.float32)
     dst = np.empty_like(src)
     np.copyto(dst, src)
-    best = min(_time(lambda: np.copyto(dst, src), 5) for _ in range(3))
+    best = min(_time(lambda: np.copyto(dst, src), 5)[0] for _ in range(3))
     return 2 * src.nbytes / best
 
 
@@ -222,6 +228,7 @@ def _measure_case(row: Row, case: Case, repeats: int, sides: tuple[str, ...]) ->
             fns["fault"], fns["fault-base"] = _fault_pair(case.alloc_bytes)
         numbers = {side: _batch(fn) for side, fn in fns.items()}
         samples: dict[str, list[float]] = {side: [] for side in fns}
+        faulted: dict[str, list[float]] = {side: [] for side in fns}
         names = list(fns)
         gc.collect()
         gc_was_enabled = gc.isenabled()
@@ -231,7 +238,9 @@ def _measure_case(row: Row, case: Case, repeats: int, sides: tuple[str, ...]) ->
                 for rnd in range(repeats):
                     k = rnd % len(names)
                     for side in names[k:] + names[:k]:
-                        samples[side].append(_time(fns[side], numbers[side]))
+                        seconds, faults = _time(fns[side], numbers[side])
+                        samples[side].append(seconds)
+                        faulted[side].append(faults)
         finally:
             if gc_was_enabled:
                 gc.enable()
@@ -241,7 +250,9 @@ def _measure_case(row: Row, case: Case, repeats: int, sides: tuple[str, ...]) ->
     spread = {side: (min(s), max(s)) for side, s in samples.items()}
     if "fault" in times:
         times["fault"] = max(0.0, times["fault"] - times.pop("fault-base"))
-    return Result(row, case, times, others=load.others, spread=spread, failed=failed)
+    faulted = {side: statistics.median(f) for side, f in faulted.items()}
+    return Result(row, case, times, others=load.others, spread=spread, failed=failed,
+                  faulted=faulted)  # fmt: skip
 
 
 # -- report ----------------------------------------------------------------------------------
@@ -387,7 +398,11 @@ def notes(results: list[Result]) -> list[str]:
     for r in results:
         said = [r.row.note] if r.row.note else []
         fault = r.times.get("fault", 0.0)
-        if fault and fault >= 0.5 * r.times["jitgrad"]:
+        share = r.faulted.get("jitgrad", 0.0) / r.case.alloc_bytes if fault else 0.0
+        if fault and share < 0.5:
+            said.append(f"jitgrad's calls reuse its pooled buffers: they fault in "
+                        f"{share:.0%} of their output's pages")  # fmt: skip
+        elif fault and fault >= 0.5 * r.times["jitgrad"]:
             said.append(
                 f"page faults of the fresh output are {fault / r.times['jitgrad']:.0%} of "
                 "jitgrad's time: they, not the kernel, dominate"
@@ -554,10 +569,12 @@ def report(results: list[Result], quick: bool, installed: dict[str, bool], compa
         *notes(results),
         '"page faults of the output" is the measured cost of faulting in a fresh output of '
         "that size on one thread (`np.empty(n).fill()` minus the same fill into reused memory; "
-        '"—": the row allocates no large output). Rows that allocate pay it on both sides, as a '
-        "user does; where it is a large share of jitgrad's time, the kernel itself is not the "
-        "bottleneck. jitgrad's parallel kernels fault pages in on both threads, so the share "
-        "can read above 100%.",
+        '"—": the row allocates no large output). A side that allocates its output afresh pays '
+        "it, as a user does; where it is a large share of jitgrad's time, the kernel itself is "
+        "not the bottleneck. jitgrad's parallel kernels fault pages in on both threads, so the "
+        "share can read above 100%. The pages each side's calls did fault in are counted "
+        "(`getrusage`'s minor faults): where jitgrad's calls reused its pooled buffers, the "
+        "notes say so instead.",
         "",
         *quoted(results, installed),
         *sections,
