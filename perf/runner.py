@@ -473,7 +473,7 @@ def machine(compared_with: str) -> list[str]:
     import numba
 
     from jitgrad._config import LIGHT_KERNEL_FACTOR, config
-    from jitgrad.jit import threads
+    from jitgrad.jit import cache, threads
 
     try:
         layer = numba.threading_layer()
@@ -489,8 +489,10 @@ def machine(compared_with: str) -> list[str]:
         f"- numba threads: {numba.get_num_threads()}, threading layer: {layer} (storage "
         f"copies, fills, transposes); generated kernels with transcendental math from "
         f"{config.parallel_threshold} elements on, others (and flat copies and fills) from "
-        f"{config.parallel_threshold * LIGHT_KERNEL_FACTOR}: {threads.count()} shares on "
-        f"jitgrad's own threads (jit/threads.py)",
+        f"{config.parallel_threshold * LIGHT_KERNEL_FACTOR}: on {threads.count()} of "
+        f"jitgrad's own threads, in up to {threads.PIECES_PER_THREAD} pieces per thread "
+        "taken as they come (jit/threads.py); kernels compiled with LLVM interleaving "
+        f"{cache.VECTOR_INTERLEAVE} vectors of their loops (jit/cache.py)",
         f"- transparent huge pages: {_read('/sys/kernel/mm/transparent_hugepage/enabled')}",
     ]
     waiting = [f"{k}={os.environ[k]}" for k in _THREAD_ENV if os.environ.get(k)]
