@@ -156,6 +156,28 @@ def test_sequence_fill_get_set_tolist(dtype):
     assert s.tolist() == [values[3].item()] * len(values)
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
+def test_large_fills_of_a_range_match_numpy(dtype, monkeypatch):
+    """Large fills run in parallel; a value that is one byte repeated (0, -1, any bool or
+    byte) goes to memset, others to a store loop. Either way only the range is written."""
+    from jitgrad._config import config
+
+    monkeypatch.setattr(config, "parallel_threshold", 64)  # large: from 256 elements
+    values = sample_values(dtype.numpy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        minus_one = np.array(-1).astype(dtype.numpy)[()]  # all bytes 0xff for integers
+    for value in (values[0], values[3], values[4], minus_one):
+        n = 1000 + 7
+        t = jg.tensor(np.resize(values, n))
+        expected = t.numpy().copy()
+        expected[3:-2] = value
+        t[3:-2].fill_(value)
+        np.testing.assert_array_equal(t.numpy(), expected)
+        if dtype.is_floating_point:  # (-0.0 is no repeated byte: its sign survives)
+            np.testing.assert_array_equal(np.signbit(t.numpy()), np.signbit(expected))
+
+
 @pytest.mark.parametrize("src", ALL_DTYPES, ids=lambda d: d.name)
 def test_copy_casts_like_numpy_for_every_pair(src):
     values = sample_values(src.numpy)
