@@ -37,8 +37,9 @@ def _copy_range(src, src_start, dst, dst_start, first, last):
 
 @intrinsic
 def _memset(typingctx, a, start, stop, byte):
-    """Every byte of ``a[start:stop]`` set to ``byte`` (llvm.memset, glibc's memset)."""
-    if not isinstance(a, types.Array):
+    """Every byte of ``a[start:stop]`` set to ``byte`` (llvm.memset, glibc's memset);
+    ``a`` is a contiguous array (a storage's)."""
+    if not (isinstance(a, types.Array) and a.layout == "C"):
         return None
 
     def codegen(context, builder, signature, args):
