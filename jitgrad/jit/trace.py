@@ -63,7 +63,7 @@ class Tape:
         self.grad_outputs: dict[int, tuple[Tensor, Tensor]] = {}
         self.grad_inputs: dict[int, tuple[Tensor, Tensor]] = {}
         self.fresh: set[int] = set()  # leaves whose .grad was None before the call
-        self.reset: set[int] = set()  # leaves whose .grad the function itself assigned
+        self.reset: dict[int, Tensor] = {}  # leaves whose .grad the function itself assigned
         self.guards: dict[int, tuple] = {}  # id -> (object, its state function, state)
 
     def guard(self, obj, state) -> None:
@@ -92,7 +92,16 @@ class Tape:
 
     def grad_assigned(self, tensor: Tensor) -> None:
         """``tensor.grad = ...`` inside the function (zero_grad): replays do it too."""
-        self.reset.add(id(tensor))
+        self.reset[id(tensor)] = tensor
+
+    def settle(self) -> None:
+        """Once the function has returned: each leaf's gradient as it left it, which is
+        what a replay hands back. Backward's gradient may have been cleared or replaced
+        since (``zero_grad`` at the end of a step leaves None)."""
+        for key, tensor in self.reset.items():
+            self.grad_outputs.setdefault(key, (tensor, None))
+        for key, (tensor, _) in self.grad_outputs.items():
+            self.grad_outputs[key] = (tensor, tensor.grad)
 
 
 class Plan:
@@ -128,7 +137,7 @@ class Plan:
         viewers: dict[int, set[int]] = {}  # storage -> the buffers over it
         for buffer, _ in inputs:
             viewers.setdefault(id(buffer._storage), set()).add(id(buffer))
-        results = _tensors_in(self.result) + [g for _, g, _ in self.input_grads]
+        results = _tensors_in(self.result) + [g for _, g, _ in self.input_grads if g is not None]
         returned = {id(t._storage) for t in results}  # (copied out of the buffer itself)
         for buffer, path in inputs:
             slots = binding.slots_of(found, buffer) if binding.big(buffer) else None
@@ -139,7 +148,7 @@ class Plan:
             self._inputs.append((buffer, path, slots, buffer._storage.kernel_array, start,
                                  buffer.numel()))  # fmt: skip
         kept = {id(t._storage) for t, _ in self.inputs}
-        kept |= {id(g._storage) for _, g in self.grad_outputs}
+        kept |= {id(g._storage) for _, g in self.grad_outputs if g is not None}
         kept |= {id(b._storage) for _, b in self.grad_inputs}
         groups: dict[int, tuple] = {}
         for t in results:
@@ -209,6 +218,9 @@ class Plan:
             tensor._grad = grad
         for path, grad, accumulates in self.input_grads:
             original = _get(args, path)
+            if grad is None:  # (the function cleared it)
+                original.grad = None
+                continue
             given = _give(grad, handed or {})  # (a handed-over grad's plan tensor moved on)
             if original.grad is None or not accumulates:
                 original.grad = given
@@ -314,6 +326,7 @@ class Jitted:
             result = self.fn(*bound[0], **bound[1]) if signature[2] else self.fn(*bound)
         finally:
             config.thread.tape = previous
+        tape.settle()
         written = [(buffer, path) for (buffer, path), version in zip(inputs, versions)
                    if buffer._storage._version != version]  # fmt: skip
         _check_no_hidden_alias(self.__name__, tape.steps, originals, original_versions,

@@ -227,6 +227,38 @@ def test_optimizer_zero_grad_inside_a_jitted_step_does_not_accumulate():
     np.testing.assert_allclose(model.weight.grad.numpy(), first)  # replaced, not summed
 
 
+@pytest.mark.parametrize("after", ["none", "halved"])
+def test_gradients_cleared_or_replaced_after_backward_are_left_as_the_step_left_them(after):
+    """A step that zeroes gradients (or rescales them) after its update leaves what it
+    left eagerly: a replay must not hand back the gradients backward computed."""
+    models = [jg.nn.Linear(2, 2, generator=jg.random.default_rng(0)) for _ in range(2)]
+    opts = [jg.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in models]
+
+    def step(model, opt, x, w):
+        loss = (model(x) ** 2).sum() + (w * w).sum()
+        loss.backward()
+        opt.step()
+        for t in [*model.parameters(), w]:
+            t.grad = None if after == "none" else t.grad * 0.5
+        return loss
+
+    jitted = jg.jit(step)
+    ws = [jg.tensor([1.0, 2.0], requires_grad=True) for _ in range(2)]
+    for k in range(4):
+        if after == "halved":
+            for t in ws:
+                t.grad = None  # (else each call adds to the one left before)
+        x = jg.tensor([[1.0, 0.5 * k]])
+        assert step(models[0], opts[0], x, ws[0]).item() == pytest.approx(
+            jitted(models[1], opts[1], x, ws[1]).item())  # fmt: skip
+        assert_same_parameters(models)
+        for a, b in zip([*models[0].parameters(), ws[0]], [*models[1].parameters(), ws[1]]):
+            assert (a.grad is None) == (b.grad is None)
+            if a.grad is not None:
+                np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-12)
+    assert jitted.traces == (1 if after == "none" else 2)  # (halved ones are added to)
+
+
 @pytest.mark.parametrize("zeroing", [None, "module", "optimizer-to-zero", "optimizer"])
 def test_a_step_reads_the_gradients_eager_backward_would_leave(zeroing):
     """Without zeroing, the update reads the gradients summed over the calls; zeroing
