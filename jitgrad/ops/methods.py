@@ -196,6 +196,10 @@ METHODS = {
     "__itruediv__": _inplace(ew.divide), "div_": _inplace(ew.divide),
     "__ifloordiv__": _inplace(ew.floor_divide), "__imod__": _inplace(ew.remainder),
     "__ipow__": _inplace(ew.power), "pow_": _inplace(ew.power),
+    # (without these, Python would run ``v |= m`` as ``v = v | m``: a new tensor, and the
+    # memory ``v`` views unchanged)
+    "__iand__": _inplace(ew.bitwise_and), "__ior__": _inplace(ew.bitwise_or),
+    "__ixor__": _inplace(ew.bitwise_xor),
     "copy_": _copy_, "fill_": _fill_, "zero_": lambda self: _fill_(self, 0),
     "__setitem__": _setitem_method,
     # indexing and shape

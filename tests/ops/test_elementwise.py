@@ -222,6 +222,20 @@ def test_operators_on_both_sides_and_in_place():
     np.testing.assert_allclose(t.numpy(), ((a + 1) * 2 - a) / 2)
 
 
+def test_in_place_bitwise_operators_write_through_views():
+    flags = jg.tensor([True, False, False])
+    view = flags[1:]
+    view |= True
+    assert flags.tolist() == [True, True, True]
+    bits = jg.tensor([6, 6, 6], dtype=jg.uint8)
+    rows = bits[::2]
+    rows &= 3
+    rows ^= jg.tensor([1, 7], dtype=jg.uint8)
+    assert bits.tolist() == [3, 6, 5] and bits.dtype is jg.uint8
+    with pytest.raises(TypeError, match="same_kind"):
+        rows ^= jg.tensor([1, 1])  # int64 into uint8, as numpy refuses it
+
+
 def test_where_broadcasts_and_routes_gradients():
     c = jg.tensor([[True], [False]])
     a = jg.tensor([1.0, 2.0, 3.0], requires_grad=True)
