@@ -15,6 +15,7 @@ from ..autograd.tensor import Tensor
 from ..recording import compute
 from ..tensor import wrap_numpy
 from .elementwise import Elementwise, Piecewise, Test, Unary, _op
+from .movement import clone
 
 _LN2, _LN10 = math.log(2), math.log(10)
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -541,7 +542,16 @@ def clip(x, a_min=None, a_max=None):
 
 
 def round(x, decimals: int = 0):  # noqa: A001  numpy's spelling
-    """Round half to even to ``decimals`` places."""
+    """Round half to even to ``decimals`` places. Integers and bools are whole already:
+    to ``decimals >= 0`` places they come back as they are (a copy), as in numpy.
+
+    >>> import jitgrad as jg
+    >>> jg.round(jg.tensor([0.5, 1.5, 2.675]), 2).tolist(), jg.round(jg.tensor([2**53 + 1])).item()
+    ([0.5, 1.5, 2.68], 9007199254740993)
+    """
+    if decimals >= 0 and getattr(getattr(x, "dtype", None), "kind", None) in ("b", "i", "u"):
+        # rint would take them through float64, which rounds every integer beyond 2**53.
+        return clone(x)
     return Round(decimals)(x)
 
 

@@ -149,6 +149,16 @@ def test_clip_and_rounding_options():
         jg.gelu(jg.from_numpy(x), approximate="cubic")
 
 
+def test_rounding_integers_keeps_them_exact():
+    x = np.array([2**62 + 1, 2**53 + 1, -(2**60) - 3, 7])
+    t = jg.from_numpy(x)
+    for rounded in (jg.round(t), t.round(), np.round(t), jg.round(t, 3)):
+        assert rounded.dtype is jg.int64 and rounded.tolist() == x.tolist()
+        assert not np.shares_memory(rounded.numpy(), x)
+    np.testing.assert_array_equal(jg.round(t, -1).numpy(), np.round(x, -1))
+    assert jg.round(jg.tensor([200, 5], dtype=jg.uint8)).tolist() == [200, 5]
+
+
 broadcastable = hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4)
 
 
