@@ -55,13 +55,18 @@ class Abs(Unary):
         return gy * m.sign(x)
 
 
-class ComplexAbs(Function):
-    """|z| of a complex tensor: real, of the same precision (numpy's and PyTorch's dtype),
-    which the elementwise evaluator cannot give (its output has the inputs' dtype). No
-    backward: complex tensors cannot require gradients in jitgrad."""
+class ComplexByNumpy(Function):
+    """numpy's ``ufunc`` of a complex tensor, where the elementwise evaluator cannot give
+    numpy's answer: |z| is real, of the same precision (numpy's and PyTorch's dtype; the
+    evaluator's output has the inputs' dtype), and numpy 2's sign(z) is z / |z| (a formula
+    of comparisons gives the sign of the real part). No backward: complex tensors cannot
+    require gradients in jitgrad."""
+
+    def __init__(self, ufunc):
+        self.ufunc = ufunc
 
     def forward(self, z):
-        return wrap_numpy(np.asarray(compute(np.abs, z.numpy())), Tensor)
+        return wrap_numpy(np.asarray(compute(self.ufunc, z.numpy())), Tensor)
 
 
 class Exp(Unary):
@@ -490,7 +495,6 @@ relu = _op(Relu, "relu", "max(x, 0).")
 silu = _op(Silu, "silu", "x * sigmoid(x).")
 softplus = _op(Softplus, "softplus", "log(1 + e ** x), computed without overflow.")
 erf = _op(Erf, "erf", "The error function.")
-sign = _op(Sign, "sign", "-1, 0 or 1 (NaN stays NaN).")
 floor = _op(Floor, "floor", "Largest integer <= x.")
 ceil = _op(Ceil, "ceil", "Smallest integer >= x.")
 trunc = _op(Trunc, "trunc", "x rounded toward zero.")
@@ -508,12 +512,28 @@ def abs(x):  # noqa: A001  numpy's spelling
     >>> jg.abs(jg.tensor([-2.0, 3.0])).tolist(), jg.abs(jg.tensor([3 + 4j])).dtype
     ([2.0, 3.0], jitgrad.float64)
     """
-    if isinstance(x, complex) or getattr(getattr(x, "dtype", None), "kind", None) == "c":
-        return ComplexAbs()(x)
+    if _is_complex(x):
+        return ComplexByNumpy(np.abs)(x)
     return Abs()(x)
 
 
 absolute = abs
+
+
+def sign(x):
+    """-1, 0 or 1 (NaN stays NaN); for complex x, x / |x| (0 at 0), as numpy 2.
+
+    >>> import jitgrad as jg
+    >>> jg.sign(jg.tensor([-2.0, 0.0, 3.0])).tolist(), jg.sign(jg.tensor([3 + 4j, 0j])).tolist()
+    ([-1.0, 0.0, 1.0], [(0.6+0.8j), 0j])
+    """
+    if _is_complex(x):
+        return ComplexByNumpy(np.sign)(x)
+    return Sign()(x)
+
+
+def _is_complex(x) -> bool:
+    return isinstance(x, complex) or getattr(getattr(x, "dtype", None), "kind", None) == "c"
 
 
 def leaky_relu(x, negative_slope: float = 0.01):

@@ -125,6 +125,15 @@ def test_abs_of_complex_is_real():
         jg.tensor([1j]).requires_grad_()
 
 
+def test_sign_of_complex_is_z_over_its_magnitude():
+    z = np.array([3 + 4j, -1j, 0, -2, np.inf, complex(np.nan, 1)])
+    for dtype in (np.complex64, np.complex128):
+        t = jg.from_numpy(z.astype(dtype))
+        for got in (jg.sign(t), t.sign(), np.sign(t)):
+            assert got.dtype.numpy == dtype
+            np.testing.assert_array_equal(got.numpy(), np.sign(z.astype(dtype)))
+
+
 def test_special_values_follow_numpy():
     x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e308, -1e308, 5e-324])
     for name, ref in [("exp", np.exp), ("log", np.log), ("sqrt", np.sqrt), ("tanh", np.tanh),
