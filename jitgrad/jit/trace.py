@@ -108,8 +108,9 @@ class Plan:
     """One traced signature: input buffers, the tape, and where results live."""
 
     def __init__(self, tape: Tape, inputs: list[tuple[Tensor, Tensor]], result, seconds: float,
-                 written: list):  # fmt: skip
+                 written: list, arguments: list):  # fmt: skip
         self.steps = tape.steps
+        self.arguments = arguments  # the ones its key names by id, held (``_by_identity``)
         self.inputs = inputs  # (buffer, position path) pairs
         self.written = written  # the (buffer, path) pairs the function wrote in place
         buffers = {id(buffer): path for buffer, path in inputs}
@@ -342,7 +343,8 @@ class Jitted:
                 stacklevel=3,
             )
         tape.steps = fuse(tape.steps, _kept_arrays(tape, inputs, result))
-        plan = Plan(tape, inputs, result, time.perf_counter() - start, written)
+        plan = Plan(tape, inputs, result, time.perf_counter() - start, written,
+                    _by_identity(args))  # fmt: skip
         self.plans[(signature, self._guarded_state(signature, tape), *variant)] = plan
         self._states.pop(signature, None)
         plan.write_back(args)
@@ -426,6 +428,17 @@ def _signature(value, seen: dict):
     if isinstance(value, np.generic):  # numpy integers and bools: by value, not identity
         return ("value", kind, value.item())
     return ("object", id(value))
+
+
+def _by_identity(args) -> list:
+    """The arguments a signature knows by their id (a module, an optimizer, any object):
+    a plan holds on to them, or once one was freed another object could take its id and
+    replay a plan over memory the first one reached."""
+    if isinstance(args, (list, tuple)):
+        return [o for v in args for o in _by_identity(v)]
+    if isinstance(args, dict):
+        return [o for v in args.values() for o in _by_identity(v)]
+    return [args] if _signature(args, {})[0] == "object" else []
 
 
 def _map(value, fn, leaf=TensorBase, path=()):

@@ -1,6 +1,8 @@
 """jg.jit: a traced and replayed step gives what eager execution gives."""
 
+import gc
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -173,6 +175,29 @@ def test_number_arguments_select_plans_by_value():
         for _ in range(10):
             assert np.isnan(f(x, float("nan")).numpy()).all()
     assert f.traces == 6
+
+
+def test_an_object_argument_freed_never_lends_its_plan_to_one_taking_its_id():
+    """Plans know object arguments by id: while a plan exists its objects stay alive, or
+    a new object could take a freed one's id and replay its plan over the old memory."""
+
+    class State:
+        __slots__ = ("w", "__weakref__")
+
+    f = jg.jit(lambda state, x: state.w * x)
+    x = jg.ones(2)
+    refs = []
+    for k in range(4):
+        state = State()
+        state.w = jg.full((2,), float(k))
+        refs.append(weakref.ref(state))
+        assert f(state, x).tolist() == [k, k]
+        del state
+        gc.collect()
+    assert all(ref() is not None for ref in refs) and f.traces == 4
+    f.retrace()
+    gc.collect()
+    assert all(ref() is None for ref in refs)  # (held by the plans, not leaked)
 
 
 def test_retrace_forgets_the_guards_and_does_not_count_toward_the_limit():
