@@ -46,6 +46,7 @@ def explain(fn=None) -> str:
     """A report of the kernels behind a jitted function (or of this whole process)."""
     from .report import explain_jitted, explain_process
 
+    fn = getattr(fn, "__func__", fn)  # (a jitted method, bound to its instance)
     return explain_jitted(fn) if isinstance(fn, Jitted) else explain_process()
 
 

@@ -37,6 +37,7 @@ import functools
 import logging
 import threading
 import time
+import types
 import warnings
 
 import numpy as np
@@ -278,6 +279,11 @@ class Jitted:
             if plan is None:
                 return self._trace(signature, args, key[2:])
             return plan.replay(args)
+
+    def __get__(self, instance, owner=None):
+        """A jitted method: the instance is its first argument, so each instance gets plans
+        of its own (an object argument, known by id)."""
+        return self if instance is None else types.MethodType(self, instance)
 
     def _guarded(self, signature) -> tuple:
         """The state of the objects the signature's plans are guarded on, worked out again

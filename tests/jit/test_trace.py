@@ -200,6 +200,31 @@ def test_an_object_argument_freed_never_lends_its_plan_to_one_taking_its_id():
     assert all(ref() is None for ref in refs)  # (held by the plans, not leaked)
 
 
+def test_a_jitted_method_takes_its_instance_as_an_argument():
+    class Trainer:
+        def __init__(self, seed):
+            self.model = jg.nn.Linear(3, 2, generator=seed)
+            self.opt = jg.optim.SGD(self.model.parameters(), lr=0.1)
+
+        @jg.jit
+        def step(self, x, y):
+            self.opt.zero_grad()
+            loss = F.mse_loss(self.model(x), y)
+            loss.backward()
+            self.opt.step()
+            return loss
+
+    jitted, eager = [Trainer(0), Trainer(1)], [Trainer(0), Trainer(1)]
+    x, y = jg.ones((4, 3)), jg.zeros((4, 2))
+    for _ in range(3):
+        for j, e in zip(jitted, eager):
+            assert j.step(x, y).item() == pytest.approx(Trainer.step.fn(e, x, y).item())
+    for j, e in zip(jitted, eager):
+        assert_same_parameters([e.model, j.model])
+    assert Trainer.step.traces == 2 and jitted[0].step.traces == 2  # one plan per instance
+    assert "plan" in jg.jit.explain(jitted[0].step)
+
+
 def test_retrace_forgets_the_guards_and_does_not_count_toward_the_limit():
     modules = [jg.nn.Sequential(jg.nn.Dropout(0.5)) for _ in range(2)]
     model = modules[0]
