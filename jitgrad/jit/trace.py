@@ -47,7 +47,7 @@ from ..autograd.tensor import Tensor
 from ..ops import blas
 from ..storage import kernels
 from ..strided import layout
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase
 from . import binding, cache
 from .fusion import fuse
 from .lowering import Launch
@@ -115,15 +115,21 @@ class Plan:
         self.inputs = inputs  # (buffer, position path) pairs
         self.written = written  # the (buffer, path) pairs the function wrote in place
         buffers = {id(buffer): path for buffer, path in inputs}
-        self.grad_inputs = list(tape.grad_inputs.values())
+        # Gradients from before the call that the step adds to, reloaded by every replay:
+        # of the leaves it closes over, and (by their place) of its arguments.
+        self.grad_inputs = [(t, b) for t, b in tape.grad_inputs.values() if id(t) not in buffers]
+        self.input_grad_inputs = [(buffers[id(t)], b) for t, b in tape.grad_inputs.values()
+                                  if id(t) in buffers]  # fmt: skip
         self.grad_outputs = [(t, g) for t, g in tape.grad_outputs.values() if id(t) not in buffers]
-        # Gradients of the arguments go back to the caller's tensors, accumulating unless
-        # the function reset the argument's gradient itself.
-        self.input_grads = [(buffers[id(t)], g, id(t) not in tape.reset)
+        # Gradients of the arguments go back to the caller's tensors.
+        self.input_grads = [(buffers[id(t)], g)
                             for t, g in tape.grad_outputs.values() if id(t) in buffers]  # fmt: skip
         # Leaves whose .grad was None where backward reached them: the plan assigns their
         # gradient, so it models only calls in which they still have none (``Jitted``).
         self.fresh_leaves = [t for t, _ in self.grad_outputs if id(t) in tape.fresh]
+        self.fresh_inputs = [buffers[id(t)] for t, _ in tape.grad_outputs.values()
+                             if id(t) in buffers and id(t) in tape.fresh]  # fmt: skip
+        self.watches_grads = bool(self.fresh_leaves or self.fresh_inputs)
         self.result = result
         self.trace_seconds = seconds
         self.replays = 0
@@ -139,7 +145,7 @@ class Plan:
         viewers: dict[int, set[int]] = {}  # storage -> the buffers over it
         for buffer, _ in inputs:
             viewers.setdefault(id(buffer._storage), set()).add(id(buffer))
-        results = _tensors_in(self.result) + [g for _, g, _ in self.input_grads if g is not None]
+        results = _tensors_in(self.result) + [g for _, g in self.input_grads if g is not None]
         returned = {id(t._storage) for t in results}  # (copied out of the buffer itself)
         for buffer, path in inputs:
             slots = binding.slots_of(found, buffer) if binding.big(buffer) else None
@@ -151,7 +157,7 @@ class Plan:
                                  buffer.numel()))  # fmt: skip
         kept = {id(t._storage) for t, _ in self.inputs}
         kept |= {id(g._storage) for _, g in self.grad_outputs if g is not None}
-        kept |= {id(b._storage) for _, b in self.grad_inputs}
+        kept |= {id(b._storage) for _, b in self.grad_inputs + self.input_grad_inputs}
         groups: dict[int, tuple] = {}
         for t in results:
             if id(t._storage) in kept or id(t._storage) in groups or not binding.big(t):
@@ -177,10 +183,9 @@ class Plan:
             else:
                 TensorBase.copy_(buffer, source)
         for tensor, buffer in self.grad_inputs:
-            if tensor.grad is None:
-                TensorBase.fill_(buffer, 0)
-            elif tensor.grad is not buffer:
-                TensorBase.copy_(buffer, tensor.grad)
+            _reload(buffer, tensor.grad)
+        for path, buffer in self.input_grad_inputs:
+            _reload(buffer, _get(args, path).grad)
         if self._calls is None:  # the first replay runs the fused launches for the first time
             for fn, call_args in self.steps:
                 fn(*call_args)
@@ -218,16 +223,16 @@ class Plan:
         by the next call (as PyTorch updates ``.grad`` in place)."""
         for tensor, grad in self.grad_outputs:
             tensor._grad = grad
-        for path, grad, accumulates in self.input_grads:
-            original = _get(args, path)
-            if grad is None:  # (the function cleared it)
-                original.grad = None
-                continue
-            given = _give(grad, handed or {})  # (a handed-over grad's plan tensor moved on)
-            if original.grad is None or not accumulates:
-                original.grad = given
-            else:
-                original.grad = wrap_numpy(original.grad.numpy() + given.numpy(), Tensor)
+        for path, grad in self.input_grads:
+            # (a handed-over grad's plan tensor moved on; None: the function cleared it)
+            _get(args, path).grad = None if grad is None else _give(grad, handed or {})
+
+    def grads_appeared(self, args) -> bool:
+        """Whether a leaf or argument this plan gives its first gradient holds one now:
+        eager backward would add to it, and the step may read the sum (an optimizer
+        without zero_grad)."""
+        return any(leaf._grad is not None for leaf in self.fresh_leaves) or any(
+            _get(args, path)._grad is not None for path in self.fresh_inputs)  # fmt: skip
 
 
 class Jitted:
@@ -267,15 +272,9 @@ class Jitted:
                 self._memory_epoch = config.memory_epoch
             key = (signature, self._guarded(signature))
             plan = self.plans.get(key)
-            if plan is not None and plan.fresh_leaves:
-                for leaf in plan.fresh_leaves:
-                    if leaf._grad is not None:
-                        # Eager backward would add to the gradient a leaf holds now, and the
-                        # step may read the sum (an optimizer without zero_grad): a plan
-                        # traced with gradients present models that.
-                        key += ("accumulating",)
-                        plan = self.plans.get(key)
-                        break
+            if plan is not None and plan.watches_grads and plan.grads_appeared(args):
+                key += ("accumulating",)  # (a plan traced with those gradients present)
+                plan = self.plans.get(key)
             if plan is None:
                 return self._trace(signature, args, key[2:])
             return plan.replay(args)
@@ -479,6 +478,8 @@ def _bind(args, inputs: list):
             buffers[id(value)] = buffer
             if isinstance(value, Tensor) and value.requires_grad:
                 buffer.requires_grad_()
+                if value.grad is not None:  # the step adds to it (``Plan.input_grad_inputs``)
+                    buffer._grad = Tensor._make(*_cloned(value.grad))
         inputs.append((buffer, path))
         return buffer
 
@@ -579,6 +580,15 @@ def _give(t: TensorBase, handed: dict) -> Tensor:
     copy = binding.fresh_storage_like(t._storage, n)
     kernels.copy(t._storage.kernel_array, t._offset, copy.kernel_array, 0, n)
     return Tensor._make(copy, t._shape, t._strides, 0)
+
+
+def _reload(buffer: TensorBase, grad) -> None:
+    """Put a gradient from before the call into the buffer the plan adds to (zeros for
+    none)."""
+    if grad is None:
+        TensorBase.fill_(buffer, 0)
+    elif grad is not buffer:
+        TensorBase.copy_(buffer, grad)
 
 
 def _direct_calls(steps) -> list:

@@ -672,6 +672,27 @@ def test_large_input_gradients_accumulate_across_calls():
         assert x.grad[0].item() == 3.0 * k and x.grad[-1].item() == 3.0 * k
 
 
+@pytest.mark.parametrize("n", [2, BIG])
+def test_a_step_reads_the_gradient_its_argument_holds_from_before_the_call(n):
+    """Without zeroing, an argument's gradient adds up over the calls, and an update
+    inside the step reads the sum, as eagerly."""
+
+    def step(x):
+        loss = (x * x).sum()
+        loss.backward()
+        with jg.no_grad():
+            x.sub_(0.1 * x.grad)
+        return loss
+
+    jitted = jg.jit(step)
+    xs = [jg.tensor(np.linspace(1.0, 2.0, n), requires_grad=True) for _ in range(2)]
+    for _ in range(4):
+        assert jitted(xs[1]).item() == pytest.approx(step(xs[0]).item(), rel=1e-12)
+        np.testing.assert_allclose(xs[1].numpy(), xs[0].numpy(), rtol=1e-12)
+        np.testing.assert_allclose(xs[1].grad.numpy(), xs[0].grad.numpy(), rtol=1e-12)
+    assert jitted.traces == 2  # without a gradient, then adding to one
+
+
 def test_a_jitted_function_called_inside_another_is_part_of_its_plan():
     inner = jg.jit(lambda x: x + 1)
     inner(jg.tensor([0.0]))  # inner has a plan of its own already
