@@ -272,8 +272,10 @@ class Jitted:
                 self._memory_epoch = config.memory_epoch
             key = (signature, self._guarded(signature))
             plan = self.plans.get(key)
-            if plan is not None and plan.watches_grads and plan.grads_appeared(args):
-                key += ("accumulating",)  # (a plan traced with those gradients present)
+            while plan is not None and plan.watches_grads and plan.grads_appeared(args):
+                # A plan traced with those gradients present, and so on: that one may
+                # assign gradients of its own to leaves that hold one now.
+                key += ("accumulating",)
                 plan = self.plans.get(key)
             if plan is None:
                 return self._trace(signature, args, key[2:])

@@ -98,6 +98,31 @@ def test_gradients_accumulate_like_eager_when_not_zeroed():
         np.testing.assert_allclose(w_jit.grad.numpy(), w_eager.grad.numpy(), rtol=1e-12)
 
 
+def test_gradients_cleared_on_some_leaves_only_accumulate_like_eager():
+    """A plan traced with one leaf's gradient present still assigns the other's: when
+    that one holds a gradient instead, neither plan fits."""
+    leaves = [[jg.tensor([1.0, 2.0], requires_grad=True), jg.tensor([3.0], requires_grad=True)]
+              for _ in range(2)]  # fmt: skip
+
+    def accumulate(w):
+        def f(x):
+            (w[0] * x).sum().backward()
+            (w[1] * x.sum()).sum().backward()
+
+        return f
+
+    eager, jitted = accumulate(leaves[0]), jg.jit(accumulate(leaves[1]))
+    x = jg.tensor([1.0, 1.0])
+    for clear in [None, 0, 1, None, 0]:
+        for w in leaves:
+            if clear is not None:
+                w[clear].grad = None
+        eager(x)
+        jitted(x)
+        for a, b in zip(*leaves):
+            np.testing.assert_array_equal(b.grad.numpy(), a.grad.numpy())
+
+
 def test_input_gradients_and_random_numbers_are_fresh_each_call():
     gen = jg.random.default_rng(3)
 
