@@ -95,7 +95,9 @@ def _no_grad():
 def _copy_(self, src):
     src_t = src if isinstance(src, Tensor) else None
     if self._check_inplace(src_t is not None and src_t.requires_grad):
-        value = movement.astype(as_tensor(src), self.dtype, copy=False)
+        # Recorded as a copy of src, as PyTorch's CopyBackwards: src may be a view of self
+        # (x.copy_(x.flip(0))), and self, rebased onto it, would be a view of itself.
+        value = movement.astype(as_tensor(src), self.dtype)
         return movement.write_through(self, reduce.broadcast_to(value, self.shape))
     TensorBase.copy_(self, src.detach() if src_t is not None else src)
     return self

@@ -514,8 +514,15 @@ def _writes_through_views(x):
         v *= x[:2]
         return (y * weights).sum()
 
+    def copied_from_its_own_view(x):
+        y = x * x
+        y.copy_(y.flip(0))
+        y.reshape(2, 2)[0].copy_(y[2:] + y[:2])
+        return (y * weights).sum()
+
     return [through_slice, item_of_a_slice, through_reshape_and_again, base_written_after_the_view,
-            reading_the_overwritten_values, through_a_view_by_a_tensor]  # fmt: skip
+            reading_the_overwritten_values, through_a_view_by_a_tensor,
+            copied_from_its_own_view]  # fmt: skip
 
 
 @pytest.mark.parametrize("f", _writes_through_views(None), ids=lambda f: f.__name__)
