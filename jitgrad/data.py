@@ -52,15 +52,30 @@ class TensorDataset:
 
 def collate(samples: list):
     """Stack a list of samples into a batch: tensors and numbers are stacked along a new
-    first axis; tuples, lists and dicts are collated field by field."""
+    first axis; tuples, lists and dicts are collated field by field; strings (file names,
+    text labels) stay a list, as in PyTorch.
+
+    >>> import jitgrad as jg
+    >>> batch = collate([(jg.ones(2), "cat", 0), (jg.zeros(2), "dog", 1)])
+    >>> batch[0].shape, batch[1], batch[2].tolist()
+    ((2, 2), ['cat', 'dog'], [0, 1])
+    """
     first = samples[0]
+    if isinstance(first, (str, bytes)):
+        return list(samples)
     if isinstance(first, (tuple, list)):
         return type(first)(collate([s[k] for s in samples]) for k in range(len(first)))
     if isinstance(first, dict):
         return {key: collate([s[key] for s in samples]) for key in first}
     if isinstance(first, TensorBase):
         return from_numpy(np.stack([np.asarray(s.numpy()) for s in samples]))
-    return from_numpy(np.asarray(samples))
+    stacked = np.asarray(samples)
+    if stacked.dtype.kind not in "biufc":
+        raise TypeError(
+            f"collate: samples must hold tensors, numbers, strings, or tuples, lists and "
+            f"dicts of them; got {type(first).__name__} (pass collate_fn= for other kinds)"
+        )
+    return from_numpy(stacked)
 
 
 class DataLoader:

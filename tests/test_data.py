@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import jitgrad as jg
-from jitgrad.data import DataLoader, TensorDataset
+from jitgrad.data import DataLoader, TensorDataset, collate
 
 
 def dataset(n=10):
@@ -78,6 +78,20 @@ def test_generic_dataset_is_collated():
     batches = list(DataLoader(Squares(), batch_size=2))
     assert [b["x"].shape for b in batches] == [(2, 2), (2, 2), (1, 2)]
     assert batches[1]["y"].tolist() == [2, 3] and batches[1]["x"].tolist()[1] == [3.0, 9.0]
+
+
+def test_strings_stay_lists_and_other_objects_are_named():
+    class Named:
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            return jg.tensor([float(i)]), f"sample-{i}", i
+
+    x, names, labels = next(iter(DataLoader(Named(), batch_size=2)))
+    assert x.shape == (2, 1) and names == ["sample-0", "sample-1"] and labels.tolist() == [0, 1]
+    with pytest.raises(TypeError, match="collate: .* got NoneType"):
+        collate([None, None])
 
 
 def test_bad_arguments():
