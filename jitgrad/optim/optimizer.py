@@ -234,7 +234,7 @@ class Optimizer:
             for launch in launches:
                 launch.traced = True  # the plan's now: eager steps must not repoint it
             written = [o for launch in launches for o in launch.updated if o is not None]
-            self._replays[id(work)] = _Replayed(work, token, launches, written)
+            self._replays[id(work)] = _Replayed(work, _frozen(token), launches, written)
 
     # What prepared update launches depend on beyond their arrays and ``_advance``: these
     # group options, and per parameter the state entry its first step creates (that step's
@@ -359,6 +359,15 @@ class Optimizer:
                 if key != "params":
                     lines.append(f"    {key}: {group[key]}")
         return "\n".join(lines) + "\n)"
+
+
+def _frozen(token):
+    """``token`` with each tensor in it (a learning rate given as a 0-d tensor) replaced by
+    its value: a later token holding the same tensor, changed in place since, compares
+    unequal, as its value does."""
+    if isinstance(token, (list, tuple)):
+        return type(token)(_frozen(v) for v in token)
+    return float(token) if isinstance(token, TensorBase) else token
 
 
 def _group_sizes(optimizer: Optimizer) -> tuple:

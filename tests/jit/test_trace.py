@@ -386,14 +386,23 @@ def assert_same_parameters(models):
     lambda ps: jg.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
     lambda ps: jg.optim.Adam(ps, lr=0.05),
 ])  # fmt: skip
-def test_optimizers_under_jit_follow_eager_through_a_learning_rate_change(make):
+@pytest.mark.parametrize("as_tensor", [False, True])
+def test_optimizers_under_jit_follow_eager_through_a_learning_rate_change(make, as_tensor):
+    """A learning rate is read live by every replay, as a scheduler would change it; one
+    given as a 0-d tensor may be changed in place."""
     models, opts, step = twin_linear_models(make)
+    if as_tensor:
+        for opt in opts:
+            opt.param_groups[0]["lr"] = jg.tensor(opt.param_groups[0]["lr"])
     jitted = jg.jit(step)
     x = jg.tensor(np.random.default_rng(1).standard_normal((4, 3)))
     for i in range(8):
-        if i == 5:  # read live by every replay, as a scheduler would change it
+        if i == 5:
             for opt in opts:
-                opt.param_groups[0]["lr"] = 0.01
+                if as_tensor:
+                    opt.param_groups[0]["lr"].fill_(0.01)
+                else:
+                    opt.param_groups[0]["lr"] = 0.01
         step(models[0], opts[0], x)
         jitted(models[1], opts[1], x)
         assert_same_parameters(models)
