@@ -50,9 +50,10 @@ class Function(Node):
     # Set False by ops whose backward never reads the input values (add, negate...): an
     # in-place change of such an input is then harmless and not an error.
     needs_input_values = True
-    # True for shape ops whose output shares the input's memory (ops/movement.py): an
-    # in-place write into that input later changes the output's values too, and the
-    # output's creator is then taken again (``refresh``) before it is recorded on.
+    # True for shape ops whose output shares the input's memory (ops/movement.py, and
+    # broadcast_to): an in-place write into that input later changes the output's values
+    # too, and the output's creator is then taken again (``refresh``) before it is
+    # recorded on.
     is_view = False
     inputs: tuple | None = None
 
@@ -64,6 +65,21 @@ class Function(Node):
             return None
         base = self.inputs[0]
         return base if base._storage is t._storage else None
+
+    def again(self) -> Function:
+        """A new function taking this view function's view (view functions define it)."""
+        raise NotImplementedError(f"{type(self).__name__} is no view function")
+
+    def refresh(self, t):
+        """``t``'s creator once an in-place write into the base changed ``t``'s values
+        (``_record`` asks): the same view taken again, so that gradients through ``t``
+        reach the base's new history (PyTorch regenerates a view's grad_fn too)."""
+        base = self.base_of(t)
+        if base is None:
+            return self
+        view = self.again()(base)
+        t._set_creator(view._grad_fn, view._output_nr)
+        return view._grad_fn
 
     def __call__(self, *inputs):
         from .tensor import as_tensor  # the Tensor class builds on this module

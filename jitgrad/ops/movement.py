@@ -26,16 +26,9 @@ class _ViewFunction(Function):
         """The same view of another tensor, without recording."""
         raise NotImplementedError
 
-    def refresh(self, t: Tensor):
-        """``t``'s creator once an in-place write into the base changed ``t``'s values
-        (``Function._record`` asks): the same view taken again, so that gradients through
-        ``t`` reach the base's new history (PyTorch regenerates a view's grad_fn too)."""
-        base = self.base_of(t)
-        if base is None:
-            return self
-        again = View(self.view_of)(base)
-        t._set_creator(again._grad_fn, again._output_nr)
-        return again._grad_fn
+    def again(self) -> Function:
+        # One element of the view per element of the base: View's backward puts it back.
+        return View(self.view_of)
 
 
 class Reshape(_ViewFunction):

@@ -520,9 +520,17 @@ def _writes_through_views(x):
         y.reshape(2, 2)[0].copy_(y[2:] + y[:2])
         return (y * weights).sum()
 
+    def base_written_after_an_expand(x):
+        y = x * 1
+        rows = y[:2].expand(3, 2)
+        column = y.reshape(4, 1).expand(4, 1)
+        y.mul_(x)
+        column *= 2
+        return (rows * rows).sum() + (y * weights).sum()
+
     return [through_slice, item_of_a_slice, through_reshape_and_again, base_written_after_the_view,
             reading_the_overwritten_values, through_a_view_by_a_tensor,
-            copied_from_its_own_view]  # fmt: skip
+            copied_from_its_own_view, base_written_after_an_expand]  # fmt: skip
 
 
 @pytest.mark.parametrize("f", _writes_through_views(None), ids=lambda f: f.__name__)
