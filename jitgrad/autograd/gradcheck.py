@@ -37,9 +37,16 @@ def gradcheck(fn, *inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 
     wrt = [x for x in inputs if x.requires_grad]
     if not wrt:
         raise ValueError("gradcheck needs at least one input with requires_grad=True")
-    for x in wrt:
+    for k, x in enumerate(wrt):
         if not x.is_leaf or x.dtype.name != "float64":
             raise ValueError("gradcheck perturbs float64 leaf tensors; build views inside fn")
+        if _overlaps(x):
+            # (as PyTorch's gradcheck: the differences would move several elements at once)
+            raise ValueError(
+                f"gradcheck: input {k} (shape {x.shape}, strides {x.stride()}) has elements "
+                "that share memory, so perturbing one perturbs others; pass x.clone() and "
+                "build the broadcast or view inside fn"
+            )
     rng = np.random.default_rng(seed)
     weights = None
 
@@ -78,3 +85,11 @@ def gradcheck(fn, *inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 
                 f"{numeric[worst]!r} (atol={atol}, rtol={rtol})"
             )
     return True
+
+
+def _overlaps(x) -> bool:
+    """Whether two of ``x``'s elements are one memory location (an expand, an as_strided)."""
+    locations = np.zeros((), np.int64)
+    for n, stride in zip(x.shape, x.stride()):
+        locations = np.add.outer(locations, np.arange(n) * stride)
+    return np.unique(locations).size != x.numel()
