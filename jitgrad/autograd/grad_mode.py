@@ -55,6 +55,14 @@ class set_grad_enabled(contextlib.ContextDecorator):
     def __exit__(self, *exc) -> None:
         config.thread.grad_enabled = self._saved.pop()
 
+    def _recreate_cm(self):
+        # Each call of a decorated function runs in a context of its own, as PyTorch's: on
+        # one shared stack of saved modes, calls from several threads would pop each
+        # other's, and a thread would leave with another thread's mode.
+        context = object.__new__(type(self))
+        context._setup(self.mode)
+        return context
+
     def __call__(self, fn):
         if self._switched:  # decorating switches nothing until the function runs
             self._switched = False
@@ -70,21 +78,22 @@ class set_grad_enabled(contextlib.ContextDecorator):
         @functools.wraps(fn)
         def generator(*args, **kwargs):
             gen = fn(*args, **kwargs)
+            mode = self._recreate_cm()
             try:
-                with self:
+                with mode:
                     response = gen.send(None)
                 while True:
                     try:
                         request = yield response
                     except GeneratorExit:
-                        with self:
+                        with mode:
                             gen.close()
                         raise
                     except BaseException:
-                        with self:
+                        with mode:
                             response = gen.throw(*sys.exc_info())
                     else:
-                        with self:
+                        with mode:
                             response = gen.send(request)
             except StopIteration as stop:
                 return stop.value

@@ -260,6 +260,51 @@ def test_grad_mode_is_thread_local():
     assert seen == [True]
 
 
+@pytest.mark.parametrize("generator", [False, True])
+def test_a_grad_mode_decorated_function_called_from_two_threads_at_once(generator):
+    # Thread a calls it with grad on; thread b, inside no_grad, enters before a leaves and
+    # leaves after: each must come back to its own mode.
+    a_inside, b_inside, a_left = threading.Event(), threading.Event(), threading.Event()
+
+    def body(first):
+        if first:
+            a_inside.set()
+            b_inside.wait(5)
+        else:
+            b_inside.set()
+            a_left.wait(5)
+
+    if generator:
+        @jg.no_grad()
+        def step(first):
+            body(first)
+            yield
+
+        def call(first):
+            list(step(first))
+    else:
+        call = jg.no_grad()(body)
+    after = {}
+
+    def a():
+        call(True)
+        after["a"] = jg.autograd.grad_mode.is_grad_enabled()
+        a_left.set()
+
+    def b():
+        a_inside.wait(5)
+        with jg.no_grad():
+            call(False)
+            after["b"] = jg.autograd.grad_mode.is_grad_enabled()
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert after == {"a": True, "b": False}
+
+
 # -- autograd.grad and higher order ----------------------------------------------------------
 
 
