@@ -224,7 +224,7 @@ class TensorBase:
         if dim is None:
             keep = [i for i, n in enumerate(self._shape) if n != 1]
         else:
-            dims = {layout.normalize_dim(d, self.ndim) for d in _dims_arg(dim)}
+            dims = layout.normalize_dims(_dims_arg(dim), self.ndim)
             for d in dims:
                 if self._shape[d] != 1:
                     raise ValueError(f"cannot squeeze dimension {d} of size {self._shape[d]}")
@@ -280,10 +280,11 @@ class TensorBase:
         )
 
     def flip(self, dims=None) -> TensorBase:
-        axes = range(self.ndim) if dims is None else _dims_arg(dims)
+        if dims is None:
+            dims = range(self.ndim)
         index = [slice(None)] * self.ndim
-        for d in axes:
-            index[layout.normalize_dim(d, self.ndim)] = slice(None, None, -1)
+        for d in layout.normalize_dims(_dims_arg(dims), self.ndim):
+            index[d] = slice(None, None, -1)
         return self[tuple(index)]
 
     def as_strided(self, size, stride, storage_offset: int | None = None) -> TensorBase:

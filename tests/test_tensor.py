@@ -138,6 +138,16 @@ def test_narrow_diagonal_flip_as_strided():
         t.as_strided((5, 5), (5, 1))
 
 
+@pytest.mark.parametrize("take", [
+    lambda t: t.flip((0, -2)), lambda t: jg.flip(t, (1, 1)), lambda t: np.flip(t, (1, -1)),
+    lambda t: t[:1].squeeze((0, 0)), lambda t: jg.squeeze(t[:1], (0, -2)),
+])  # fmt: skip
+def test_a_dimension_named_twice_is_refused(take):
+    # (flipped or squeezed once, silently, before; numpy and PyTorch refuse it)
+    with pytest.raises(ValueError, match=r"repeated axis in \(.*\) of a tensor of 2 dim"):
+        take(jg.arange(6.0).reshape(2, 3))
+
+
 @pytest.mark.parametrize("make", [
     lambda: jg.ones(1).expand(2**40, 2**40),
     lambda: jg.ones(1).as_strided((2**32, 2**32), (0, 0)),

@@ -32,9 +32,7 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
-    norm = tuple(sorted(layout.normalize_dim(a, ndim) for a in axes))
-    if len(set(norm)) != len(norm):
-        raise ValueError(f"repeated axis in {axis!r}")
+    norm = tuple(sorted(layout.normalize_dims(axes, ndim)))
     return norm if ndim else ()
 
 

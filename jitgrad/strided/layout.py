@@ -97,6 +97,15 @@ def normalize_dim(dim: int, ndim: int) -> int:
     return dim % max(ndim, 1)
 
 
+def normalize_dims(dims: Sequence[int], ndim: int) -> Shape:
+    """``dims`` as non-negative dims, in their order; one named twice (``(0, -2)`` of a
+    2-d tensor) is an error, as in numpy and PyTorch, not one flip or sum of it."""
+    norm = tuple(normalize_dim(d, ndim) for d in dims)
+    if len(set(norm)) != len(norm):
+        raise ValueError(f"repeated axis in {tuple(dims)!r} of a tensor of {ndim} dimensions")
+    return norm
+
+
 def infer_shape(shape, total: int) -> Shape:
     """Resolve one ``-1`` in a requested shape so that it holds ``total`` elements."""
     if isinstance(shape, int) or hasattr(shape, "__index__"):
