@@ -53,8 +53,14 @@ def gradcheck(fn, *inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 
     def scalar(*xs):
         nonlocal weights
         outs = fn(*xs)
-        outs = [o for o in (outs if isinstance(outs, (tuple, list)) else (outs,))
-                if isinstance(o, Tensor) and o.dtype.is_floating_point]  # fmt: skip
+        returned = outs if isinstance(outs, (tuple, list)) else (outs,)
+        outs = [o for o in returned if isinstance(o, Tensor) and o.dtype.is_floating_point]
+        if not outs:
+            kinds = ", ".join(f"a {o.dtype.name} tensor" if isinstance(o, Tensor)
+                              else type(o).__name__ for o in returned)  # fmt: skip
+            raise ValueError(
+                f"gradcheck: fn returned no floating-point tensor to differentiate (got {kinds})"
+            )
         if weights is None:
             weights = [as_tensor(rng.standard_normal(o.shape)) for o in outs]
         total = None
