@@ -187,10 +187,7 @@ class TensorBase:
         return self.permute(*axes)
 
     def swapaxes(self, dim0: int, dim1: int) -> TensorBase:
-        order = list(range(self.ndim))
-        a, b = layout.normalize_dim(dim0, self.ndim), layout.normalize_dim(dim1, self.ndim)
-        order[a], order[b] = order[b], order[a]
-        return self.permute(order)
+        return self.permute(layout.swapped(self.ndim, dim0, dim1))
 
     @property
     def T(self) -> TensorBase:
@@ -225,7 +222,7 @@ class TensorBase:
             keep = [i for i, n in enumerate(self._shape) if n != 1]
         else:
             dims = layout.normalize_dims(_dims_arg(dim), self.ndim)
-            for d in dims:
+            for d in dims if self.ndim else ():  # (a 0-d tensor's dim 0: nothing to drop)
                 if self._shape[d] != 1:
                     raise ValueError(f"cannot squeeze dimension {d} of size {self._shape[d]}")
             keep = [i for i in range(self.ndim) if i not in dims]
@@ -250,6 +247,8 @@ class TensorBase:
         return self.reshape(self._shape[:start] + (merged,) + self._shape[end + 1 :])
 
     def narrow(self, dim: int, start: int, length: int) -> TensorBase:
+        if not self.ndim:
+            raise IndexError("narrow() cannot be applied to a 0-d tensor")
         d = layout.normalize_dim(dim, self.ndim)
         n = self._shape[d]
         start = operator.index(start)
@@ -283,7 +282,8 @@ class TensorBase:
         if dims is None:
             dims = range(self.ndim)
         index = [slice(None)] * self.ndim
-        for d in layout.normalize_dims(_dims_arg(dims), self.ndim):
+        dims = layout.normalize_dims(_dims_arg(dims), self.ndim)
+        for d in dims if self.ndim else ():  # (a 0-d tensor's dim 0 has nothing to reverse)
             index[d] = slice(None, None, -1)
         return self[tuple(index)]
 

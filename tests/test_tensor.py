@@ -148,6 +148,31 @@ def test_a_dimension_named_twice_is_refused(take):
         take(jg.arange(6.0).reshape(2, 3))
 
 
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("take", [
+    lambda t: t.flip(0), lambda t: jg.flip(t, -1), lambda t: t.squeeze(0),
+    lambda t: jg.squeeze(t, (-1,)), lambda t: t.transpose(0, -1), lambda t: jg.swapaxes(t, 0, 0),
+])  # fmt: skip
+def test_a_0d_tensors_dim_0_is_its_one_element(take, requires_grad):
+    """As in PyTorch, dim 0 (or -1) of a 0-d tensor names its one element: flipping,
+    squeezing or swapping it gives the tensor (it raised raw IndexErrors)."""
+    t = jg.tensor(1.5, requires_grad=requires_grad)
+    y = take(t)
+    assert y.shape == () and y.item() == 1.5
+    if requires_grad:
+        (y * 2).backward()
+        assert t.grad.item() == 2.0
+
+
+@pytest.mark.parametrize("take, error", [
+    (lambda t: t.flip(1), IndexError), (lambda t: t.squeeze(1), IndexError),
+    (lambda t: t.flip((0, -1)), ValueError), (lambda t: t.narrow(0, 0, 1), IndexError),
+])  # fmt: skip
+def test_a_0d_tensor_refuses_other_dims(take, error):
+    with pytest.raises(error, match="out of range|repeated axis|0-d tensor"):
+        take(jg.tensor(1.5))
+
+
 @pytest.mark.parametrize("make", [
     lambda: jg.ones(1).expand(2**40, 2**40),
     lambda: jg.ones(1).as_strided((2**32, 2**32), (0, 0)),

@@ -183,10 +183,7 @@ def transpose(x, *axes) -> Tensor:
 
 def swapaxes(x, a: int, b: int) -> Tensor:
     x = as_tensor(x)
-    order = list(range(x.ndim))
-    a, b = layout.normalize_dim(a, x.ndim), layout.normalize_dim(b, x.ndim)
-    order[a], order[b] = order[b], order[a]
-    return permute(x, order)
+    return permute(x, layout.swapped(x.ndim, a, b))
 
 
 def matrix_transpose(x) -> Tensor:

@@ -106,6 +106,16 @@ def normalize_dims(dims: Sequence[int], ndim: int) -> Shape:
     return norm
 
 
+def swapped(ndim: int, a: int, b: int) -> list[int]:
+    """The permutation of ``ndim`` dims that swaps dims ``a`` and ``b``. A 0-d tensor's
+    dim 0 (-1), as PyTorch names it, is nothing to move: the empty permutation."""
+    order = list(range(ndim))
+    a, b = normalize_dim(a, ndim), normalize_dim(b, ndim)
+    if ndim:
+        order[a], order[b] = order[b], order[a]
+    return order
+
+
 def infer_shape(shape, total: int) -> Shape:
     """Resolve one ``-1`` in a requested shape so that it holds ``total`` elements."""
     if isinstance(shape, int) or hasattr(shape, "__index__"):
