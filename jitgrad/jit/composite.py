@@ -157,7 +157,9 @@ def function(fn) -> FusedFunction:
     The fused function is a differentiable function of floats: it computes in its inputs'
     common floating dtype, and integer and bool inputs in the default float dtype (so
     ``x // y`` of int64 tensors gives float64, inf for a zero divisor, where the eager op
-    gives int64). For integer arithmetic call the ops themselves.
+    gives int64). For integer arithmetic call the ops themselves. Like a numpy ufunc (or
+    ``np.vectorize``), it broadcasts all its arguments together: the result has their
+    broadcast shape and common dtype even where the body ignores an argument.
 
     >>> import jitgrad as jg
     >>> @jg.function

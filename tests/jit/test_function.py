@@ -83,6 +83,17 @@ def test_integer_inputs_compute_in_the_default_float_dtype_as_documented():
         np.testing.assert_array_equal(out.numpy(), np.array([7.0, -7.0, 5.0]) // [2, 2, 0])
 
 
+def test_arguments_broadcast_together_like_a_ufuncs_as_documented():
+    first = jg.function(lambda x, y: x)  # y only takes part in the broadcast
+    x = jg.tensor(np.arange(4.0).reshape(4, 1), requires_grad=True)
+    out = first(x, jg.ones((1, 3), dtype=jg.float32))
+    want = np.vectorize(lambda a, b: a)(np.arange(4.0).reshape(4, 1), np.ones((1, 3)))
+    assert out.shape == want.shape == (4, 3) and out.dtype is jg.float64
+    np.testing.assert_array_equal(out.numpy(), want)
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((4, 1), 3.0))
+
+
 def test_lists_are_arrays_and_complex_arguments_are_refused_by_name():
     scaled = jg.function(lambda x, a: x * a)
     assert scaled([1.0, 2.0], 3.0).tolist() == [3.0, 6.0]
