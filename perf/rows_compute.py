@@ -187,7 +187,10 @@ def _(ctx):
     return _digits_case(ctx, 64)
 
 
-@row("digits-step-full-batch", target=2.3, note="all 1437 training samples in one step",
+@row("digits-step-full-batch", target=2.3, note="all 1437 training samples in one step; "
+     "numpy's side as this run finds it, its temporaries served by a heap that earlier rows' "
+     "large frees left untrimmed (alone in a fresh process, glibc hands their pages back "
+     "after every step and faults them in again: numpy's step then took 2.5x as long here)",
      quoted="issue 5: jax.jit ≈ 2.3× numpy at full batch; jitgrad ≥ 2.3× numpy")  # fmt: skip
 def _(ctx):
     return _digits_case(ctx, 1437)
