@@ -314,7 +314,6 @@ def test_only_jitgrads_kernels_compile_with_interleaved_vector_loops(tmp_path, m
     from numba import njit
 
     from jitgrad.jit import cache
-
     from jitgrad.jit import vmath as vm
 
     def loop(n, x, out):  # a long body: LLVM's cost model alone does not interleave it

@@ -48,8 +48,11 @@ def test_a_late_worker_leaves_its_pieces_to_the_launching_thread(monkeypatch):
     """A worker that wakes late (an idle virtual CPU) only takes what is left when it
     comes: the launching thread does not wait for it before going on."""
     start = threads._Worker.start
-    monkeypatch.setattr(threads._Worker, "start",
-                        lambda self, job: start(self, lambda: (time.sleep(0.2), job())))  # fmt: skip
+
+    def start_late(worker, job):
+        start(worker, lambda: (time.sleep(0.2), job()))
+
+    monkeypatch.setattr(threads._Worker, "start", start_late)
     monkeypatch.setattr(threads, "count", lambda: 2)
     here = threading.get_ident()
     takers = []
