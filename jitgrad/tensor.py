@@ -222,7 +222,7 @@ class TensorBase:
             keep = [i for i, n in enumerate(self._shape) if n != 1]
         else:
             dims = layout.normalize_dims(_dims_arg(dim), self.ndim)
-            for d in dims if self.ndim else ():  # (a 0-d tensor's dim 0: nothing to drop)
+            for d in dims:
                 if self._shape[d] != 1:
                     raise ValueError(f"cannot squeeze dimension {d} of size {self._shape[d]}")
             keep = [i for i in range(self.ndim) if i not in dims]
@@ -282,8 +282,7 @@ class TensorBase:
         if dims is None:
             dims = range(self.ndim)
         index = [slice(None)] * self.ndim
-        dims = layout.normalize_dims(_dims_arg(dims), self.ndim)
-        for d in dims if self.ndim else ():  # (a 0-d tensor's dim 0 has nothing to reverse)
+        for d in layout.normalize_dims(_dims_arg(dims), self.ndim):
             index[d] = slice(None, None, -1)
         return self[tuple(index)]
 

@@ -32,8 +32,7 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
-    norm = tuple(sorted(layout.normalize_dims(axes, ndim)))
-    return norm if ndim else ()
+    return tuple(sorted(layout.normalize_dims(axes, ndim)))
 
 
 def _resolve(axis, keepdims, dim, keepdim):

@@ -99,11 +99,13 @@ def normalize_dim(dim: int, ndim: int) -> int:
 
 def normalize_dims(dims: Sequence[int], ndim: int) -> Shape:
     """``dims`` as non-negative dims, in their order; one named twice (``(0, -2)`` of a
-    2-d tensor) is an error, as in numpy and PyTorch, not one flip or sum of it."""
+    2-d tensor) is an error, as in numpy and PyTorch, not one flip or sum of it. A 0-d
+    tensor takes dim 0 (or -1) for its one element, as in PyTorch: a dim that names no
+    dimension, so none come back."""
     norm = tuple(normalize_dim(d, ndim) for d in dims)
     if len(set(norm)) != len(norm):
         raise ValueError(f"repeated axis in {tuple(dims)!r} of a tensor of {ndim} dimensions")
-    return norm
+    return norm if ndim else ()
 
 
 def swapped(ndim: int, a: int, b: int) -> list[int]:
