@@ -20,11 +20,12 @@ numbers computed from tensors (``.item()``) and attributes read inside the funct
 guarded instead, as torch.compile guards on it: objects the traced call used register a
 state of theirs on the tape (``Tape.guard``: a module its train/eval mode and which of
 its parameters require grad, an optimizer its parameter groups), and that state is part
-of a plan's key: ``model.eval()``, freezing a layer or ``add_param_group`` select another
-plan. Memory moved under a tensor the plans read (``share_memory_``, ``resize_``,
-``set_``) or a module's parameter, buffer or child replaced (``config.memory_epoch``)
-makes every plan trace again, and a leaf that holds a gradient where the plan assigned
-one (no ``zero_grad``) selects a plan that adds to it.
+of a plan's key: ``model.eval()``, freezing a layer, ``add_param_group`` or a parameter
+appended to (removed from, replaced in) a group's ``"params"`` select another plan.
+Memory moved under a tensor the plans read (``share_memory_``, ``resize_``, ``set_``) or
+a module's parameter, buffer or child replaced (``config.memory_epoch``) makes every
+plan trace again, and a leaf that holds a gradient where the plan assigned one (no
+``zero_grad``) selects a plan that adds to it.
 Signatures cover shapes, dtypes, strides and ``requires_grad`` of tensor arguments, which
 arguments view one storage, and the values of number arguments; kernels themselves never
 depend on sizes, so a new batch size retraces in one eager step and compiles nothing.

@@ -23,6 +23,7 @@ kernel per parameter; this function is the seam where it plugs in.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
@@ -145,8 +146,10 @@ class Optimizer:
                 raise TypeError(f"optimizer can only optimize tensors, got {type(p).__name__} "
                                 f"at position {i} of group {len(self.param_groups)}")  # fmt: skip
             if not p.is_leaf:
-                raise ValueError(f"can't optimize a non-leaf tensor (position {i} of group "
-                                 f"{len(self.param_groups)}): optimize the leaf it came from")
+                raise ValueError(
+                    f"can't optimize a non-leaf tensor (position {i} of group "
+                    f"{len(self.param_groups)}): optimize the leaf it came from"
+                )
             if not p.dtype.is_floating_point:
                 raise TypeError(f"can't optimize a {p.dtype.name} tensor (position {i})")
         if len({id(p) for p in params}) != len(params):
@@ -154,7 +157,7 @@ class Optimizer:
         existing = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in existing for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
-        full = {**self.defaults, **group, "params": params}
+        full = _ParamGroup({**self.defaults, **group, "params": params})
         for name, value in full.items():
             if value is _REQUIRED:
                 raise ValueError(
@@ -163,7 +166,7 @@ class Optimizer:
                 )
         self._check_group(full)
         self.param_groups.append(full)
-        config.guard_epoch += 1
+        config.guard_epoch += 1  # (the groups' count is part of a jitted step's guard)
 
     def _check_group(self, group: dict) -> None:
         """Validate a group's options (subclasses name their bad values)."""
@@ -184,6 +187,8 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the gradients of every parameter (None, or zeros in place)."""
+        if config.thread.tape is not None:  # a replay clears the parameters traced
+            config.thread.tape.guard(self, _param_lists)
         for group in self.param_groups:
             for p in group["params"]:
                 if set_to_none:
@@ -208,7 +213,7 @@ class Optimizer:
         # reading the learning rate and step counts as they are then, with the gradients
         # the replay computed.
         if config.thread.tape is not None:  # replays will pass this list again
-            config.thread.tape.guard(self, _group_sizes)
+            config.thread.tape.guard(self, _param_lists)
             if len(self._replays) >= _MAX_REPLAYED:  # plans retraced away: forget the oldest
                 del self._replays[next(iter(self._replays))]
             self._replays[id(work)] = _Replayed(work)
@@ -370,7 +375,89 @@ def _frozen(token):
     return float(token) if isinstance(token, TensorBase) else token
 
 
-def _group_sizes(optimizer: Optimizer) -> tuple:
-    """What a jitted step's recorded update assumes of the parameter groups: their sizes
-    (``add_param_group`` after the trace selects another plan)."""
-    return tuple(len(group["params"]) for group in optimizer.param_groups)
+def _param_lists(optimizer: Optimizer) -> tuple:
+    """What a jitted step's recorded work assumes of the parameter groups: which
+    parameters each lists, known by its list's version (``_ParamList``), so that
+    ``add_param_group``, a parameter appended, removed or replaced, or a new list select
+    another plan. O(groups), and only worked out again after a change."""
+    return tuple(group["params"].version for group in optimizer.param_groups)
+
+
+class _ParamList(list):
+    """A parameter group's ``"params"``: a list that tells jitted steps when it changes.
+
+    Users change it in place, as in PyTorch (``opt.param_groups[0]["params"].append(p)``
+    to train a layer unfrozen mid-run). A jitted step replays the parameters it was
+    traced with, so every change takes a new ``version`` (the moved-on
+    ``config.guard_epoch``, never reused) and moves the epoch on, which is what makes a
+    jitted call look at its guards again: replays themselves pay nothing for it, where
+    comparing the parameters with the traced ones would cost O(parameters) per call.
+    Reading, iterating and indexing are list's own.
+
+    >>> import jitgrad as jg
+    >>> params = _ParamList([jg.ones(1)])
+    >>> before = params.version
+    >>> params.append(jg.zeros(1))
+    >>> params.version > before
+    True
+    """
+
+    __slots__ = ("version",)
+
+    def __init__(self, params=()):
+        super().__init__([params] if isinstance(params, Tensor) else params)
+        self._changed()
+
+    def _changed(self) -> None:
+        config.guard_epoch += 1
+        self.version = config.guard_epoch
+
+    def __reduce__(self):
+        # A copy (copy, deepcopy, pickle) is a new list, with a version of its own: two
+        # lists sharing one could be told apart by no guard.
+        return type(self), (list(self),)
+
+
+def _changing(name: str):
+    change = getattr(list, name)
+
+    @functools.wraps(change)
+    def changed(self, *args):
+        result = change(self, *args)
+        self._changed()
+        return result
+
+    return changed
+
+
+for _name in ("append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse",
+              "__setitem__", "__delitem__", "__iadd__", "__imul__"):  # fmt: skip
+    setattr(_ParamList, _name, _changing(_name))
+
+
+class _ParamGroup(dict):
+    """A parameter group: a dict whose ``"params"`` is always a ``_ParamList``, so that
+    a list assigned in place of the old one (``group["params"] = [...]``) is seen by
+    jitted steps too. Options are read live by every replay (``_replay_token``) and are
+    stored as in any dict."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "params" in self:
+            self["params"] = dict.__getitem__(self, "params")
+
+    def __setitem__(self, key, value) -> None:
+        if key == "params":
+            if isinstance(value, _ParamList):
+                config.guard_epoch += 1  # another list, which keeps its own version
+            else:
+                value = _ParamList(value)
+        super().__setitem__(key, value)
+
+    def update(self, *args, **kwargs) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def __ior__(self, other):
+        self.update(other)
+        return self

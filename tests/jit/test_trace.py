@@ -851,6 +851,64 @@ def test_freezing_a_parameter_or_adding_a_group_selects_another_plan():
     assert jitted.traces == 3
 
 
+@pytest.mark.parametrize("make", [
+    lambda ps: jg.optim.SGD(ps, lr=0.1, momentum=0.9),
+    lambda ps: jg.optim.Adam(ps, lr=0.05),
+])  # fmt: skip
+@pytest.mark.parametrize("change", ["append", "remove", "replace", "new list", "extend back"])
+def test_a_parameter_list_changed_in_place_selects_another_plan(make, change):
+    """Users change ``param_groups[k]["params"]`` directly, as in PyTorch (unfreezing a
+    layer by appending its weight): replays must update the parameters listed now."""
+    from jitgrad import nn
+
+    models = [nn.Sequential(nn.Linear(3, 4, generator=0), nn.Tanh(), nn.Linear(4, 2, generator=1))
+              for _ in range(2)]  # fmt: skip
+    opts = [make([m[0].weight, m[0].bias, m[2].bias]) for m in models]
+    x = jg.tensor(np.random.default_rng(1).standard_normal((5, 3)))
+
+    def step(model, opt):
+        for p in model.parameters():  # (all of them, listed by the optimizer or not)
+            p.grad = None
+        (model(x) ** 2).sum().backward()
+        opt.step()
+
+    jitted = jg.jit(step)
+    for i in range(8):
+        if i == 3:
+            for model, opt in zip(models, opts):
+                params = opt.param_groups[0]["params"]
+                if change == "append":
+                    params.append(model[2].weight)
+                elif change == "remove":
+                    params.remove(model[0].weight)
+                elif change == "replace":
+                    params[2] = model[2].weight
+                elif change == "new list":
+                    opt.param_groups[0]["params"] = [model[2].weight, model[2].bias]
+                else:
+                    params.pop()
+        if change == "extend back" and i == 5:  # the first plan's parameters again
+            for model, opt in zip(models, opts):
+                opt.param_groups[0]["params"] += [model[2].bias]
+        step(models[0], opts[0])
+        jitted(models[1], opts[1])
+        for a, b in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)
+    assert jitted.traces == (3 if change == "extend back" else 2)  # (a new list: a new plan)
+
+
+def test_a_jitted_zero_grad_clears_a_parameter_appended_after_the_trace():
+    w, extra = jg.ones(2, requires_grad=True), jg.ones(2, requires_grad=True)
+    opt = jg.optim.SGD([w], lr=0.1)
+    jitted = jg.jit(lambda: opt.zero_grad())
+    w.grad = jg.ones(2)
+    jitted()
+    opt.param_groups[0]["params"].append(extra)
+    w.grad, extra.grad = jg.ones(2), jg.ones(2)
+    jitted()
+    assert w.grad is None and extra.grad is None
+
+
 @pytest.mark.parametrize("move", ["share_memory_", "resize_", "set_"])
 def test_memory_moved_under_a_closed_over_tensor_is_read_after_the_move(move):
     w = jg.arange(4.0)
