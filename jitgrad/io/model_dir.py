@@ -4,8 +4,13 @@ One directory holds one version of a model::
 
     <base>/<name>/<version>/
         weights.jg          the state dict, written by ``jg.save`` (mmap-able, no pickle)
-        architecture.json   {"format_version": 1, "module": module.config()}
+        architecture.json   {"format_version": 1, "module": module.config(), "tied": [...]}
         manifest.json       written LAST, atomically: its presence means "complete"
+
+``"tied"`` lists the groups of state-dict keys that name one parameter or buffer (a
+weight shared by an embedding and an output layer: ``[["0.weight", "2.weight"]]``), since
+``config()`` describes layers, not which tensors they share: ``load_model`` ties them again.
+Directories written before it existed have none, and load the ties their architecture makes.
 
 ``manifest.json``::
 
@@ -45,7 +50,7 @@ import os
 from ..autograd.grad_mode import no_grad
 from ..creation import zeros
 from ..dtypes import as_dtype
-from ..nn import from_config
+from ..nn import Parameter, from_config
 from ..tensor import TensorBase
 from .format import write_atomically
 from .serialize import load, save
@@ -83,7 +88,8 @@ def save_model(module, directory, *, input_name: str = "x", input_shape=(64,),
     True
     """
     directory = os.fspath(directory)
-    architecture = {"format_version": MODEL_FORMAT_VERSION, "module": module.config()}
+    architecture = {"format_version": MODEL_FORMAT_VERSION, "module": module.config(),
+                    "tied": _tied_keys(module)}  # fmt: skip
     arch_bytes = (json.dumps(architecture, indent=1, allow_nan=False) + "\n").encode()
     input_shape = tuple(int(n) for n in input_shape)
     dtype = as_dtype(input_dtype)
@@ -115,8 +121,9 @@ def save_model(module, directory, *, input_name: str = "x", input_shape=(64,),
         "format_version": MODEL_FORMAT_VERSION,
         "jitgrad_version": _version(),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "files": {name: _describe(os.path.join(directory, name))
-                  for name in (WEIGHTS, ARCHITECTURE)},  # fmt: skip
+        "files": {
+            name: _describe(os.path.join(directory, name)) for name in (WEIGHTS, ARCHITECTURE)
+        },  # fmt: skip
         "signature": signature,
         "warmup_batch_sizes": warmup,
         "extra": extra,
@@ -124,6 +131,38 @@ def save_model(module, directory, *, input_name: str = "x", input_shape=(64,),
     text = json.dumps(manifest, indent=1, allow_nan=False) + "\n"
     write_atomically(manifest_path, text.encode(), [], [])
     return manifest
+
+
+def _tied_keys(module) -> list[list[str]]:
+    """The groups of state-dict keys that name one tensor object, in state-dict order."""
+    keys: dict[int, list[str]] = {}
+    for key, t in module.state_dict(keep_vars=True).items():
+        keys.setdefault(id(t), []).append(key)
+    return [group for group in keys.values() if len(group) > 1]
+
+
+def _tie(module, tied, arch_path: str) -> None:
+    """Make each group of keys in ``tied`` name one tensor of ``module`` again: the first
+    key's parameter (or buffer) takes the place of the others'."""
+    if not isinstance(tied, list) or any(
+            not isinstance(group, list) or len(group) < 2
+            or any(not isinstance(key, str) for key in group) for group in tied):  # fmt: skip
+        raise ModelDirectoryError(f"{arch_path!r}: 'tied' must be a list of groups of two or "
+                                  f"more state-dict keys, got {tied!r}")  # fmt: skip
+    modules = dict(module.named_modules(remove_duplicate=False))
+    tensors = module.state_dict(keep_vars=True)
+    for group in tied:
+        for key in group:
+            if key not in tensors:
+                raise ModelDirectoryError(f"{arch_path!r}: tied key {key!r} names no parameter "
+                                          "or buffer of the module")  # fmt: skip
+        if len({isinstance(tensors[key], Parameter) for key in group}) > 1:
+            raise ModelDirectoryError(f"{arch_path!r}: tied keys {group} name parameters and "
+                                      "buffers together")  # fmt: skip
+        shared = tensors[group[0]]
+        for key in group[1:]:
+            path, _, name = key.rpartition(".")
+            setattr(modules[path], name, shared)
 
 
 def _output_signature(module, input_shape, dtype, output_name: str) -> dict:
@@ -254,8 +293,10 @@ def load_model(directory, mmap: bool = False, *, verify_checksums: bool = False)
     """Load a model directory written by ``save_model``: ``(module, manifest)``.
 
     The module is rebuilt from ``architecture.json`` (its layer types must be known to
-    jitgrad, or imported by the caller), takes the weights (read into memory, or with
-    ``mmap=True`` mapped copy-on-write, with ``jg.load``'s caveat) and is put in eval mode.
+    jitgrad, or imported by the caller), with the tensors that were one parameter (or
+    buffer) of the saved module one again (``"tied"``), takes the weights (read into
+    memory, or with ``mmap=True`` mapped copy-on-write, with ``jg.load``'s caveat) and is
+    put in eval mode.
     ``verify_checksums`` also hashes every file against the manifest.
     """
     directory = os.fspath(directory)
@@ -278,10 +319,11 @@ def load_model(directory, mmap: bool = False, *, verify_checksums: bool = False)
         module = from_config(architecture["module"])
     except ValueError as e:
         raise ModelDirectoryError(f"{arch_path!r}: {e}") from e
+    _tie(module, architecture.get("tied", []), arch_path)
     state = load(os.path.join(directory, WEIGHTS), mmap=mmap)
     if not isinstance(state, dict):
         raise ModelDirectoryError(f"{directory!r}: {WEIGHTS} does not hold a state dict")
-    try:
+    try:  # (assigned, a tied tensor stays one: one gradient from every use)
         module.load_state_dict(state, strict=True, assign=True)
     except RuntimeError as e:
         raise ModelDirectoryError(f"{directory!r}: the weights do not fit the architecture: "

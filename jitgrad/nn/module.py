@@ -392,7 +392,9 @@ class Module:
         unexpected key, raises a RuntimeError listing every problem by key and leaves the
         module untouched. Values are cast to each
         parameter's dtype. ``assign=True`` adopts the given tensors instead of copying
-        (zero-copy: a memory-mapped checkpoint stays mapped) with their own dtype.
+        (zero-copy: a memory-mapped checkpoint stays mapped) with their own dtype; a tied
+        parameter or buffer (one object under several keys, such as an embedding and an
+        output layer sharing a weight) stays one object, as it does when copied into.
         Returns ``(missing_keys, unexpected_keys)``.
 
         >>> import jitgrad as jg
@@ -415,9 +417,7 @@ class Module:
             value = state_dict[key]
             current = getattr(module, name)
             if not isinstance(value, TensorBase):
-                problems.append(
-                    f"value for '{key}' is a {type(value).__name__}, not a tensor."
-                )
+                problems.append(f"value for '{key}' is a {type(value).__name__}, not a tensor.")
             elif value.shape != current.shape:
                 problems.append(
                     f"size mismatch for '{key}': copying a tensor of shape {value.shape} "
@@ -445,17 +445,12 @@ class Module:
                 + "\n    ".join(problems)
             )
         with no_grad():
-            for key, (module, name, kind) in slots.items():
-                if key not in state_dict:
-                    continue
-                value = as_tensor(state_dict[key])
-                current = getattr(module, name)
-                if not assign:
-                    TensorBase.copy_(current, value)
-                elif kind == "param":
-                    module._parameters[name] = Parameter(value.detach(), current.requires_grad)
-                else:
-                    module._buffers[name] = value.detach()
+            if not assign:
+                for key, (module, name, _) in slots.items():
+                    if key in state_dict:
+                        TensorBase.copy_(getattr(module, name), as_tensor(state_dict[key]))
+            else:
+                _adopt(slots, state_dict)
         return IncompatibleKeys(missing, unexpected)
 
     # -- calling and describing ----------------------------------------------------------
@@ -510,6 +505,29 @@ class Module:
     def __dir__(self):
         extra = [*self._parameters, *self._buffers, *self._modules]
         return sorted(set(super().__dir__()) | set(extra))
+
+
+def _adopt(slots: dict, state_dict) -> None:
+    """``load_state_dict(assign=True)``'s writes: each slot given a value takes a new
+    parameter (or buffer) over it. The slots that held one object take one new object,
+    made from the value of the last of their keys given (what copying into the shared
+    object would leave), also under their keys that were not given: a tie is the model's
+    structure (one gradient from every use, one optimizer entry), and a new object per
+    key would break it, as PyTorch's assign=True does (pytorch/pytorch#188346)."""
+    current = {key: getattr(module, name) for key, (module, name, _) in slots.items()}
+    given = {(kind, id(current[key])): key for key, (_, _, kind) in slots.items()
+             if key in state_dict}  # fmt: skip
+    adopted: dict[tuple, Tensor] = {}
+    for key, (module, name, kind) in slots.items():
+        old = current[key]
+        tie = (kind, id(old))
+        if tie not in given:
+            continue
+        new = adopted.get(tie)
+        if new is None:
+            value = as_tensor(state_dict[given[tie]]).detach()
+            new = adopted[tie] = Parameter(value, old.requires_grad) if kind == "param" else value
+        (module._parameters if kind == "param" else module._buffers)[name] = new
 
 
 def _check_name(module: Module, name: str, registry: dict) -> None:

@@ -194,3 +194,78 @@ def test_training_mode_is_restored_after_measuring_outputs(tmp_path):
     save_model(model, tmp_path / "m")
     assert model.training
     assert model[2].num_batches_tracked.item() == 0  # the probe ran in eval mode
+
+
+class TiedLM(nn.Module):
+    """An embedding and an output layer that share one weight, tied by the constructor."""
+
+    def __init__(self, vocab=10, dim=4):
+        super().__init__()
+        self.vocab, self.dim = vocab, dim
+        self.emb = nn.Embedding(vocab, dim, generator=0)
+        self.out = nn.Linear(dim, vocab, bias=False, generator=1)
+        self.out.weight = self.emb.weight
+
+    def forward(self, indices):
+        return self.out(self.emb(indices))
+
+    def get_config(self):
+        return {"vocab": self.vocab, "dim": self.dim}
+
+
+def tied_model(tied_by):
+    if tied_by == "constructor":
+        return TiedLM()
+    # tied after construction: the architecture alone does not say so
+    model = nn.Sequential(nn.Embedding(10, 4, generator=0), nn.Linear(4, 10, generator=1))
+    model[1].weight = model[0].weight
+    return model
+
+
+def train(model, steps=3):
+    """A few SGD steps with momentum; the losses."""
+    rng = np.random.default_rng(0)
+    opt = jg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model.train()
+    losses = []
+    for _ in range(steps):
+        indices, targets = (jg.tensor(rng.integers(0, 10, 6)) for _ in range(2))
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(indices), targets)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+@pytest.mark.parametrize("mmap", [False, True])
+@pytest.mark.parametrize("tied_by", ["constructor", "assignment"])
+def test_tied_weights_load_as_one_parameter_and_train_as_one(tmp_path, tied_by, mmap):
+    model = tied_model(tied_by)
+    save_model(model, tmp_path / "m", input_shape=(), input_dtype="int64")
+    loaded, _ = load_model(tmp_path / "m", mmap=mmap)
+    first, second = (loaded.emb, loaded.out) if tied_by == "constructor" else loaded
+    assert first.weight is second.weight
+    assert [n for n, _ in loaded.named_parameters()] == [n for n, _ in model.named_parameters()]
+    # One gradient from both uses, one optimizer entry: trained as the original trains.
+    assert train(loaded) == pytest.approx(train(model), rel=1e-12)
+    for key, value in model.state_dict().items():
+        np.testing.assert_allclose(loaded.state_dict()[key].numpy(), value.numpy(), rtol=1e-12)
+    assert first.weight is second.weight
+
+
+def test_a_malformed_tie_is_refused_naming_it(tmp_path):
+    save_model(tied_model("assignment"), tmp_path / "m", input_shape=(), input_dtype="int64")
+    path = tmp_path / "m" / "architecture.json"
+    arch = json.loads(path.read_text())
+    assert arch["tied"] == [["0.weight", "1.weight"]]
+    for tied, message in (
+        (["0.weight"], "must be a list of groups"),
+        ([["0.weight", "2.weight"]], "tied key '2.weight' names no"),
+    ):
+        path.write_text(json.dumps({**arch, "tied": tied}))
+        manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
+        manifest["files"]["architecture.json"]["bytes"] = path.stat().st_size
+        (tmp_path / "m" / "manifest.json").write_text(json.dumps(manifest))
+        with pytest.raises(ModelDirectoryError, match=message):
+            load_model(tmp_path / "m")

@@ -240,6 +240,29 @@ def test_requires_grad_is_kept_and_loads_as_leaves(tmp_path, mmap):
     assert out["h"].grad.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
 
 
+@MMAP
+@pytest.mark.parametrize("given", ["both", "first", "second"])
+def test_a_tied_weight_loaded_by_assignment_stays_one_parameter(tmp_path, mmap, given):
+    """A state dict names a tied weight under each of its keys; adopted (zero-copy), it
+    must still be one parameter: one gradient from every use, one optimizer entry."""
+
+    def tied(seed):
+        model = jg.nn.Sequential(jg.nn.Embedding(5, 3, generator=seed),
+                                 jg.nn.Linear(3, 5, generator=seed))  # fmt: skip
+        model[1].weight = model[0].weight
+        return model
+
+    saved, model = tied(0), tied(1)
+    state = saved.state_dict()
+    if given != "both":  # (a partial state dict: the other key keeps no stale weight)
+        del state["1.weight" if given == "first" else "0.weight"]
+    jg.save(state, tmp_path / "tied.jg")
+    model.load_state_dict(jg.load(tmp_path / "tied.jg", mmap=mmap), strict=False, assign=True)
+    assert model[0].weight is model[1].weight
+    np.testing.assert_array_equal(model[0].weight.numpy(), saved[0].weight.numpy())
+    assert len(list(model.parameters())) == 2
+
+
 def test_requires_grad_on_an_integer_tensor_is_a_format_error(tmp_path):
     jg.save({"ids": jg.arange(3)}, tmp_path / "i.jg")
     header, blobs = split_file(tmp_path / "i.jg")
