@@ -55,18 +55,41 @@ class Storage(ElementOps):
         allocation behind every op result."""
         self = object.__new__(cls)
         nbytes = numel * cls._itemsize
-        if nbytes < buffers.SMALL_BYTES:  # most results: numpy's allocator serves them
-            data = np.empty(numel, cls._numpy)
-            # An untyped storage owning fresh bytes, built in this frame and holding the
-            # elements' array as its bytes until they are asked for (per-op overhead)
-            self._untyped = untyped = object.__new__(UntypedStorage)
-            untyped._bytes, untyped._resizable = data, True
-        else:
-            self._untyped = untyped = UntypedStorage._pooled(nbytes)
-            data = untyped._bytes.view(cls._numpy)
+        if nbytes < buffers.SMALL_BYTES and not cls._half:
+            # Most results: numpy's allocator serves them, and the untyped storage is made
+            # only when something asks for it (``__getattr__``)
+            self._elements = np.empty(numel, cls._numpy)
+            return self
+        self._untyped = untyped = UntypedStorage._pooled(nbytes)
+        data = untyped._bytes.view(cls._numpy)
         # typed_arrays' work, done while it is cheap
         untyped._typed = {cls._numpy: (data, data.view(np.uint16) if cls._half else data)}
         return self
+
+    # A small op result holds only its elements' array until anything other than a kernel
+    # or ``array`` needs its untyped storage: most results are read by the next ops and
+    # dropped, and an untyped storage each (two more objects and two dicts) was a third of
+    # the per-op allocation cost and of the garbage collector's work.
+    _elements: np.ndarray | None = None
+
+    def __getattr__(self, name):
+        elements = self.__dict__.get("_elements") if name == "_untyped" else None
+        if elements is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        untyped = object.__new__(UntypedStorage)
+        untyped._bytes, untyped._resizable = elements, True
+        untyped._typed = {self._numpy: (elements, elements)}
+        # setdefault: two threads materialising at once agree on one untyped storage; from
+        # here on it alone says where the elements are (it may be resized)
+        untyped = self.__dict__.setdefault("_untyped", untyped)
+        self._elements = None
+        return untyped
+
+    def __getstate__(self):
+        # A pickled storage carries its untyped storage, so sharing survives.
+        state = dict(self.__dict__, _untyped=self._untyped)
+        state.pop("_elements", None)
+        return state
 
     @classmethod
     def from_untyped(cls, untyped: UntypedStorage) -> Storage:
@@ -122,12 +145,18 @@ class Storage(ElementOps):
     @property
     def array(self) -> np.ndarray:
         """The elements as a 1-D numpy array sharing this storage's memory."""
+        elements = self._elements
+        if elements is not None:
+            return elements
         return self._untyped.typed_arrays(self.dtype.numpy)[0]
 
     @property
     def kernel_array(self) -> np.ndarray:
         """The array numba kernels take (float16 travels as its uint16 bits)."""
-        # Every launch reads it for each operand: the cached pair first, without a call.
+        # Every launch reads it for each operand: the cached array first, without a call.
+        elements = self._elements
+        if elements is not None:
+            return elements
         pair = self._untyped._typed.get(self._numpy)
         return (pair if pair is not None else self._untyped.typed_arrays(self._numpy))[1]
 
