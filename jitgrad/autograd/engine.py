@@ -49,7 +49,7 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
         while heap:
             node = heapq.heappop(heap)[2]
             gys = buffers.pop(node)
-            tensor_hooks = node.__dict__.get("_tensor_hooks")
+            tensor_hooks = node._tensor_hooks
             for nr, hooks in tensor_hooks.items() if tensor_hooks else ():
                 for hook in hooks:
                     if gys[nr] is not None:

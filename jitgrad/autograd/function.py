@@ -20,10 +20,12 @@ class Node:
     maps output gradients to input gradients."""
 
     generation: int = 0
+    _tensor_hooks: dict | None = None  # output number -> hooks registered on that output
 
     def _hooks_for(self, output_nr: int) -> list:
-        hooks = self.__dict__.setdefault("_tensor_hooks", {})
-        return hooks.setdefault(output_nr, [])
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        return self._tensor_hooks.setdefault(output_nr, [])
 
 
 class Function(Node):
@@ -98,17 +100,23 @@ class Function(Node):
     def _record(self, xs, ys, recording: bool):
         if not recording:
             return ys
-        outputs = ys if isinstance(ys, tuple) else (ys,)
         # Plain loops, no comprehensions: this runs once per recorded op, and eager overhead
         # is per op. Integer and bool outputs (argmax, comparisons) never carry gradients.
-        floating, meta, refs = [], [], []
-        for y in outputs:
-            dtype = y._storage.dtype
-            floating.append(dtype.kind == "f")
-            meta.append((y._shape, dtype))
-            refs.append(weakref.ref(y))
-        if True not in floating:
-            return ys
+        if isinstance(ys, tuple):
+            outputs, floating, meta, refs = ys, [], [], []
+            for y in outputs:
+                dtype = y._storage.dtype
+                floating.append(dtype.kind == "f")
+                meta.append((y._shape, dtype))
+                refs.append(weakref.ref(y))
+            if True not in floating:
+                return ys
+        else:  # most functions: one output, without the lists
+            dtype = ys._storage.dtype
+            if dtype.kind != "f":
+                return ys
+            outputs, floating = (ys,), (True,)
+            meta, refs = ((ys._shape, dtype),), (weakref.ref(ys),)
         edges, versions, generation = [], [], 0
         for x in xs:
             creator = x._grad_fn  # (_edge's common case without its call)

@@ -57,12 +57,14 @@ def forward(op, xs) -> Tensor | None:
     return out
 
 
-def backward(op, xs, gy: Tensor):
-    """Every needed input gradient in one kernel (then summed over broadcast axes)."""
+def backward(op, xs, gy: Tensor, mask: tuple | None = None):
+    """Every needed input gradient in one kernel (then summed over broadcast axes), each of
+    its input's shape and dtype; ``mask``: which inputs require grad, if known."""
     operands = [*xs, gy]
-    mask = ()
-    for x in xs:  # (a loop: no comprehension frame per op)
-        mask += (x._requires_grad,)
+    if mask is None:
+        mask = ()
+        for x in xs:  # (a loop: no comprehension frame per op)
+            mask += (x._requires_grad,)
     if op._known is not None and config.thread.tape is None:
         # The forward's known call fixes the op and its operands' layouts: only which inputs
         # need a gradient and the incoming gradient's layout can still differ.
@@ -153,23 +155,30 @@ def _decide(signature, launch, where, out_dtypes, ct, needed=None) -> _Decided |
 
 def launch(decided: _Decided, op, operands) -> list:
     """Run a remembered decision on new operands of the same signature: its outputs."""
-    # Plain loops, no comprehensions: this is the per-op hot path of eager code, forward
-    # and backward.
-    where, n, strides = decided.where, decided.numel, decided.out_strides
-    arrays, offsets = [], []
-    for x in operands:
-        arrays.append(x._storage.kernel_array)
-        offsets.append(x._offset)
-    args = where.kernel_args(arrays, offsets)
+    # Plain loops, no comprehensions, Layout.kernel_args and Tensor._make inlined: this is
+    # the per-op hot path of eager code, forward and backward.
+    where, n = decided.where, decided.numel
+    args = [where._size_arg]
+    stride_args = where._stride_args
+    if stride_args:
+        for x, strides in zip(operands, stride_args):
+            args += (x._storage.kernel_array, x._offset, strides)
+    else:
+        for x in operands:
+            args += (x._storage.kernel_array, x._offset)
     kind = decided.scalar_type
     if kind is not None:
         for c, slot in zip(op._constants, op._slots):
             if slot is None:
                 args.append(kind(c))
-    outs = []
+    outs, shape, strides = [], where.shape, decided.out_strides
     for cls in decided.out_storages:
         storage = cls._uninitialised(n)
-        outs.append(Tensor._make(storage, where.shape, strides, 0))
+        t = Tensor.__new__(Tensor)
+        t._storage, t._shape, t._strides, t._offset = storage, shape, strides, 0
+        t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = (
+            False, None, None, 0, None)  # fmt: skip
+        outs.append(t)
         args.append(storage.kernel_array)
     if n:
         decided.compiled(*args)
@@ -189,7 +198,7 @@ class Layout:
     __slots__ = ("shape", "strides", "pattern", "_size_arg", "_stride_args")
 
     def __init__(self, shape, strides, pattern, merged_shape=None, merged_strides=()):
-        self.shape, self.strides, self.pattern = shape, strides, pattern
+        self.shape, self.strides, self.pattern = tuple(shape), strides, pattern
         if merged_shape is None:
             self._size_arg = layout.numel(shape)
         else:

@@ -211,6 +211,32 @@ class Elementwise(Function):
             g = getattr(self, rule)(reference, gy, y, *self._args(arrays, as_arrays=True))
             return np.asarray(reference.sum_to(g, x.shape), dtype=x.dtype.numpy)
 
+    def _apply(self, gys, retain_graph: bool):
+        # The eager hot path, in one frame: a known call's gradients from its kernel, when
+        # nothing the kernel reads (the inputs its rules read, those y is recomputed from)
+        # changed since the forward. Anything else (a first call, a recorded backward, an
+        # input changed in place) takes Function's path, which names the error or reads
+        # the saved output instead.
+        known, xs = self._known, self.inputs
+        if known is not None and xs is not None and self._lowered:
+            mask = ()
+            for x in xs:  # (a loop: no comprehension frame per op)
+                mask += (x._requires_grad,)
+            found = known.reads.get(mask)
+            if found is not None and not config.thread.grad_enabled:
+                versions = self._versions
+                for i in found[2]:
+                    if xs[i]._storage._version != versions[i]:
+                        break
+                else:
+                    grads = config.lowering.backward(self, xs, gys[0], mask)
+                    if grads is not None:
+                        if not retain_graph:
+                            self.inputs = None
+                            self._release()
+                        return grads
+        return super()._apply(gys, retain_graph)
+
     def _inputs_read_by_backward(self):
         known = self._known
         if known is None:
@@ -233,7 +259,7 @@ class Elementwise(Function):
 
     def _find_inputs_read(self):
         """(the inputs the gradient rules read, the inputs y is recomputed from when a rule
-        reads y)"""
+        reads y, both together)"""
         reads = _rule_reads(type(self))
         needed, reads_y = set(), False
         for rule, slot in zip(self.grad_rules, self._slots):
@@ -247,7 +273,7 @@ class Elementwise(Function):
                 "operation after it was saved for backward; its gradient would be wrong"
             )
         recomputed = tuple(s for s in self._slots if s is not None) if reads_y else ()
-        return sorted(needed), recomputed
+        return sorted(needed), recomputed, sorted({*needed, *recomputed})
 
     def _recompute_is_stale(self) -> bool:
         """Whether an input that y is recomputed from was changed in place since the
