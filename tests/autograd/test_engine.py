@@ -437,6 +437,28 @@ def test_input_changed_in_place_after_an_output_based_op_as_pytorch(monkeypatch,
     np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-12)
 
 
+def test_in_place_changes_are_seen_after_the_same_call_ran_backward_before():
+    # A repeated call's backward runs from the memo of its first (the eager hot path):
+    # the version checks must hold there too, raising or reading the saved output.
+    def graph(write=None):
+        a = jg.tensor([0.5, 0.25, 0.75], requires_grad=True)
+        w = jg.tensor([3.0, 4.0, 5.0])
+        b = a * 1
+        c = jg.tanh(b) * w
+        if write == "w":
+            w.mul_(2)
+        elif write == "b":
+            b.add_(1)  # tanh's input: its gradient comes from the saved output
+        c.sum().backward()
+        return a.grad.numpy()
+
+    clean = graph()
+    np.testing.assert_array_equal(graph(), clean)
+    with pytest.raises(RuntimeError, match="input 1 of Multiply .* modified by an in-place"):
+        graph("w")
+    np.testing.assert_allclose(graph("b"), clean, rtol=1e-15)
+
+
 def test_input_and_output_of_an_output_based_op_both_changed_in_place_raise():
     a = jg.tensor([1.0, 2.0], requires_grad=True)
     b = a * 1
