@@ -75,6 +75,8 @@ def save_model(module, directory, *, input_name: str = "x", input_shape=(64,),
     ``input_shape`` is one sample's shape (the batch dimension is added as -1).
     An existing model directory is refused unless ``overwrite``; overwriting removes its
     manifest first, so no reader ever sees a manifest over half-written files.
+    Every module keeps its train/eval mode (the outputs are measured in eval mode, and
+    each module's own mode is put back), but modes are not saved: see ``load_model``.
 
     >>> import os, tempfile, jitgrad as jg
     >>> from jitgrad import nn
@@ -166,13 +168,17 @@ def _tie(module, tied, arch_path: str) -> None:
 
 
 def _output_signature(module, input_shape, dtype, output_name: str) -> dict:
-    was_training = module.training
+    # Measured in eval mode (BatchNorm must not fold a zero batch into its statistics);
+    # then each module gets its own mode back: module.train(mode) would give every
+    # submodule the top one's, undoing a submodule kept in eval mode (a frozen BatchNorm).
+    modes = [(m, m.training) for m in module.modules()]
     module.eval()
     try:
         with no_grad():
             out = module(zeros((1, *input_shape), dtype))
     finally:
-        module.train(was_training)
+        for m, mode in modes:
+            m.training = mode
     if isinstance(out, dict):
         items = list(out.items())
     elif isinstance(out, (tuple, list)):
@@ -296,7 +302,11 @@ def load_model(directory, mmap: bool = False, *, verify_checksums: bool = False)
     jitgrad, or imported by the caller), with the tensors that were one parameter (or
     buffer) of the saved module one again (``"tied"``), takes the weights (read into
     memory, or with ``mmap=True`` mapped copy-on-write, with ``jg.load``'s caveat) and is
-    put in eval mode.
+    put in eval mode, every module of it, ready to serve. Train/eval modes are not saved
+    (nor are they in a PyTorch state dict, and ``config()`` describes layers, not how they
+    were last used), so a model saved with some modules in eval mode and others training
+    loads with all of them in eval mode: to train it further, call ``train()`` and then
+    ``eval()`` on the modules to keep frozen, as when it was first trained.
     ``verify_checksums`` also hashes every file against the manifest.
     """
     directory = os.fspath(directory)

@@ -196,6 +196,18 @@ def test_training_mode_is_restored_after_measuring_outputs(tmp_path):
     assert model[2].num_batches_tracked.item() == 0  # the probe ran in eval mode
 
 
+@pytest.mark.parametrize("top", [True, False])
+def test_saving_keeps_each_module_s_own_mode_and_loading_gives_eval(tmp_path, top):
+    model = mlp().train(top)
+    model[2].train(not top)  # a frozen BatchNorm in a model that trains, or the reverse
+    modes = [m.training for m in model.modules()]
+    save_model(model, tmp_path / "m")
+    assert [m.training for m in model.modules()] == modes
+    assert model[2].num_batches_tracked.item() == 0  # the probe ran in eval mode
+    loaded, _ = load_model(tmp_path / "m")  # modes are not saved: served in eval mode
+    assert not any(m.training for m in loaded.modules())
+
+
 class TiedLM(nn.Module):
     """An embedding and an output layer that share one weight, tied by the constructor."""
 
