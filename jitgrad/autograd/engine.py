@@ -26,27 +26,33 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
     buffers: dict = {}
     heap: list = []
     tiebreak = itertools.count()
-
-    def send(edge, g) -> None:
-        node, nr = edge
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = [None] * len(node._output_meta)
-            heapq.heappush(heap, (-node.generation, next(tiebreak), node))
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
-
     captured = {} if capture is not None else None
     wanted = set(capture or ())
+    edges = []
+    for root in roots:
+        edge = root._edge()
+        if edge is None:
+            raise RuntimeError(
+                "element 0 of tensors does not require grad and has no grad_fn: "
+                "nothing to differentiate"
+            )
+        edges.append(edge)
+    gxs = root_grads
     with set_grad_enabled(create_graph):
-        for root, g in zip(roots, root_grads):
-            edge = root._edge()
-            if edge is None:
-                raise RuntimeError(
-                    "element 0 of tensors does not require grad and has no grad_fn: "
-                    "nothing to differentiate"
-                )
-            send(edge, g)
-        while heap:
+        while True:
+            # The gradients sent along the edges (the roots' first, then each node's) join
+            # their nodes' buffers; a node enters the queue with its first gradient.
+            for edge, g in zip(edges, gxs):
+                if edge is None or g is None:
+                    continue
+                target, nr = edge
+                buf = buffers.get(target)
+                if buf is None:
+                    buf = buffers[target] = [None] * len(target._output_meta)
+                    heapq.heappush(heap, (-target.generation, next(tiebreak), target))
+                buf[nr] = g if buf[nr] is None else buf[nr] + g
+            if not heap:
+                break
             node = heapq.heappop(heap)[2]
             gys = buffers.pop(node)
             tensor_hooks = node._tensor_hooks
@@ -63,15 +69,13 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
             if isinstance(node, AccumulateGrad):
                 if captured is None:
                     _accumulate(node, gys[0], create_graph)
+                edges = ()
                 continue
             for nr, g in enumerate(gys):  # (a loop: no comprehension frame per node)
                 if g is None:
                     shape, dtype = node._output_meta[nr]
                     gys[nr] = zeros(shape, dtype)
-            gxs = node._apply(gys, retain_graph)
-            for edge, gx in zip(node.next_edges, gxs):
-                if edge is not None and gx is not None:
-                    send(edge, gx)
+            edges, gxs = node.next_edges, node._apply(gys, retain_graph)
     return captured
 
 
