@@ -595,11 +595,15 @@ class Arctan2(Binary):
     def f(self, m, a, b):
         return m.arctan2(a, b)
 
+    # At the origin, where the angle has no derivative, both gradients are 0 (PyTorch's
+    # convention), not 0/0.
     def da(self, m, gy, y, a, b):
-        return gy * b / (a * a + b * b)
+        r2 = a * a + b * b
+        return m.where(r2 == 0, 0, gy * b / r2)
 
     def db(self, m, gy, y, a, b):
-        return -gy * a / (a * a + b * b)
+        r2 = a * a + b * b
+        return m.where(r2 == 0, 0, -gy * a / r2)
 
 
 class FloorDivide(Binary):

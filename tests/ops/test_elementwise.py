@@ -356,6 +356,21 @@ def test_gradient_of_x_to_the_zero_is_zero_also_at_zero(monkeypatch, backend):
     assert x.grad.tolist() == [0.0, 6.0]
 
 
+@pytest.mark.parametrize("backend", ["jit", "reference"])
+def test_arctan2_gradient_is_zero_at_the_origin_and_exact_elsewhere(monkeypatch, backend):
+    monkeypatch.setattr(config, "backend", backend)
+    a_values, b_values = [0.0, 1.0, 0.5, -2.0], [0.0, 0.0, -2.0, 3.0]
+    a = jg.tensor(a_values, requires_grad=True)
+    b = jg.tensor(b_values, requires_grad=True)
+    jg.arctan2(a, b).sum().backward()
+    av, bv = np.array(a_values), np.array(b_values)
+    with np.errstate(invalid="ignore"):
+        r2 = av * av + bv * bv
+        want_a, want_b = np.where(r2 == 0, 0, bv / r2), np.where(r2 == 0, 0, -av / r2)
+    np.testing.assert_allclose(a.grad.numpy(), want_a, rtol=1e-15)  # PyTorch's: 0 at (0, 0)
+    np.testing.assert_allclose(b.grad.numpy(), want_b, rtol=1e-15)
+
+
 BOOLS = (np.array([True, False, True, False]), np.array([True, True, False, False]))
 
 
