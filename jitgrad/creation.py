@@ -38,6 +38,10 @@ def asarray(obj, dtype=None, copy: bool | None = None, requires_grad: bool = Fal
     elif isinstance(obj, TensorBase):
         t = Tensor._make(obj._storage, obj.shape, obj.stride(), obj.storage_offset())
     elif isinstance(obj, np.ndarray):
+        if not obj.dtype.isnative and copy is not False:
+            # A copy may as well be in native byte order (numpy's asarray with a native
+            # dtype converts so too); sharing the memory cannot (from_numpy says so).
+            obj, copy = obj.astype(obj.dtype.newbyteorder("=")), None
         t = from_numpy(obj)
     elif copy is False:
         t = from_numpy(_shared_array(obj, d))
@@ -90,6 +94,8 @@ def _from_data(obj, d: dtypes.DType | None) -> Tensor:
     if isinstance(obj, (str, bytes)):
         raise TypeError(f"cannot build a tensor from {type(obj).__name__}")
     values = np.asarray(obj) if d is None else np.asarray(obj, dtype=d.numpy)
+    if not values.dtype.isnative:  # (arrays of another byte order, nested in a list)
+        values = values.astype(values.dtype.newbyteorder("="))
     if d is None:
         if values.dtype.kind not in "biufc":
             raise TypeError(f"cannot build a tensor from data of numpy type {values.dtype}")
@@ -159,7 +165,7 @@ def _leaf_dtype(value) -> dtypes.DType:
         return value.dtype
     if not isinstance(value, (np.ndarray, np.generic)):
         value = np.asarray(value)
-    return dtypes.from_numpy_dtype(value.dtype)
+    return dtypes.from_numpy_dtype(value.dtype.newbyteorder("="))  # (the values convert)
 
 
 # -- numpy's creation functions ------------------------------------------------------------

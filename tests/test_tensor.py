@@ -518,6 +518,17 @@ def test_uniform_draws_stay_below_high_in_narrow_dtypes(dtype):
     assert shifted.max() < 6 and shifted[:, 1].min() >= 5
 
 
+@pytest.mark.parametrize("code", ["f4", "f8", "i2", "i8", "c16"])
+def test_copies_of_arrays_in_the_other_byte_order_are_native_as_numpy_s(code):
+    other = ">" if np.little_endian else "<"
+    values = (np.arange(6) - 2).reshape(2, 3).astype(other + code)
+    want = values.astype("=" + code)
+    for t in (jg.tensor(values), jg.asarray(values), jg.tensor([values[0], values[1]])):
+        assert t.dtype.numpy == want.dtype
+        np.testing.assert_array_equal(t.numpy(), want)
+    np.testing.assert_array_equal(jg.asarray(values, dtype="float32").numpy(), want)
+
+
 # -- bad input ---------------------------------------------------------------------------
 
 
@@ -529,6 +540,7 @@ def test_uniform_draws_stay_below_high_in_narrow_dtypes(dtype):
         (lambda: jg.zeros(3, dtype="float128"), TypeError, "float128"),
         (lambda: jg.from_numpy(np.zeros(2, np.uint16)), TypeError, "uint16"),
         (lambda: jg.from_numpy(np.zeros(2, ">f4")), ValueError, "byte order"),
+        (lambda: jg.asarray(np.zeros(2, ">f4"), copy=False), ValueError, "byte order"),
         (lambda: jg.from_numpy([1, 2]), TypeError, "ndarray"),
         (lambda: jg.tensor(["a"]), TypeError, "numpy type"),
         (lambda: jg.tensor("abc"), TypeError, "str"),
