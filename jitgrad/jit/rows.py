@@ -35,11 +35,12 @@ def exp_shifted(z, out):
     tops = np.empty(n, DT)
     for i in range(n):
         row = z[i]
+        # A select, not a branch (1.5x faster). A NaN the max skips still makes the row's
+        # sum, and so its loss and gradient, NaN.
         top = row[0]
         for j in range(1, c):
             v = row[j]
-            if v > top or v != v:
-                top = v
+            top = v if v > top else top
         tops[i] = top
         for j in range(c):
             out[i, j] = row[j] - top
@@ -67,6 +68,10 @@ def label_of(labels, i, n_classes, ignore_index):
 def forward(z, labels, ignore_index, mean, losses, total, count):
     n, c = z.shape
     tops, sums = exp_shifted(z, np.empty((n, c), DT))
+    # The logarithms first, in a loop of their own that vectorises (in the loop below,
+    # with its label lookups, each was a scalar call: 7x slower)
+    for i in range(n):
+        losses[i] = vm.log_{suffix}(sums[i])
     acc = 0.0
     valid = 0
     for i in range(n):
@@ -75,7 +80,7 @@ def forward(z, labels, ignore_index, mean, losses, total, count):
             losses[i] = DT(0)
             continue
         # (z - top) first, as log_softmax does: top + log(s) would round away log(s).
-        losses[i] = vm.log_{suffix}(sums[i]) - (z[i, label] - tops[i])
+        losses[i] -= z[i, label] - tops[i]
         acc += losses[i]
         valid += 1
     count[0] = valid

@@ -233,6 +233,24 @@ def test_cross_entropy_gradient_is_softmax_minus_one_hot():
     np.testing.assert_allclose(x.grad.numpy(), expected, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cross_entropy_of_non_finite_logits_as_pytorch(dtype):
+    torch = pytest.importorskip("torch")
+    nan, inf = float("nan"), float("inf")
+    logits = np.array([[0.5, nan, 1.0, -2.0], [nan, 0.1, 0.2, 0.3], [0.1, 0.2, 0.3, nan],
+                       [-inf, 0.5, 1.0, 0.0], [inf, 0.5, 1.0, 0.0], [0.3, -0.2, 2.0, 1.5]],
+                      dtype=dtype.numpy)  # fmt: skip
+    labels = np.array([0, 2, 1, 1, 2, 3])
+    x = jg.tensor(logits, requires_grad=True)
+    loss = F.cross_entropy(x, jg.from_numpy(labels), reduction="none")
+    loss.sum().backward()
+    t = torch.tensor(logits, requires_grad=True)
+    want = torch.nn.functional.cross_entropy(t, torch.from_numpy(labels), reduction="none")
+    want.sum().backward()
+    np.testing.assert_allclose(loss.numpy(), want.detach().numpy(), **TOL[dtype])
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), **TOL[dtype])
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("ignore_index", [-100, 2])
 @pytest.mark.parametrize("dtype", DTYPES)
