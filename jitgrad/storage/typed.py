@@ -15,6 +15,19 @@ from .elements import ElementOps
 from .untyped import UntypedStorage, _check_size, _sequence_to_array
 
 
+class _KernelArray:
+    """``Storage.kernel_array``: the array numba kernels take (float16 travels as its
+    uint16 bits). A non-data descriptor, so that a small op result's own attribute of that
+    name, its elements' array, is found first, without a call: every launch reads it for
+    each operand."""
+
+    def __get__(self, storage, owner=None) -> np.ndarray:
+        if storage is None:
+            return self
+        pair = storage._untyped._typed.get(storage._numpy)
+        return (pair if pair is not None else storage._untyped.typed_arrays(storage._numpy))[1]
+
+
 class Storage(ElementOps):
     """Base of the typed storages; ``Storage(...)`` itself builds one of the default dtype.
 
@@ -58,7 +71,7 @@ class Storage(ElementOps):
         if nbytes < buffers.SMALL_BYTES and not cls._half:
             # Most results: numpy's allocator serves them, and the untyped storage is made
             # only when something asks for it (``__getattr__``)
-            self._elements = np.empty(numel, cls._numpy)
+            self.kernel_array = np.empty(numel, cls._numpy)
             return self
         self._untyped = untyped = UntypedStorage._pooled(nbytes)
         data = untyped._bytes.view(cls._numpy)
@@ -66,14 +79,13 @@ class Storage(ElementOps):
         untyped._typed = {cls._numpy: (data, data.view(np.uint16) if cls._half else data)}
         return self
 
-    # A small op result holds only its elements' array until anything other than a kernel
-    # or ``array`` needs its untyped storage: most results are read by the next ops and
+    # A small op result holds only its elements' array, as its ``kernel_array`` (which
+    # then shadows the class's descriptor: a launch reads it as a plain attribute), until
+    # anything else needs its untyped storage: most results are read by the next ops and
     # dropped, and an untyped storage each (two more objects and two dicts) was a third of
     # the per-op allocation cost and of the garbage collector's work.
-    _elements: np.ndarray | None = None
-
     def __getattr__(self, name):
-        elements = self.__dict__.get("_elements") if name == "_untyped" else None
+        elements = self.__dict__.get("kernel_array") if name == "_untyped" else None
         if elements is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         untyped = object.__new__(UntypedStorage)
@@ -82,13 +94,13 @@ class Storage(ElementOps):
         # setdefault: two threads materialising at once agree on one untyped storage; from
         # here on it alone says where the elements are (it may be resized)
         untyped = self.__dict__.setdefault("_untyped", untyped)
-        self._elements = None
+        self.__dict__.pop("kernel_array", None)
         return untyped
 
     def __getstate__(self):
         # A pickled storage carries its untyped storage, so sharing survives.
         state = dict(self.__dict__, _untyped=self._untyped)
-        state.pop("_elements", None)
+        state.pop("kernel_array", None)
         return state
 
     @classmethod
@@ -145,20 +157,12 @@ class Storage(ElementOps):
     @property
     def array(self) -> np.ndarray:
         """The elements as a 1-D numpy array sharing this storage's memory."""
-        elements = self._elements
+        elements = self.__dict__.get("kernel_array")  # (a small op result's, see above)
         if elements is not None:
             return elements
         return self._untyped.typed_arrays(self.dtype.numpy)[0]
 
-    @property
-    def kernel_array(self) -> np.ndarray:
-        """The array numba kernels take (float16 travels as its uint16 bits)."""
-        # Every launch reads it for each operand: the cached array first, without a call.
-        elements = self._elements
-        if elements is not None:
-            return elements
-        pair = self._untyped._typed.get(self._numpy)
-        return (pair if pair is not None else self._untyped.typed_arrays(self._numpy))[1]
+    kernel_array = _KernelArray()
 
     def untyped(self) -> UntypedStorage:
         return self._untyped
