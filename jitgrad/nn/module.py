@@ -355,7 +355,8 @@ class Module:
         layer shared by two paths appears under both names, as in PyTorch).
 
         Values share storage with the module (detached unless ``keep_vars``): save them
-        with ``jg.save`` to checkpoint.
+        with ``jg.save`` to checkpoint. ``prefix`` is prepended to every key as given (so
+        it ends with its own dot, ``"model."``), as PyTorch's.
 
         >>> import jitgrad as jg
         >>> bn = jg.nn.BatchNorm1d(2)
@@ -363,13 +364,9 @@ class Module:
         ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
         """
         out = {}
-        for path, module in self.named_modules(prefix, remove_duplicate=False):
-            for name, t in module._parameters.items():
-                if t is not None:
-                    out[f"{path}.{name}" if path else name] = t if keep_vars else t.detach()
-            for name, t in module._buffers.items():
-                if t is not None and name not in module._non_persistent:
-                    out[f"{path}.{name}" if path else name] = t if keep_vars else t.detach()
+        for key, (module, name, kind) in self._state_slots().items():
+            t = (module._parameters if kind == "param" else module._buffers)[name]
+            out[prefix + key] = t if keep_vars else t.detach()
         return out
 
     def _state_slots(self) -> dict[str, tuple[Module, str, str]]:

@@ -176,6 +176,19 @@ def test_state_dict_shares_storage_and_is_detached():
     assert m.state_dict(keep_vars=True)["fc1.weight"] is m.fc1.weight
 
 
+def test_state_dict_prefix_is_prepended_as_given_like_torch():
+    torch = pytest.importorskip("torch")
+    lin = nn.Linear(2, 2)
+    net = nn.Sequential(lin, nn.ReLU(), lin, nn.BatchNorm1d(2))
+    tlin = torch.nn.Linear(2, 2)
+    tnet = torch.nn.Sequential(tlin, torch.nn.ReLU(), tlin, torch.nn.BatchNorm1d(2))
+    for prefix in ("model.", "m", ""):
+        assert list(net.state_dict(prefix=prefix)) == list(tnet.state_dict(prefix=prefix))
+        assert list(lin.state_dict(prefix=prefix)) == list(tlin.state_dict(prefix=prefix))
+    sd = net.state_dict(prefix="model.", keep_vars=True)
+    assert sd["model.0.weight"] is lin.weight
+
+
 def test_state_dict_round_trip_through_save_load(tmp_path):
     src, dst = MLP(), MLP()
     src(jg.ones((5, 4)))  # moves the running statistics
