@@ -115,7 +115,11 @@ class DataLoader:
 
     def __iter__(self):
         order = self._order()
-        fast = isinstance(self.dataset, TensorDataset) and self.collate_fn is collate
+        # Whole batches are gathered at once only when that is what indexing the dataset
+        # would give: a subclass with its own __getitem__ (a transform) is indexed sample by
+        # sample.
+        fast = (isinstance(self.dataset, TensorDataset) and self.collate_fn is collate
+                and type(self.dataset).__getitem__ is TensorDataset.__getitem__)  # fmt: skip
         for k in range(len(self)):
             indices = order[k * self.batch_size : (k + 1) * self.batch_size]
             if fast:

@@ -99,3 +99,15 @@ def test_bad_arguments():
         DataLoader(dataset(), batch_size=0)
     with pytest.raises(TypeError, match="generator"):
         DataLoader(dataset(), shuffle=True, generator="seed")
+
+
+def test_tensor_dataset_subclass_getitem_is_used():
+    class Shifted(TensorDataset):  # a transform applied per sample, as in PyTorch
+        def __getitem__(self, index):
+            x, y = super().__getitem__(index)
+            return x + 100, y
+
+    ds = Shifted(jg.arange(6.0).reshape(3, 2), jg.arange(3))
+    [(x, y)] = DataLoader(ds, batch_size=3)
+    assert x.tolist() == [[100.0, 101.0], [102.0, 103.0], [104.0, 105.0]]
+    assert y.tolist() == [0, 1, 2]
