@@ -64,7 +64,16 @@ def collate(samples: list):
     if isinstance(first, (str, bytes)):
         return list(samples)
     if isinstance(first, (tuple, list)):
-        return type(first)(collate([s[k] for s in samples]) for k in range(len(first)))
+        if any(len(s) != len(first) for s in samples):
+            sizes = sorted({len(s) for s in samples})
+            raise ValueError(
+                f"collate: every sample of a batch must have the same number of fields, "
+                f"got samples with {sizes} fields"
+            )
+        fields = [collate([s[k] for s in samples]) for k in range(len(first))]
+        if hasattr(first, "_fields"):  # a namedtuple takes its fields as arguments
+            return type(first)(*fields)
+        return type(first)(fields)
     if isinstance(first, dict):
         return {key: collate([s[key] for s in samples]) for key in first}
     if isinstance(first, TensorBase):

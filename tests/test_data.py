@@ -1,5 +1,7 @@
 """jg.data: TensorDataset and DataLoader batching, seeded shuffling, drop_last."""
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -111,3 +113,16 @@ def test_tensor_dataset_subclass_getitem_is_used():
     [(x, y)] = DataLoader(ds, batch_size=3)
     assert x.tolist() == [[100.0, 101.0], [102.0, 103.0], [104.0, 105.0]]
     assert y.tolist() == [0, 1, 2]
+
+
+def test_collate_namedtuples_and_refuses_samples_of_unequal_size():
+    Pair = collections.namedtuple("Pair", "x y")
+    batch = collate([Pair(jg.ones(2), 0), Pair(jg.zeros(2), 1)])
+    assert type(batch) is Pair
+    assert batch.x.tolist() == [[1.0, 1.0], [0.0, 0.0]] and batch.y.tolist() == [0, 1]
+    loader = DataLoader([Pair(1.0, 2), Pair(3.0, 4)], batch_size=2)
+    assert [(b.x.tolist(), b.y.tolist()) for b in loader] == [([1.0, 3.0], [2, 4])]
+    # PyTorch refuses these too; a shorter first sample used to drop the others' fields
+    for samples in ([(1,), (3, 4)], [(1, 2), (3,)]):
+        with pytest.raises(ValueError, match="same number of fields"):
+            collate(samples)
