@@ -356,6 +356,14 @@ class Optimizer:
             work[:] = [(g, p, grad, self.state.setdefault(p, {})) for g, p, grad, _ in work]
             self._replays[key] = _Replayed(work)
 
+    def __getstate__(self) -> dict:
+        # copy.deepcopy and pickle. The prepared launches and the replayed work lists are
+        # caches over this optimizer's own arrays (launches hold compiled kernels, which do
+        # not pickle): a copy prepares its own on its first step.
+        state = dict(self.__dict__)
+        state["_launches"], state["_replays"] = {}, {}
+        return state
+
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
         for k, group in enumerate(self.param_groups):

@@ -1,7 +1,9 @@
 """Optimizers against hand-computed steps and a step-by-step transcription of PyTorch's
 documented algorithms; schedules' learning-rate sequences; state_dict round trips."""
 
+import copy
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -292,6 +294,34 @@ def test_state_dict_round_trip_resumes_exactly(make, tmp_path):
     assert opt2.param_groups[0]["lr"] == opt.param_groups[0]["lr"]
     train(resumed, opt2, 2)
     for (k, a), b in zip(model.state_dict().items(), resumed.state_dict().values(), strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=k)
+
+
+@pytest.mark.parametrize("duplicate", [copy.deepcopy, lambda obj: pickle.loads(pickle.dumps(obj))])
+@pytest.mark.parametrize("make", [
+    lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+    lambda ps: optim.Adam(ps, lr=0.1, amsgrad=True),
+])  # fmt: skip
+def test_model_and_optimizer_copied_after_steps_train_on_identically(make, duplicate):
+    # As torch.optim optimizers do; the prepared kernel launches did not pickle.
+    model = nn.Sequential(nn.Linear(3, 4, generator=0), nn.Tanh(), nn.Linear(4, 1, generator=1))
+    x = jg.asarray(np.random.default_rng(0).standard_normal((8, 3)))
+
+    def train(model, opt, steps):
+        for _ in range(steps):
+            opt.zero_grad()
+            (model(x) ** 2).mean().backward()
+            opt.step()
+
+    opt = make(list(model.parameters()))
+    train(model, opt, 2)
+    model2, opt2 = duplicate((model, opt))
+    params2 = list(map(id, model2.parameters()))
+    assert list(map(id, opt2.param_groups[0]["params"])) == params2
+    assert set(map(id, opt2.state)) == set(params2)
+    train(model, opt, 2)
+    train(model2, opt2, 2)
+    for (k, a), b in zip(model.state_dict().items(), model2.state_dict().values(), strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=k)
 
 
