@@ -111,8 +111,10 @@ def sum_to(x, shape) -> Tensor:
 
 
 def broadcast_to(x, shape) -> Tensor:
+    """``x`` seen as ``shape`` (an int or a sequence of ints, as numpy's), without copying."""
     x = as_tensor(x)
-    return x if x.shape == tuple(shape) else BroadcastTo(shape)(x)
+    shape = layout.as_shape(shape)
+    return x if x.shape == shape else BroadcastTo(shape)(x)
 
 
 class Sum(Function):

@@ -70,6 +70,17 @@ def test_numpy_spellings():
     np.testing.assert_array_equal(jg.diagonal(t, 0, 1, 2).numpy(), np.diagonal(a, 0, 1, 2))
 
 
+def test_broadcast_to_takes_an_int_shape_as_numpy():
+    # numpy's broadcast_to(a, 3) means (3,); tuple(3) failed inside jitgrad.
+    for got in (jg.broadcast_to(jg.ones(1), 3), np.broadcast_to(jg.ones(1), 3),
+                jg.ones(1).broadcast_to(3)):  # fmt: skip
+        assert isinstance(got, jg.Tensor)
+        np.testing.assert_array_equal(got.numpy(), np.broadcast_to(np.ones(1), 3))
+    x = jg.tensor([2.0], requires_grad=True)
+    jg.broadcast_to(x, 4).sum().backward()
+    assert x.grad.tolist() == [4.0]
+
+
 def test_shape_errors_are_clear():
     t = jg.zeros((2, 3))
     with pytest.raises(ValueError, match="differ in another axis"):
