@@ -195,7 +195,9 @@ _FUNCTIONS = {
     np.argmin: lambda a, axis=None, keepdims=False: reduce.argmin(a, axis, keepdims),
     np.cumsum: lambda a, axis=None, dtype=None: _computed_in(dtype, reduce.cumsum, a, axis),
     np.cumprod: lambda a, axis=None, dtype=None: _computed_in(dtype, reduce.cumprod, a, axis),
-    np.transpose: lambda a, axes=None: movement.transpose(a, *(() if axes is None else axes)),
+    # numpy's axes are always a whole permutation: never PyTorch's swap of two dims.
+    np.transpose: lambda a, axes=None:
+        movement.transpose(a) if axes is None else movement.permute(a, axes),
     np.reshape: lambda a, shape: movement.reshape(a, shape),
     np.ravel: lambda a: movement.reshape(a, -1),
     np.squeeze: lambda a, axis=None: movement.squeeze(a, axis),

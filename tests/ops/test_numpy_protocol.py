@@ -22,7 +22,8 @@ AS_JITGRAD_OPS = [
     "np.var(a, axis=1, dtype=np.float32)",
     "np.argmax(a)", "np.argmin(a, axis=1)", "np.argmax(a, 0, keepdims=True)",
     "np.cumsum(a)", "np.cumsum(I8, 1, dtype=np.int8)", "np.cumprod(a, axis=0)",
-    "np.transpose(a)", "np.transpose(a, (1, 0))", "np.reshape(a, (3, 2))",
+    "np.transpose(a)", "np.transpose(a, (1, 0))", "np.transpose(a, [1, 0])",
+    "np.transpose(a[0], 0)", "np.reshape(a, (3, 2))",
     "np.reshape(a, -1, order='C')", "np.ravel(a)", "np.squeeze(a[None])",
     "np.expand_dims(a, (0, 2))", "np.swapaxes(a, 0, 1)", "np.moveaxis(a[None], 0, -1)",
     "np.moveaxis(a[None], [0, 1], [2, 0])", "np.flip(a)", "np.flip(a, 1)", "np.diagonal(a, 1)",
@@ -96,6 +97,17 @@ def test_numpy_functions_carry_gradients():
 def test_numpy_arguments_jitgrad_cannot_honour_are_refused(call, message):
     with pytest.raises(TypeError, match=f"cannot take {message}.*t.numpy()"):
         call(jg.tensor(A))
+
+
+@pytest.mark.parametrize("axes", [(1, 0), (2, 0), (0, 1, 1)])
+def test_numpy_transpose_takes_only_a_whole_permutation(axes):
+    # np.transpose's axes permute every dimension; (1, 0) of a 3-d tensor is numpy's error,
+    # not PyTorch's swap of two dims (which t.transpose(1, 0) is).
+    a = np.zeros((2, 3, 4))
+    with pytest.raises(ValueError):
+        np.transpose(a, axes)
+    with pytest.raises(ValueError, match="not a permutation of 3 dims"):
+        np.transpose(jg.tensor(a), axes)
 
 
 # ufuncs jitgrad does not have, calls with out=/where=/dtype=, and ufunc methods: numpy's own
