@@ -13,8 +13,10 @@ from .module import Module
 
 
 def _child_configs(container: Module) -> dict:
-    names = [name for name, _ in container.named_children()]
-    args: dict = {"layers": [child.config() for child in container.children()]}
+    # Every position, a layer held at two included (named_children() gives it once).
+    children = [(name, m) for name, m in container._modules.items() if m is not None]
+    names = [name for name, _ in children]
+    args: dict = {"layers": [child.config() for _, child in children]}
     if names != [str(i) for i in range(len(names))]:
         args["names"] = names
     return args

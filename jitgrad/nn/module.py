@@ -215,8 +215,12 @@ class Module:
     # -- traversal -----------------------------------------------------------------------
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
+        """(name, child) pairs; a child held under two names comes once, as in PyTorch
+        (so ``apply`` visits a shared layer once)."""
+        seen: set[int] = set()
         for name, m in self._modules.items():
-            if m is not None:
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
                 yield name, m
 
     def children(self) -> Iterator[Module]:
@@ -233,7 +237,9 @@ class Module:
                 return
             memo.add(id(self))
         yield prefix, self
-        for name, child in self.named_children():
+        for name, child in self._modules.items():
+            if child is None:
+                continue
             path = f"{prefix}.{name}" if prefix else name
             yield from child.named_modules(path, memo, remove_duplicate)
 

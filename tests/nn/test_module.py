@@ -66,6 +66,24 @@ def test_shared_layer_trained_once_saved_under_each_name():
     seq.load_state_dict(seq.state_dict())
 
 
+def test_shared_child_is_one_child_and_applied_once_like_torch():
+    torch = pytest.importorskip("torch")
+    lin, tlin = nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    seq = nn.Sequential(lin, nn.ReLU(), lin)
+    tseq = torch.nn.Sequential(tlin, torch.nn.ReLU(), tlin)
+    assert [n for n, _ in seq.named_children()] == [n for n, _ in tseq.named_children()]
+    assert len(list(seq.children())) == len(list(tseq.children())) == 2
+    for dup in (True, False):
+        assert ([n for n, _ in seq.named_modules(remove_duplicate=dup)]
+                == [n for n, _ in tseq.named_modules(remove_duplicate=dup)])  # fmt: skip
+    visited, tvisited = [], []
+    seq.apply(lambda m: visited.append(type(m).__name__))
+    tseq.apply(lambda m: tvisited.append(type(m).__name__))
+    assert visited == tvisited == ["Linear", "ReLU", "Sequential"]
+    # the architecture still lists every position
+    assert len(nn.from_config(seq.config())) == 3
+
+
 def test_missing_super_init_is_named():
     class Bad(nn.Module):
         def __init__(self):
