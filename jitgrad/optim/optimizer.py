@@ -87,6 +87,12 @@ def scalars(group: dict, names: Iterable[str]) -> dict:
 
 
 _REQUIRED = object()
+# Parameters are numbered by their order in state_dict, and a set's order changes from run
+# to run: a checkpoint would restore each parameter's state into another one.
+_UNORDERED = (
+    "optimizer parameters must be an ordered collection (a list, a tuple, "
+    "model.parameters()), not a set: the order of a set changes between runs"
+)
 _MAX_REPLAYED = 16  # traced steps whose optimizer work lists are remembered (see _apply)
 
 
@@ -127,6 +133,8 @@ class Optimizer:
                 "params must be an iterable of tensors or of dicts, got a single tensor; "
                 "pass [tensor] or model.parameters()"
             )
+        if isinstance(params, (set, frozenset)):
+            raise TypeError(_UNORDERED)
         groups = list(params)
         if not groups:
             raise ValueError("optimizer got an empty parameter list")
@@ -140,6 +148,8 @@ class Optimizer:
         if not isinstance(group, dict):
             raise TypeError(f"a parameter group is a dict, got {type(group).__name__}")
         params = group["params"]
+        if isinstance(params, (set, frozenset)):
+            raise TypeError(_UNORDERED)
         params = [params] if isinstance(params, Tensor) else list(params)
         for i, p in enumerate(params):
             if not isinstance(p, Tensor):

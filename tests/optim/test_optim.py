@@ -243,6 +243,14 @@ def test_invalid_arguments_are_named():
         optim.SGD([p * 2], lr=0.1)
     with pytest.raises(TypeError, match="optimize tensors"):
         optim.SGD([1.0], lr=0.1)
+    # a set's order changes between runs, and state_dict numbers parameters by order
+    with pytest.raises(TypeError, match="not a set"):
+        optim.SGD([{"params": {p}}], lr=0.1)  # PyTorch refuses this too
+    with pytest.raises(TypeError, match="not a set"):
+        optim.SGD({p}, lr=0.1)
+    opt = optim.SGD([p], lr=0.1)
+    with pytest.raises(TypeError, match="not a set"):
+        opt.add_param_group({"params": {param([2.0])}})
 
 
 @pytest.mark.parametrize(
