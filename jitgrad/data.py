@@ -98,13 +98,16 @@ class DataLoader:
 
     def __init__(self, dataset, batch_size: int = 1, shuffle: bool = False,
                  drop_last: bool = False, generator=None, collate_fn=None):  # fmt: skip
+        if isinstance(batch_size, bool):  # an int to operator.index, but never meant as one
+            raise TypeError(f"batch_size must be a positive integer, got {batch_size}")
         batch_size = operator.index(batch_size)
         if batch_size <= 0:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size}")
         self.dataset = dataset
         self.batch_size = batch_size
         self.shuffle, self.drop_last = bool(shuffle), bool(drop_last)
-        if generator is None or hasattr(generator, "__index__"):
+        if generator is None or (hasattr(generator, "__index__")
+                                 and not isinstance(generator, bool)):  # fmt: skip
             generator = default_rng(None if generator is None else operator.index(generator))
         elif not isinstance(generator, Generator):
             raise TypeError(f"generator must be a jg.random.Generator, an int seed or None, "

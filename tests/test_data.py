@@ -101,6 +101,11 @@ def test_bad_arguments():
         DataLoader(dataset(), batch_size=0)
     with pytest.raises(TypeError, match="generator"):
         DataLoader(dataset(), shuffle=True, generator="seed")
+    # bools are ints to operator.index; PyTorch refuses batch_size=True
+    with pytest.raises(TypeError, match="batch_size must be a positive integer, got True"):
+        DataLoader(dataset(), batch_size=True)
+    with pytest.raises(TypeError, match="generator must be .* got bool"):
+        DataLoader(dataset(), shuffle=True, generator=True)
 
 
 def test_tensor_dataset_subclass_getitem_is_used():
