@@ -147,7 +147,9 @@ class Prod(Function):
         x = self.inputs[0]
         rest = [i for i in range(x.ndim) if i not in self.axes]
         moved = x.permute(rest + list(self.axes))
-        flat = moved.reshape(*moved.shape[: len(rest)], -1)
+        # The reduced length spelt out: -1 cannot be inferred beside a kept dim of size 0.
+        kept = moved.shape[: len(rest)]
+        flat = moved.reshape(*kept, layout.numel(moved.shape[len(rest) :]))
         one = flat[..., :1] * 0 + 1
         left = cumprod(concatenate([one, flat[..., :-1]], axis=-1), axis=-1)
         right = cumprod(concatenate([one, flat[..., 1:].flip(-1)], axis=-1), axis=-1).flip(-1)

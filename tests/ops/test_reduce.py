@@ -80,6 +80,17 @@ def test_prod_gradient_with_zeros():
     assert gradcheck(lambda t: jg.prod(t, axis=0), x)
 
 
+@pytest.mark.parametrize(
+    "shape, axis", [((2, 0), 0), ((0, 3), 1), ((0, 0), 0), ((2, 0, 3), (0, 2))]
+)
+def test_prod_gradient_of_an_empty_tensor(shape, axis):
+    # A kept dim of size 0 left the reduced length to infer from 0 elements: the backward
+    # raised "cannot reshape 0 elements" where PyTorch gives an empty gradient.
+    x = jg.zeros(shape, requires_grad=True)
+    jg.prod(x, axis=axis).sum().backward()
+    assert x.grad.shape == shape and x.grad.dtype == jg.float64
+
+
 def cumprod_gradient_reference(a, gy, axis):
     """Σ_{j>=i} gy_j·Π_{k<=j, k≠i} a_k along ``axis``, by brute force (no division)."""
     a, gy = np.moveaxis(a, axis, -1), np.moveaxis(gy, axis, -1)
