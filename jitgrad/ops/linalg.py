@@ -97,8 +97,10 @@ class Linear(Function):
         else:
             gx = matmul(gy, weight) if x.requires_grad else None
             if weight.requires_grad:
-                rows = gy.reshape(-1, gy.shape[-1])
-                gw = matmul(rows.mT, x.reshape(-1, x.shape[-1]))
+                # The row count spelt out: -1 cannot be inferred beside 0 features.
+                n = layout.numel(x.shape[:-1])
+                rows = gy.reshape(n, gy.shape[-1])
+                gw = matmul(rows.mT, x.reshape(n, x.shape[-1]))
         if len(self.inputs) > 2 and self.inputs[2].requires_grad:
             gb = reduce.sum(gy, axis=tuple(range(gy.ndim - 1)))
         return (gx, gw, gb)[: len(self.inputs)]

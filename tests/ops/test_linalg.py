@@ -122,6 +122,20 @@ def test_linear_weight_gradient_comes_out_in_the_weights_layout():
     np.testing.assert_allclose(b.grad.numpy(), np.full(4, 5.0))
 
 
+@pytest.mark.parametrize("x_shape, w_shape", [((2, 5, 3), (0, 3)), ((2, 5, 0), (4, 0)),
+                                              ((2, 0), (4, 0)), ((0, 3), (4, 3))])  # fmt: skip
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_linear_gradients_with_no_features(x_shape, w_shape, create_graph):
+    # With 0 input or output features, the weight's gradient flattened x and gy with
+    # reshape(-1, 0), which has no -1 to infer: "cannot reshape 0 elements" from inside.
+    x, w = leaf(x_shape, 1), leaf(w_shape, 2)
+    gx, gw = jg.autograd.grad(jg.nn.functional.linear(x, w).sum(), [x, w],
+                              create_graph=create_graph)  # fmt: skip
+    np.testing.assert_array_equal(gx.numpy(), np.ones(x_shape[:-1] + (w_shape[0],)) @ w.numpy())
+    rows = x.numpy().reshape(int(np.prod(x_shape[:-1])), x_shape[-1])
+    np.testing.assert_array_equal(gw.numpy(), np.ones((w_shape[0], rows.shape[0])) @ rows)
+
+
 @pytest.mark.parametrize(
     "args, message",
     [(((2, 3), (4, 2)), "last dimension must be 2"), (((2, 3), (3,)), "must be 2-d"),
