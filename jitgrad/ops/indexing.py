@@ -315,6 +315,12 @@ def take_along_axis(x, indices, axis: int | None = -1) -> Tensor:
                 f"take_along_axis with axis=None needs 1-D indices, got shape {idx.shape}"
             )
         x, axis = x.reshape(-1), 0
+    elif x.ndim == 0:
+        # numpy's rule, and PyTorch's take_along_dim's: a 0-d tensor has no axis to take
+        # along (axis=None takes its one element).
+        raise IndexError(
+            f"take_along_axis: axis {axis} is out of range for a 0-d tensor; use axis=None"
+        )
     return _take_along(x, idx, axis)
 
 
@@ -371,6 +377,10 @@ def gather(x, dim: int, index) -> Tensor:
             "same number of dimensions"
         )
     dim = layout.normalize_dim(dim, x.ndim)
+    if x.ndim == 0:
+        # PyTorch takes a 0-d input's dim 0 (or -1) as its one element: gather from it as
+        # from a tensor of shape (1,).
+        return _take_along(x.reshape(1), idx.reshape(1), 0, "gather").reshape(())
     for d, (n, m) in enumerate(zip(x.shape, idx.shape, strict=True)):
         if d != dim and m > n:
             raise ValueError(

@@ -454,6 +454,24 @@ def test_gather_is_pytorchs():
     assert gradcheck(lambda t: jg.gather(t.T, 1, jg.tensor(index)), leaf((5, 4)))
 
 
+def test_gather_and_take_along_axis_of_a_0d_tensor():
+    # Both failed with a raw "tuple index out of range" from inside jitgrad.
+    torch = pytest.importorskip("torch")
+    for dim in (0, -1):  # PyTorch's gather takes the one element
+        x = jg.tensor(5.0, requires_grad=True)
+        y = jg.gather(x, dim, jg.tensor(0))
+        assert y.shape == () and y.item() == torch.gather(torch.tensor(5.0), dim, torch.tensor(0))
+        y.backward()
+        assert x.grad.item() == 1.0
+    with pytest.raises(IndexError, match="index 1 is out of bounds for dimension 0 with size 1"):
+        jg.gather(jg.tensor(5.0), 0, jg.tensor(1))
+    with pytest.raises(IndexError):  # numpy's AxisError; PyTorch's take_along_dim refuses too
+        np.take_along_axis(np.array(5.0), np.array(0), 0)
+    with pytest.raises(IndexError, match="out of range for a 0-d tensor; use axis=None"):
+        jg.take_along_axis(jg.tensor(5.0), jg.tensor(0), 0)
+    assert jg.take_along_axis(jg.tensor(5.0), jg.tensor([0, 0]), None).tolist() == [5.0, 5.0]
+
+
 def test_jitted_gather_reads_each_calls_indices():
     x = jg.arange(12.0).reshape(3, 4)
     step = jg.jit(lambda x, i: jg.gather(x, 1, i))
