@@ -170,10 +170,16 @@ def permute(x, *axes) -> Tensor:
     return Permute(axes)(x)
 
 
-def transpose(x, *axes) -> Tensor:
+def transpose(x, *dims, axes=None) -> Tensor:
     """No axes: reverse the dimensions (numpy). Two dims of a tensor that is not 2-D:
-    swap them (PyTorch). Otherwise a full permutation (numpy)."""
+    swap them (PyTorch). Otherwise a full permutation (numpy), also as numpy's keyword
+    ``axes=``."""
     x = as_tensor(x)
+    if axes is not None:
+        if dims:
+            raise TypeError("transpose: give the axes as arguments or as axes=, not both")
+        return permute(x, axes)
+    axes = dims
     if not axes or (len(axes) == 1 and axes[0] is None):
         return permute(x, list(range(x.ndim - 1, -1, -1)))
     if len(axes) == 2 and x.ndim != 2:

@@ -58,6 +58,10 @@ def test_numpy_spellings():
     np.testing.assert_array_equal(jg.reshape(t, (6, 4)).numpy(), a.reshape(6, 4))
     np.testing.assert_array_equal(jg.transpose(t).numpy(), a.T)
     np.testing.assert_array_equal(jg.transpose(t, (1, 0, 2)).numpy(), a.transpose(1, 0, 2))
+    np.testing.assert_array_equal(jg.transpose(t, axes=(2, 0, 1)).numpy(),
+                                  np.transpose(a, axes=(2, 0, 1)))  # fmt: skip
+    with pytest.raises(ValueError, match="not a permutation"):  # numpy's axes: all of them
+        jg.transpose(t, axes=(1, 0))
     np.testing.assert_array_equal(jg.expand_dims(t, 1).numpy(), np.expand_dims(a, 1))
     np.testing.assert_array_equal(jg.squeeze(jg.expand_dims(t, 0)).numpy(), a)
     np.testing.assert_array_equal(jg.broadcast_to(t[:, :1], (2, 3, 4)).numpy(),
