@@ -274,25 +274,29 @@ def test_adam_betas_may_be_a_list():
 # -- state_dict --------------------------------------------------------------------------------
 
 
+def _small_model():
+    return nn.Sequential(nn.Linear(3, 4, generator=0), nn.Tanh(), nn.Linear(4, 1, generator=1))
+
+
+def _train(model, opt, steps: int) -> None:
+    x = jg.asarray(np.random.default_rng(0).standard_normal((8, 3)))
+    for _ in range(steps):
+        opt.zero_grad()
+        (model(x) ** 2).mean().backward()
+        opt.step()
+
+
 @pytest.mark.parametrize("make", [
     lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
     lambda ps: optim.Adam([{"params": ps[:1]}, {"params": ps[1:], "lr": 0.01}], lr=0.1,
                           amsgrad=True),
 ])  # fmt: skip
 def test_state_dict_round_trip_resumes_exactly(make, tmp_path):
-    model = nn.Sequential(nn.Linear(3, 4, generator=0), nn.Tanh(), nn.Linear(4, 1, generator=1))
-    x = jg.asarray(np.random.default_rng(0).standard_normal((8, 3)))
-
-    def train(model, opt, steps):
-        for _ in range(steps):
-            opt.zero_grad()
-            (model(x) ** 2).mean().backward()
-            opt.step()
-
+    model = _small_model()
     opt = make(list(model.parameters()))
-    train(model, opt, 3)
+    _train(model, opt, 3)
     jg.save({"model": model.state_dict(), "optim": opt.state_dict()}, tmp_path / "ckpt.jg")
-    train(model, opt, 2)  # the uninterrupted run
+    _train(model, opt, 2)  # the uninterrupted run
 
     resumed = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
     ckpt = jg.load(tmp_path / "ckpt.jg")
@@ -300,7 +304,7 @@ def test_state_dict_round_trip_resumes_exactly(make, tmp_path):
     opt2 = make(list(resumed.parameters()))
     opt2.load_state_dict(ckpt["optim"])
     assert opt2.param_groups[0]["lr"] == opt.param_groups[0]["lr"]
-    train(resumed, opt2, 2)
+    _train(resumed, opt2, 2)
     for (k, a), b in zip(model.state_dict().items(), resumed.state_dict().values(), strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=k)
 
@@ -312,23 +316,15 @@ def test_state_dict_round_trip_resumes_exactly(make, tmp_path):
 ])  # fmt: skip
 def test_model_and_optimizer_copied_after_steps_train_on_identically(make, duplicate):
     # As torch.optim optimizers do; the prepared kernel launches did not pickle.
-    model = nn.Sequential(nn.Linear(3, 4, generator=0), nn.Tanh(), nn.Linear(4, 1, generator=1))
-    x = jg.asarray(np.random.default_rng(0).standard_normal((8, 3)))
-
-    def train(model, opt, steps):
-        for _ in range(steps):
-            opt.zero_grad()
-            (model(x) ** 2).mean().backward()
-            opt.step()
-
+    model = _small_model()
     opt = make(list(model.parameters()))
-    train(model, opt, 2)
+    _train(model, opt, 2)
     model2, opt2 = duplicate((model, opt))
     params2 = list(map(id, model2.parameters()))
     assert list(map(id, opt2.param_groups[0]["params"])) == params2
     assert set(map(id, opt2.state)) == set(params2)
-    train(model, opt, 2)
-    train(model2, opt2, 2)
+    _train(model, opt, 2)
+    _train(model2, opt2, 2)
     for (k, a), b in zip(model.state_dict().items(), model2.state_dict().values(), strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=k)
 
