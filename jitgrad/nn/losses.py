@@ -9,6 +9,7 @@ its function in ``jitgrad.nn.functional`` (class weights are buffers, as in PyTo
 
 from __future__ import annotations
 
+from .. import creation
 from ..autograd.tensor import as_tensor
 from . import functional as F
 from .module import Module
@@ -23,7 +24,27 @@ def _reduction(reduction: str) -> str:
 
 
 def _listed(t):
-    return None if t is None else t.tolist()
+    """A weight buffer in a config: its values and dtype (``from_config`` rebuilds it: a
+    float32 weight left as a plain list came back float64, and so did a float32 loss)."""
+    return None if t is None else {"values": t.tolist(), "dtype": t.dtype.name}
+
+
+class _WeightedLoss(Module):
+    """Rebuilds its weight buffers with their dtypes from a config."""
+
+    _weights: tuple[str, ...] = ()
+
+    @classmethod
+    def from_config(cls, args: dict) -> Module:
+        args = dict(args)
+        for name in cls._weights:
+            spec = args.get(name)
+            if isinstance(spec, dict):  # (configs saved before held plain lists)
+                if set(spec) != {"values", "dtype"}:
+                    raise ValueError(f"a {name} in a config has the keys 'values' and 'dtype', "
+                                     f"got {sorted(spec)}")  # fmt: skip
+                args[name] = creation.tensor(spec["values"], dtype=spec["dtype"])
+        return cls(**args)
 
 
 class MSELoss(Module):
@@ -43,9 +64,11 @@ class MSELoss(Module):
         return f"reduction={self.reduction!r}"
 
 
-class CrossEntropyLoss(Module):
+class CrossEntropyLoss(_WeightedLoss):
     """Cross-entropy of logits (N, C, ...) against integer labels or class probabilities;
     see ``F.cross_entropy`` for ``weight``, ``ignore_index`` and ``label_smoothing``."""
+
+    _weights = ("weight",)
 
     def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean",
                  label_smoothing: float = 0.0):  # fmt: skip
@@ -69,9 +92,11 @@ class CrossEntropyLoss(Module):
         return f"reduction={self.reduction!r}"
 
 
-class BCEWithLogitsLoss(Module):
+class BCEWithLogitsLoss(_WeightedLoss):
     """Binary cross-entropy of logits against targets in [0, 1], computed without
     overflow; ``pos_weight`` scales the positive term per class."""
+
+    _weights = ("weight", "pos_weight")
 
     def __init__(self, weight=None, reduction: str = "mean", pos_weight=None):
         super().__init__()

@@ -75,3 +75,28 @@ def test_bce_with_logits_loss():
 def test_bad_reduction_is_named():
     with pytest.raises(ValueError, match="reduction must be one of"):
         nn.MSELoss(reduction="avg")
+
+
+@pytest.mark.parametrize("dtype", [jg.float32, jg.float64])
+def test_weighted_losses_come_back_from_their_config_with_their_weights_dtypes(dtype):
+    import json
+
+    losses = [nn.CrossEntropyLoss(weight=jg.tensor([1.0, 2.0, 0.5], dtype=dtype)),
+              nn.BCEWithLogitsLoss(weight=jg.tensor([2.0], dtype=dtype),
+                                   pos_weight=jg.tensor([3.0, 1.0, 0.5], dtype=dtype))]  # fmt: skip
+    logits = jg.asarray(data((4, 3)).astype(dtype.numpy))
+    targets = [jg.tensor([0, 2, 1, 1]), jg.asarray((data((4, 3), 1) > 0).astype(dtype.numpy))]
+    for loss, target in zip(losses, targets):
+        rebuilt = nn.from_config(json.loads(json.dumps(loss.config())))
+        for name, buffer in loss.named_buffers():
+            got = dict(rebuilt.named_buffers())[name]
+            assert got.dtype is dtype and got.tolist() == buffer.tolist()
+        assert rebuilt(logits, target).dtype is dtype
+        assert rebuilt(logits, target).item() == loss(logits, target).item()
+
+
+def test_a_config_with_a_plain_list_weight_still_loads():
+    rebuilt = nn.from_config({"type": "CrossEntropyLoss", "args": {"weight": [1.0, 2.0]}})
+    assert rebuilt.weight.tolist() == [1.0, 2.0]
+    with pytest.raises(ValueError, match="'values' and 'dtype'"):
+        nn.from_config({"type": "CrossEntropyLoss", "args": {"weight": {"data": [1.0]}}})
