@@ -287,7 +287,9 @@ class Optimizer:
     def state_dict(self) -> dict:
         """``{"state": {index: {...}}, "param_groups": [{..., "params": [index, ...]}]}``:
         parameters are numbered across groups in order, as in PyTorch. Tensors are shared,
-        not copied; ``jg.save`` it to checkpoint.
+        not copied (numbers such as Adam's step count are): ``jg.save`` it to checkpoint, or
+        ``copy.deepcopy`` it to keep a snapshot in memory, since later steps change the
+        shared tensors.
 
         >>> import jitgrad as jg
         >>> from jitgrad import optim
