@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 
 from ..autograd.grad_mode import no_grad
@@ -64,22 +65,42 @@ def ones_(tensor):
     return _fill(tensor, 1.0)
 
 
+_GAIN_ONE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+             "conv_transpose3d", "sigmoid")  # fmt: skip
+_GAIN_NAMES = (*_GAIN_ONE, "tanh", "relu", "leaky_relu", "selu")
+
+
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
-    """The gain that keeps activations' variance stable through ``nonlinearity``
-    (PyTorch's table)."""
-    linear = ("linear", "conv1d", "conv2d", "conv3d", "sigmoid", "identity")
-    if nonlinearity in linear:
+    """The gain that keeps activations' variance stable through ``nonlinearity`` (a
+    ``nn.functional`` name; PyTorch's table). ``param`` is leaky_relu's negative slope
+    (default 0.01) and is ignored by the others.
+
+    >>> from jitgrad import nn
+    >>> nn.init.calculate_gain("tanh"), round(nn.init.calculate_gain("leaky_relu", 0.2), 4)
+    (1.6666666666666667, 1.3868)
+    """
+    if nonlinearity in _GAIN_ONE:
         return 1.0
     if nonlinearity == "tanh":
         return 5.0 / 3
     if nonlinearity == "relu":
         return math.sqrt(2.0)
     if nonlinearity == "leaky_relu":
+        # A bool is an int to Python, but True as a slope is a mistake (PyTorch refuses
+        # it too), as is a string that float() would have read.
+        if param is not None and (isinstance(param, bool) or not isinstance(param, numbers.Real)):
+            raise ValueError(
+                f"calculate_gain('leaky_relu', param): param is the negative slope, a real "
+                f"number; got {type(param).__name__} {param!r}"
+            )
         slope = 0.01 if param is None else float(param)
         return math.sqrt(2.0 / (1 + slope**2))
     if nonlinearity == "selu":
         return 3.0 / 4
-    raise ValueError(f"unsupported nonlinearity {nonlinearity!r} for calculate_gain")
+    raise ValueError(
+        f"unsupported nonlinearity {nonlinearity!r} for calculate_gain; it knows "
+        f"{', '.join(_GAIN_NAMES)}"
+    )
 
 
 def fan_in_and_fan_out(tensor) -> tuple[int, int]:

@@ -113,6 +113,39 @@ def test_fan_based_init_of_an_empty_tensor_is_a_no_op(fill, shape):
         assert getattr(nn.init, fill)(t) is t
 
 
+_GAINS = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+          "conv_transpose3d", "sigmoid", "tanh", "relu", "leaky_relu", "selu"]  # fmt: skip
+
+
+@pytest.mark.parametrize("param", [None, 0, 3, 0.2, -1.5, np.float64(0.3)])
+@pytest.mark.parametrize("nonlinearity", _GAINS)
+def test_calculate_gain_matches_pytorch(nonlinearity, param):
+    torch = pytest.importorskip("torch")
+    want = torch.nn.init.calculate_gain(nonlinearity, param)
+    assert nn.init.calculate_gain(nonlinearity, param) == pytest.approx(want, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("nonlinearity", "param", "match"),
+    [
+        ("leaky_relu", True, "negative slope, a real number; got bool True"),
+        ("leaky_relu", False, "got bool False"),
+        ("leaky_relu", "0.2", "got str '0.2'"),
+        ("leaky_relu", [0.2], "got list"),
+        ("identity", None, "unsupported nonlinearity 'identity'.*knows linear, conv1d"),
+        ("Relu", None, "unsupported nonlinearity 'Relu'"),
+        ("gelu", None, "unsupported nonlinearity 'gelu'"),
+        (None, None, "unsupported nonlinearity None"),
+    ],
+)
+def test_calculate_gain_refuses_what_pytorch_refuses(nonlinearity, param, match):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError):
+        torch.nn.init.calculate_gain(nonlinearity, param)
+    with pytest.raises(ValueError, match=match):
+        nn.init.calculate_gain(nonlinearity, param)
+
+
 def test_linear_without_inputs_matches_pytorch():
     torch = pytest.importorskip("torch")
     with pytest.warns(UserWarning, match="no-op"):
