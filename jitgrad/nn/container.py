@@ -1,7 +1,9 @@
 """Containers: Sequential (a chain) and ModuleList (an indexable list of submodules).
 
 Children are named by position (``"0"``, ``"1"``, ...), so state_dict keys read
-``0.weight`` as in PyTorch.
+``0.weight`` as in PyTorch. Edits that move children (``del``, ``insert``, ``pop``) name
+them 0..n-1 again afterwards, as PyTorch does, so ``net[i]`` and the key ``f"{i}.weight"``
+keep meaning the same layer.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable
 
+from .._config import config
 from .module import Module
 
 
@@ -33,7 +36,8 @@ def _children_from(args: dict) -> list[tuple[str, Module]]:
 
 
 class _Indexed(Module):
-    """What Sequential and ModuleList share: positional access to the children."""
+    """What Sequential and ModuleList share: positional access to the children, and
+    editing them as a list."""
 
     def _index(self, idx) -> str:
         keys = list(self._modules)
@@ -43,6 +47,34 @@ class _Indexed(Module):
                              f"length {len(keys)}")  # fmt: skip
         return keys[i]
 
+    def _modules_of(self, what: str, modules) -> list[Module]:
+        """``modules`` as a list, every one checked before anything is changed: a refused
+        edit leaves the container as it was."""
+        try:
+            modules = list(modules)
+        except TypeError:
+            raise TypeError(f"{type(self).__name__}.{what} takes an iterable of Modules, got "
+                            f"{type(modules).__name__}") from None  # fmt: skip
+        for i, m in enumerate(modules):
+            if not isinstance(m, Module):
+                raise TypeError(f"{type(self).__name__}.{what} takes Modules, got "
+                                f"{type(m).__name__} at position {i}")  # fmt: skip
+        return modules
+
+    def _renumber(self, modules: list) -> None:
+        """Hold ``modules`` as the children ``"0"``..``"n-1"``, in this order."""
+        registry = self._modules
+        registry.clear()  # (dict's own clear and update: the epoch is moved once, below)
+        registry.update((str(i), m) for i, m in enumerate(modules))
+        self._moved()
+
+    @staticmethod
+    def _moved() -> None:
+        # The registry moves the epoch when a name is replaced or removed, but not when one
+        # is added; a container's forward and parameters() follow its children, so a jitted
+        # plan that ran the old chain must trace again after any edit.
+        config.memory_epoch += 1
+
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return self._sliced(list(self._modules.items())[idx])
@@ -51,6 +83,14 @@ class _Indexed(Module):
     def __setitem__(self, idx, module: Module) -> None:
         self.add_module(self._index(idx), module)
 
+    def __delitem__(self, idx) -> None:
+        """Remove a child or a slice of them; the rest are named 0..n-1 again."""
+        if not isinstance(idx, slice):
+            self._index(idx)  # refuses an index out of range, naming the length
+        modules = list(self._modules.values())
+        del modules[idx]
+        self._renumber(modules)
+
     def __len__(self) -> int:
         return len(self._modules)
 
@@ -58,8 +98,42 @@ class _Indexed(Module):
         return iter(self._modules.values())
 
     def append(self, module: Module):
+        """Add ``module`` at the end; returns the container."""
         self.add_module(str(len(self)), module)
+        self._moved()
         return self
+
+    def extend(self, modules: Iterable[Module]):
+        """Append every module of ``modules`` (a list, a Sequential, a ModuleList)."""
+        return self._extend(modules, "extend")
+
+    def _extend(self, modules, what: str):
+        for m in self._modules_of(what, modules):
+            self.add_module(str(len(self)), m)
+        self._moved()
+        return self
+
+    def insert(self, index: int, module: Module):
+        """Put ``module`` before position ``index`` (``-len <= index <= len``, as PyTorch's
+        Sequential.insert); the children are named 0..n-1 again."""
+        if not isinstance(module, Module):
+            raise TypeError(f"{type(self).__name__}.insert takes a Module, got "
+                            f"{type(module).__name__}")  # fmt: skip
+        n = len(self)
+        i = operator.index(index)
+        if not -n <= i <= n:
+            raise IndexError(f"insert index {index} is out of range for {type(self).__name__} "
+                             f"of length {n} (from {-n} to {n})")  # fmt: skip
+        modules = list(self._modules.values())
+        modules.insert(i, module)
+        self._renumber(modules)
+        return self
+
+    def pop(self, idx):
+        """Remove and return the child at ``idx`` (a slice: a container of them)."""
+        out = self[idx]
+        del self[idx]
+        return out
 
     def get_config(self) -> dict:
         return _child_configs(self)
@@ -74,6 +148,14 @@ class Sequential(_Indexed):
     >>> net = nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Linear(4, 1))
     >>> net(jg.ones((5, 2))).shape, list(net.state_dict())[:2]
     ((5, 1), ['0.weight', '0.bias'])
+
+    Edited like a list; the layers are numbered 0..n-1 again after each edit:
+
+    >>> del net[1]
+    >>> net.insert(1, nn.Tanh()).append(nn.Sigmoid())[3]
+    Sigmoid()
+    >>> list(net.state_dict())[2:]
+    ['2.weight', '2.bias']
     """
 
     def __init__(self, *modules):
@@ -92,6 +174,19 @@ class Sequential(_Indexed):
 
     def _sliced(self, items) -> Sequential:
         return Sequential(dict(items))  # names are kept, as in PyTorch
+
+    def __add__(self, other: Sequential) -> Sequential:
+        """A new Sequential of this one's modules and then ``other``'s (the same objects)."""
+        if not isinstance(other, Sequential):
+            raise TypeError(f"can only add a Sequential to a Sequential, got "
+                            f"{type(other).__name__}")  # fmt: skip
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise TypeError(f"can only add a Sequential to a Sequential, got "
+                            f"{type(other).__name__}")  # fmt: skip
+        return self._extend(other, "__iadd__")
 
     @classmethod
     def from_config(cls, args: dict) -> Sequential:
@@ -113,10 +208,12 @@ class ModuleList(_Indexed):
         for m in modules or ():
             self.append(m)
 
-    def extend(self, modules: Iterable[Module]):
-        for m in modules:
-            self.append(m)
-        return self
+    def __add__(self, other: Iterable[Module]) -> ModuleList:
+        """A new ModuleList of this one's modules and then those of ``other``."""
+        return ModuleList(self)._extend(other, "__add__")
+
+    def __iadd__(self, other: Iterable[Module]) -> ModuleList:
+        return self._extend(other, "__iadd__")
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleList has no forward(): iterate over it")

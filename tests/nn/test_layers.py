@@ -354,6 +354,224 @@ def test_module_list_registers_parameters():
         blocks(jg.ones(2))
 
 
+def _layers(lib):
+    """Three Linears of distinct shapes between activations, in jitgrad or torch."""
+    n = lib.nn
+    return [n.Linear(2, 3), n.ReLU(), n.Linear(3, 4), n.Tanh(), n.Linear(4, 2)]
+
+
+def _layout(container):
+    """What an edit must agree on: each child's name, type and weight shape, and the
+    state_dict keys."""
+    children = [(name, type(m).__name__, tuple(getattr(m, "weight", jg.ones(0)).shape))
+                for name, m in container._modules.items()]  # fmt: skip
+    return children, list(container.state_dict())
+
+
+# Edits applied alike to a jitgrad and a torch container of _layers(); each returns what
+# PyTorch's returns (a module, a container) or None.
+_SEQUENTIAL_EDITS = {
+    "del first": lambda lib, s: s.__delitem__(0),
+    "del last": lambda lib, s: s.__delitem__(-1),
+    "del slice": lambda lib, s: s.__delitem__(slice(1, 4)),
+    "del stepped slice": lambda lib, s: s.__delitem__(slice(None, None, 2)),
+    "del empty slice": lambda lib, s: s.__delitem__(slice(3, 1)),
+    "insert front": lambda lib, s: s.insert(0, lib.nn.Linear(5, 2)),
+    "insert end": lambda lib, s: s.insert(5, lib.nn.Sigmoid()),
+    "insert negative": lambda lib, s: s.insert(-2, lib.nn.Sigmoid()),
+    "insert -len": lambda lib, s: s.insert(-5, lib.nn.Sigmoid()),
+    "append": lambda lib, s: s.append(lib.nn.Linear(2, 6)),
+    "extend list": lambda lib, s: s.extend([lib.nn.ReLU(), lib.nn.Linear(2, 7)]),
+    "extend sequential": lambda lib, s: s.extend(lib.nn.Sequential(lib.nn.Linear(2, 7))),
+    "pop middle": lambda lib, s: s.pop(2),
+    "pop negative": lambda lib, s: s.pop(-1),
+    "pop slice": lambda lib, s: s.pop(slice(0, 2)),
+    "setitem": lambda lib, s: s.__setitem__(-1, lib.nn.Linear(4, 9)),
+    "iadd": lambda lib, s: s.__iadd__(lib.nn.Sequential(lib.nn.Linear(2, 8))),
+    "add": lambda lib, s: s + lib.nn.Sequential(lib.nn.Linear(2, 8)),
+}
+
+
+@pytest.mark.parametrize("edit", _SEQUENTIAL_EDITS)
+def test_sequential_edits_follow_pytorch(edit):
+    torch = pytest.importorskip("torch")
+    net, tnet = nn.Sequential(*_layers(jg)), torch.nn.Sequential(*_layers(torch))
+    out = _SEQUENTIAL_EDITS[edit](jg, net)
+    tout = _SEQUENTIAL_EDITS[edit](torch, tnet)
+    assert _layout(net) == _layout(tnet)
+    assert type(out).__name__ == type(tout).__name__
+    if isinstance(out, nn.Module):
+        assert _layout(out) == _layout(tout)
+        if tout is tnet:
+            assert out is net
+    assert len(list(net.parameters())) == len(list(tnet.parameters()))
+
+
+def test_sequential_del_renumbers_named_layers_like_pytorch():
+    torch = pytest.importorskip("torch")
+    from collections import OrderedDict
+
+    names = ("enc", "act", "dec")
+    net = nn.Sequential(dict(zip(names, _layers(jg)[:3], strict=True)))
+    tnet = torch.nn.Sequential(OrderedDict(zip(names, _layers(torch)[:3], strict=True)))
+    del net[1]
+    del tnet[1]
+    assert _layout(net) == _layout(tnet)
+    assert "names" not in net.config()["args"]  # positional again, as the keys say
+
+
+# Positional edits where PyTorch's ModuleList agrees with a Python list (its insert also
+# takes an index past the end or a negative one, and then leaves a gap or fails).
+_MODULE_LIST_EDITS = {
+    "del": lambda lib, m: m.__delitem__(1),
+    "del slice": lambda lib, m: m.__delitem__(slice(-3, None)),
+    "insert": lambda lib, m: m.insert(1, lib.nn.Linear(9, 9)),
+    "insert at len": lambda lib, m: m.insert(5, lib.nn.Linear(9, 9)),
+    "extend": lambda lib, m: m.extend([lib.nn.Linear(9, 1)]),
+    "extend generator": lambda lib, m: m.extend(lib.nn.Linear(i, 1) for i in (5, 6)),
+    "pop": lambda lib, m: m.pop(0),
+    "pop slice": lambda lib, m: m.pop(slice(1, 3)),
+    "iadd": lambda lib, m: m.__iadd__([lib.nn.Linear(9, 1)]),
+    "add list": lambda lib, m: m + [lib.nn.Linear(9, 1)],
+    "add sequential": lambda lib, m: m + lib.nn.Sequential(lib.nn.Linear(9, 1)),
+}
+
+
+@pytest.mark.parametrize("edit", _MODULE_LIST_EDITS)
+def test_module_list_edits_follow_pytorch(edit):
+    torch = pytest.importorskip("torch")
+    blocks, tblocks = nn.ModuleList(_layers(jg)), torch.nn.ModuleList(_layers(torch))
+    out = _MODULE_LIST_EDITS[edit](jg, blocks)
+    tout = _MODULE_LIST_EDITS[edit](torch, tblocks)
+    assert _layout(blocks) == _layout(tblocks)
+    if isinstance(tout, torch.nn.Module):
+        assert _layout(out) == _layout(tout)
+
+
+def test_module_list_insert_takes_negative_indices_as_a_list_does():
+    blocks = nn.ModuleList(_layers(jg))
+    expected = list(blocks)
+    new = nn.Sigmoid()
+    blocks.insert(-1, new)
+    expected.insert(-1, new)
+    assert list(blocks) == expected and list(blocks._modules) == [str(i) for i in range(6)]
+
+
+def test_extending_a_container_with_itself_doubles_it():
+    for container in (nn.Sequential(*_layers(jg)), nn.ModuleList(_layers(jg))):
+        layers = list(container)
+        container += container
+        assert list(container) == layers * 2
+
+
+@pytest.mark.parametrize(
+    ("edit", "error", "match"),
+    [
+        (lambda c: c.__delitem__(5), IndexError, "index 5 is out of range for .* length 5"),
+        (lambda c: c.__delitem__(-6), IndexError, "index -6 is out of range"),
+        (lambda c: c.pop(7), IndexError, "index 7 is out of range"),
+        (lambda c: c.insert(6, nn.ReLU()), IndexError, r"insert index 6 .* \(from -5 to 5\)"),
+        (lambda c: c.insert(-6, nn.ReLU()), IndexError, "insert index -6 is out of range"),
+        (lambda c: c.insert(0, "relu"), TypeError, "insert takes a Module, got str"),
+        (lambda c: c.insert(0, None), TypeError, "insert takes a Module, got NoneType"),
+        (lambda c: c.insert(1.0, nn.ReLU()), TypeError, "integer"),
+        (lambda c: c.__delitem__("0"), TypeError, "integer"),
+        (lambda c: c.append(3), TypeError, "must be a Module, got int"),
+        (lambda c: c.__setitem__(0, 3), TypeError, "must be a Module, got int"),
+        (lambda c: c.extend(3), TypeError, "extend takes an iterable of Modules, got int"),
+        (lambda c: c.extend(nn.ReLU()), TypeError, "iterable of Modules, got ReLU"),
+        (lambda c: c.extend([nn.ReLU(), "x"]), TypeError, "got str at position 1"),
+    ],
+)
+@pytest.mark.parametrize("kind", [nn.Sequential, nn.ModuleList])
+def test_bad_container_edits_are_named_and_change_nothing(kind, edit, error, match):
+    container = nn.Sequential(*_layers(jg)) if kind is nn.Sequential else nn.ModuleList(_layers(jg))
+    before = _layout(container)
+    with pytest.raises(error, match=match):
+        edit(container)
+    assert _layout(container) == before
+
+
+@pytest.mark.parametrize("other", [[nn.ReLU()], nn.ModuleList([nn.ReLU()]), nn.ReLU(), 3])
+def test_only_a_sequential_adds_to_a_sequential(other):
+    net = nn.Sequential(*_layers(jg))
+    with pytest.raises(TypeError, match="can only add a Sequential to a Sequential, got"):
+        net + other
+    with pytest.raises(TypeError, match="can only add a Sequential to a Sequential, got"):
+        net += other
+    assert len(net) == 5
+
+
+def test_module_list_add_refuses_what_is_not_modules():
+    with pytest.raises(TypeError, match=r"ModuleList.__add__ takes an iterable .* got int"):
+        nn.ModuleList() + 3
+    with pytest.raises(TypeError, match=r"ModuleList.__iadd__ takes Modules, got str"):
+        blocks = nn.ModuleList()
+        blocks += ["relu"]
+
+
+def _edit_both(lib, net):
+    """One of each edit, ending at Linear(2, 3) -> Tanh -> Linear(3, 5) -> ReLU -> Linear(5, 1)."""
+    net.pop(1)  # Linear(2,3) Linear(3,4) Tanh Linear(4,2)
+    del net[1:3]  # Linear(2,3) Linear(4,2)
+    net.insert(1, lib.nn.Tanh())
+    net[2] = lib.nn.Linear(3, 5)
+    net.append(lib.nn.ReLU())
+    net += lib.nn.Sequential(lib.nn.Linear(5, 1))
+    return net
+
+
+def test_an_edited_sequential_trains_like_torch_and_round_trips():
+    torch = pytest.importorskip("torch")
+    net = _edit_both(jg, nn.Sequential(*_layers(jg)))
+    tnet = _edit_both(torch, torch.nn.Sequential(*_layers(torch))).double()
+    assert list(net.state_dict()) == list(tnet.state_dict()) == [
+        "0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"]  # fmt: skip
+    tnet.load_state_dict({k: torch.tensor(v.numpy()) for k, v in net.state_dict().items()})
+    x, y = data((8, 2)), data((8, 1), seed=1)
+    opt = jg.optim.SGD(net.parameters(), lr=0.1)
+    topt = torch.optim.SGD(tnet.parameters(), lr=0.1)
+    for _ in range(3):
+        loss = ((net(jg.asarray(x)) - jg.asarray(y)) ** 2).mean()
+        tloss = ((tnet(torch.tensor(x)) - torch.tensor(y)) ** 2).mean()
+        np.testing.assert_allclose(loss.item(), tloss.item(), rtol=1e-6)
+        for o, lo in ((opt, loss), (topt, tloss)):
+            o.zero_grad()
+            lo.backward()
+            o.step()
+    for k, v in tnet.state_dict().items():
+        np.testing.assert_allclose(net.state_dict()[k].numpy(), v.numpy(), rtol=1e-6)
+    rebuilt = nn.from_config(net.config())
+    rebuilt.load_state_dict(net.state_dict())
+    np.testing.assert_array_equal(rebuilt(jg.asarray(x)).numpy(), net(jg.asarray(x)).numpy())
+    assert rebuilt.config() == net.config()
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda net: net.__delitem__(1),
+        lambda net: net.pop(1),
+        lambda net: net.insert(1, nn.Sigmoid()),
+        lambda net: net.append(nn.Sigmoid()),
+        lambda net: net.extend([nn.Sigmoid()]),
+        lambda net: net.__iadd__(nn.Sequential(nn.Linear(3, 2, generator=3))),
+        lambda net: net.__setitem__(1, nn.Sigmoid()),
+    ],
+    ids=["del", "pop", "insert", "append", "extend", "iadd", "setitem"],
+)
+def test_a_step_jitted_before_an_edit_traces_again_after_it(edit):
+    net = nn.Sequential(nn.Linear(2, 3, generator=0), nn.ReLU(), nn.Linear(3, 3, generator=1))
+    forward = jg.jit(lambda x: net(x).detach())
+    x = jg.asarray(data((4, 2)))
+    forward(x)
+    forward(x)
+    assert forward.traces == 1
+    edit(net)
+    np.testing.assert_array_equal(forward(x).numpy(), net(x).numpy())
+    assert forward.traces == 2
+
+
 def test_a_jitted_embedding_checks_the_indices_of_every_call():
     emb = jg.nn.Embedding(10, 2, generator=0)
     lookup = jg.jit(lambda i: emb(i).detach())
