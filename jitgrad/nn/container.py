@@ -177,20 +177,20 @@ class Sequential(_Indexed):
 
     def __add__(self, other: Sequential) -> Sequential:
         """A new Sequential of this one's modules and then ``other``'s (the same objects)."""
-        if not isinstance(other, Sequential):
-            raise TypeError(f"can only add a Sequential to a Sequential, got "
-                            f"{type(other).__name__}")  # fmt: skip
-        return Sequential(*self, *other)
+        return Sequential(*self, *_only_sequential(other))
 
     def __iadd__(self, other: Sequential) -> Sequential:
-        if not isinstance(other, Sequential):
-            raise TypeError(f"can only add a Sequential to a Sequential, got "
-                            f"{type(other).__name__}")  # fmt: skip
-        return self._extend(other, "__iadd__")
+        return self._extend(_only_sequential(other), "__iadd__")
 
     @classmethod
     def from_config(cls, args: dict) -> Sequential:
         return cls(dict(_children_from(args)))
+
+
+def _only_sequential(other) -> Sequential:
+    if not isinstance(other, Sequential):
+        raise TypeError(f"can only add a Sequential to a Sequential, got {type(other).__name__}")
+    return other
 
 
 class ModuleList(_Indexed):
@@ -205,12 +205,13 @@ class ModuleList(_Indexed):
 
     def __init__(self, modules: Iterable[Module] | None = None):
         super().__init__()
+        # (add_module, not append: a new container is no edit that jitted plans must see)
         for m in modules or ():
-            self.append(m)
+            self.add_module(str(len(self)), m)
 
     def __add__(self, other: Iterable[Module]) -> ModuleList:
         """A new ModuleList of this one's modules and then those of ``other``."""
-        return ModuleList(self)._extend(other, "__add__")
+        return ModuleList([*self, *self._modules_of("__add__", other)])
 
     def __iadd__(self, other: Iterable[Module]) -> ModuleList:
         return self._extend(other, "__iadd__")

@@ -572,6 +572,17 @@ def test_a_step_jitted_before_an_edit_traces_again_after_it(edit):
     assert forward.traces == 2
 
 
+def test_building_new_containers_leaves_jitted_plans_alone():
+    net = nn.Sequential(nn.Linear(2, 3, generator=0), nn.ReLU())
+    forward = jg.jit(lambda x: net(x).detach())
+    x = jg.asarray(data((4, 2)))
+    forward(x)
+    nn.ModuleList([nn.ReLU(), None, nn.Tanh()]) + [nn.Sigmoid()]
+    nn.Sequential(nn.ReLU()) + nn.Sequential(nn.Tanh())
+    forward(x)
+    assert forward.traces == 1
+
+
 def test_a_jitted_embedding_checks_the_indices_of_every_call():
     emb = jg.nn.Embedding(10, 2, generator=0)
     lookup = jg.jit(lambda i: emb(i).detach())
