@@ -33,6 +33,7 @@ depend on sizes, so a new batch size retraces in one eager step and compiles not
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import logging
@@ -456,9 +457,14 @@ def _map(value, fn, leaf=TensorBase, path=()):
     if isinstance(value, leaf):
         return fn(value, path)
     if isinstance(value, (list, tuple)):
-        return type(value)(_map(v, fn, leaf, path + (i,)) for i, v in enumerate(value))
+        items = [_map(v, fn, leaf, path + (i,)) for i, v in enumerate(value)]
+        # (a namedtuple's constructor takes its fields one by one, not an iterable)
+        return type(value)._make(items) if hasattr(value, "_fields") else type(value)(items)
     if isinstance(value, dict):
-        return {k: _map(v, fn, leaf, path + (k,)) for k, v in value.items()}
+        items = {k: _map(v, fn, leaf, path + (k,)) for k, v in value.items()}
+        if isinstance(value, collections.defaultdict):
+            return type(value)(value.default_factory, items)
+        return items if type(value) is dict else type(value)(items)
     return value
 
 

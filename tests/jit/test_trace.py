@@ -1,5 +1,6 @@
 """jg.jit: a traced and replayed step gives what eager execution gives."""
 
+import collections
 import gc
 import warnings
 import weakref
@@ -625,6 +626,22 @@ def test_keyword_arguments_are_arguments_like_the_others():
     assert jitted.traces == 2  # a new keyword set retraces; their order does not
     with pytest.raises(TypeError, match="weight"):
         jitted(jg.ones(2))
+
+
+def test_namedtuples_and_dict_subclasses_pass_in_and_out_as_they_are():
+    Pair = collections.namedtuple("Pair", "a b")
+
+    @jg.jit
+    def step(pair, table):
+        return Pair(pair.a * table["scale"], pair.b + 1), collections.OrderedDict(s=pair.a.sum())
+
+    for k in range(3):
+        table = collections.defaultdict(list, scale=jg.tensor([float(k)]))
+        out, sums = step(Pair(jg.tensor([1.0, 2.0]), jg.tensor([k])), table)
+        assert type(out) is Pair and type(sums) is collections.OrderedDict
+        assert out.a.tolist() == [k, 2.0 * k] and out.b.tolist() == [k + 1]
+        assert sums["s"].item() == 3.0
+    assert step.traces == 1
 
 
 def test_a_data_dependent_shape_raises_a_clear_error_on_replay():
