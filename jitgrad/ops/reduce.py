@@ -16,6 +16,7 @@ import numpy as np
 from .. import dtypes
 from .._config import config
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, zeros
 from ..recording import compute
 from ..strided import layout
@@ -198,6 +199,8 @@ class Cumulative(Function):
 
         if not self.product:
             return from_end(gy)
+        if is_grad_enabled():
+            return _cumprod_gradient_differentiable(x, gy, axis)
         # dy_j/dx_i = Π_{k<=j, k≠i} x_k for j >= i. Before x's first zero that is y_j / x_i;
         # at the first zero, the running product with that zero taken as 1; after it, 0.
         # Masks rather than a branch on the data, so that a jitted step serves any input.
@@ -207,6 +210,21 @@ class Cumulative(Function):
         divided = from_end(gy * cumprod(x, axis)) / where(before, x, 1)
         at_first = from_end(gy * cumprod(where(first, 1, x), axis))
         return where(before, divided, where(first, at_first, 0))
+
+
+def _cumprod_gradient_differentiable(x, gy, axis: int):
+    """Σ_{j>=i} gy_j·Π_{k<=j, k≠i} x_k with every x_k a factor (PyTorch's double-backward
+    formula). The masked formula has the same values, but past x's first zero it is a
+    constant 0, whose gradient is not: there it is that zero times the product of the
+    others. O(n²) along ``axis``, as PyTorch's; only create_graph pays for it."""
+    from .elementwise import where
+
+    n = x.shape[axis]
+    rows = x.swapaxes(axis, -1).unsqueeze(-2)  # rows[..., i, k] = x_k, i the one left out
+    others = cumprod(where(np.eye(n, dtype=bool), 1, rows), -1)
+    later = np.triu(np.ones((n, n), dtype=bool))  # j >= i
+    g = sum(where(later, gy.swapaxes(axis, -1).unsqueeze(-2) * others, 0), -1)
+    return g.swapaxes(axis, -1)
 
 
 class ArgExtreme(Function):

@@ -127,6 +127,20 @@ def test_cumprod_gradient_with_one_and_several_zeros(axis):
     assert gradcheck(lambda t: jg.cumprod(t.T, axis), jg.tensor(a.T.copy(), requires_grad=True))
 
 
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_cumprod_second_order_gradient_with_zeros(axis):
+    # Past a zero the first gradient is 0, yet it still depends on that zero: its own
+    # gradient is not 0 (PyTorch's double backward agrees).
+    a = np.array([[1.0, 0.0, 3.0], [0.0, 0.0, 2.0], [2.0, 3.0, 4.0], [0.5, 2.0, 0.0]])
+    gy = np.random.default_rng(2).standard_normal(a.shape)
+
+    def first(t):
+        (g,) = jg.autograd.grad(jg.cumprod(t, axis), [t], jg.tensor(gy), create_graph=True)
+        return g
+
+    assert gradcheck(first, jg.tensor(a, requires_grad=True))
+
+
 def test_max_ties_share_the_gradient():
     x = jg.tensor([3.0, 1.0, 3.0], requires_grad=True)
     jg.max(x).backward()
