@@ -8,7 +8,9 @@ The function's tensor arguments are copied into input buffers first, so every vi
 kernel argument and BLAS call in the tape stays valid, and a replay is a loop of kernel
 launches with no graph building, no dispatch and no allocation. Buffers the function
 writes in place (weights passed in and updated) are copied back to the caller's tensors
-after each call, and a tensor passed twice is one buffer. Calls from several threads take
+after each call, and a tensor passed twice is one buffer; an argument returned comes back as
+the caller's tensor (a view of it, where its buffer has its layout, as that view of the
+caller's memory), and a result returned twice as one tensor. Calls from several threads take
 turns (a plan's buffers serve one call at a time); a jitted function called while another
 one traces runs eagerly, as part of that trace. Large buffers that only
 kernel launches touch skip those copies (``binding.py``): the launches read the caller's
@@ -133,6 +135,8 @@ class Plan:
                              if id(t) in buffers and id(t) in tape.fresh]  # fmt: skip
         self.watches_grads = bool(self.fresh_leaves or self.fresh_inputs)
         self.result = result
+        # Arguments returned, or views of them: the caller gets its own memory back.
+        self.passed = _passed_back(inputs, result)
         self.trace_seconds = seconds
         self.replays = 0
         self._calls = None  # the steps as direct calls, from the second replay on
@@ -212,7 +216,8 @@ class Plan:
             for t in tensors:
                 t._storage = fresh
         self.hand_back_grads(args, handed)
-        return _copy_out(self.result, handed)
+        passed = [(b, _get(args, path)) for b, path in self.passed] if self.passed else None
+        return _copy_out(self.result, handed, passed)
 
     def write_back(self, args) -> None:
         """The function's in-place writes into its tensor arguments (an update of weights
@@ -341,8 +346,10 @@ class Jitted:
                    if buffer._storage._version != version]  # fmt: skip
         _check_no_hidden_alias(self.__name__, tape.steps, originals, original_versions,
                                {id(buffer) for buffer, _ in written}, inputs)  # fmt: skip
+        passed = [(b, _get(args, path)) for b, path in _passed_back(inputs, result)]
         if not (tape.grad_outputs or tape.grad_inputs) and any(
-            isinstance(t, Tensor) and t.requires_grad for t in _tensors_in(result)
+            isinstance(t, Tensor) and t.requires_grad and all(t is not b for b, _ in passed)
+            for t in _tensors_in(result)
         ):
             warnings.warn(
                 f"jg.jit: {self.__name__} returns tensors that require grad, but a replayed "
@@ -358,7 +365,7 @@ class Jitted:
         self._states.pop(signature, None)
         plan.write_back(args)
         plan.hand_back_grads(args)
-        return _copy_out(result)
+        return _copy_out(result, None, passed)
 
     def _guarded_state(self, signature, tape: Tape) -> tuple:
         """The guarded state a trace ran with, over the guards of the signature's first
@@ -557,24 +564,52 @@ def _get(value, path):
     return value
 
 
-def _copy_out(value, handed=None):
-    """What the caller gets for the plan's results ``value``: handed-over buffers (see
-    ``_give``), else fresh copies, as the plan overwrites its buffers on the next call.
-    Copied results over one storage leave over one copy of it, views of each other as they
-    are eagerly (``_shared_spans``)."""
+def _copy_out(value, handed=None, passed=None):
+    """What the caller gets for the plan's results ``value``: for an argument returned,
+    the caller's tensor, and for a view of one, that view of the caller's memory
+    (``passed``: (input buffer, argument) pairs); handed-over buffers (see ``_give``);
+    else fresh copies, as the plan overwrites its buffers on the next call. A tensor
+    returned twice is one tensor, and copied results over one storage leave over one copy
+    of it, views of each other as they are eagerly (``_shared_spans``)."""
     handed = {} if handed is None else handed
+    given = {id(buffer): argument for buffer, argument in passed or ()}
+    # A buffer holds its argument's elements shifted by one offset where it has its
+    # strides (a contiguous argument's clone, or a span of a storage several share).
+    shifted = {id(b._storage): (a._storage, a._offset - b._offset)
+               for b, a in passed or () if b._strides == a._strides}  # fmt: skip
+
+    def argument_view(t):
+        found = given.get(id(t))
+        if found is None and id(t._storage) in shifted:
+            storage, shift = shifted[id(t._storage)]
+            found = Tensor._make(storage, t._shape, t._strides, t._offset + shift)
+        return found
+
     if isinstance(value, TensorBase):  # one result (a loss): nothing to share
-        return _give(value, handed)
-    spans = _shared_spans([t for t in _tensors_in(value) if id(t) not in handed])
+        found = argument_view(value) if passed else None
+        return _give(value, handed) if found is None else found
+    spans = _shared_spans([t for t in _tensors_in(value) if id(t) not in handed
+                           and id(t._storage) not in shifted and id(t) not in given])  # fmt: skip
 
     def give(t, _):
-        span = spans.get(id(t._storage)) if id(t) not in handed else None
-        if span is None:
-            return _give(t, handed)
-        storage, lo = span
-        return Tensor._make(storage, t._shape, t._strides, t._offset - lo)
+        out = argument_view(t)
+        if out is None:
+            span = spans.get(id(t._storage)) if id(t) not in handed else None
+            if span is None:
+                out = _give(t, handed)
+            else:
+                storage, lo = span
+                out = Tensor._make(storage, t._shape, t._strides, t._offset - lo)
+        given[id(t)] = out
+        return out
 
     return _map(value, give)
+
+
+def _passed_back(inputs, result) -> list:
+    """(input buffer, its argument's path) for the buffers whose memory ``result`` holds."""
+    returned = {id(t._storage) for t in _tensors_in(result)}
+    return [(buffer, path) for buffer, path in inputs if id(buffer._storage) in returned]
 
 
 def _give(t: TensorBase, handed: dict) -> Tensor:

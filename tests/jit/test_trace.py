@@ -715,6 +715,23 @@ def test_results_that_view_one_another_stay_views_as_eagerly(n):
         assert every_other[1].item() == 2 * k
 
 
+@pytest.mark.parametrize("n", [8, BIG])
+def test_a_result_returned_twice_or_an_argument_returned_is_one_tensor_as_eagerly(n):
+    @jg.jit
+    def step(x):
+        x.mul_(2.0)
+        y = x + 1.0
+        return y, y, x, x[1:3]
+
+    for k in range(1, 4):
+        x = jg.full((n,), float(k))
+        y, again, same, middle = step(x)
+        assert again is y and same is x
+        middle[0] = -1.0  # a view of the caller's tensor, as x[1:3] is eagerly
+        assert x[1].item() == -1.0 and x[0].item() == 2.0 * k and y[0].item() == 2.0 * k + 1
+    assert step.traces == 1
+
+
 def test_large_input_gradients_accumulate_across_calls():
     x = jg.tensor(np.ones(BIG), requires_grad=True)
     step = jg.jit(lambda x: (x * 3).sum().backward())
