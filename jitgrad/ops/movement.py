@@ -4,6 +4,7 @@ output shares the input's storage; the backward puts the gradient back in place.
 
 from __future__ import annotations
 
+import operator
 from functools import partial
 
 import numpy as np
@@ -256,6 +257,12 @@ def narrow(x, dim: int, start: int, length: int) -> Tensor:
 
 
 def diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+    if not _is_int(offset):
+        # The view's layout is computed from it: a float would make a float shape.
+        raise TypeError(
+            f"diagonal: offset must be an integer, got {type(offset).__name__} {offset!r}"
+        )
+    offset = operator.index(offset)
     return _view_op(x, lambda t: TensorBase.diagonal(t, offset, axis1, axis2))
 
 

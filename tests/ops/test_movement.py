@@ -99,6 +99,17 @@ def test_shape_errors_are_clear():
         t.permute(1, 1)
 
 
+@pytest.mark.parametrize("offset", [1.0, "1", None])
+def test_diagonal_and_trace_refuse_an_offset_that_is_not_an_integer(offset):
+    # As numpy's: a float offset once gave a tensor of float shape, broken to print or use.
+    t = jg.arange(6.0).reshape(2, 3)
+    with pytest.raises(TypeError, match="offset must be an integer"):
+        jg.diagonal(t, offset)
+    with pytest.raises(TypeError, match="offset must be an integer"):
+        jg.trace(t, offset)
+    assert jg.diagonal(t, np.int64(1)).tolist() == [1.0, 5.0]
+
+
 def test_cast_gradient_comes_back_in_the_input_dtype():
     x = jg.tensor([1.0, 2.0], dtype=jg.float32, requires_grad=True)
     (x.astype(jg.float64) * 3).sum().backward()
