@@ -1,9 +1,10 @@
 """jitgrad's benchmarks: ratios against numpy, and PyTorch and JAX when installed, side by side.
 
-A row is one operation measured on jitgrad and numpy in the runner's process, with repeats
-interleaved so that machine noise hits both alike, and (when installed, and where the row
-gives them) on PyTorch and JAX, each in a process of its own right after (``isolated``):
-torch and jax are never imported where jitgrad and numpy are timed. Rows are registered
+A row is one operation measured on jitgrad and numpy in a fresh process of the row's own,
+with repeats interleaved so that machine noise hits both alike, and (when installed, and
+where the row gives them) on PyTorch and JAX, each in a process of its own right after
+(``isolated``): torch and jax are never imported where jitgrad and numpy are timed, and no
+row's times depend on the rows that ran before it. Rows are registered
 with ``@row``; a row's function builds its data (smaller with ``--quick``) from
 ``ctx.rng``, which starts from the same seed for every row in every process, and returns a
 ``Case`` of callables. ``python -m perf`` runs them and writes ``perf/RESULTS.md``.

@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
+import subprocess
 import sys
+import tempfile
 
-from . import ROWS, Context, isolated, serving, startup
+from . import LAUNCH_OMP_WAIT_POLICY, ROWS, Context, isolated, serving, startup
 from . import rows as _rows  # noqa: F401  (registers the rows)
 from . import rows_compute as _rows_compute  # noqa: F401
-from .runner import COMPARATORS, measure, notes, plot, quoted, report, table
+from .runner import (
+    COMPARATORS,
+    Result,
+    measure,
+    notes,
+    plot,
+    quoted,
+    report,
+    table,
+    threading_layer,
+)
 
 _RESULTS = os.path.join(os.path.dirname(__file__), "RESULTS.md")
 
@@ -25,6 +38,8 @@ def main(argv=None) -> int:
                         help="before measuring a disturbed row again, wait up to this "
                         "long for the other processes to go idle (default 5, quick 0)")  # fmt: skip
     parser.add_argument("--list", action="store_true", help="list the rows and exit")
+    # A row's own process (see _measure_alone) writes its results here instead of a report.
+    parser.add_argument("--result-file", help=argparse.SUPPRESS)
     parser.add_argument("--output", default=_RESULTS,
                         help="report file (default perf/RESULTS.md); '-' writes none")  # fmt: skip
     args = parser.parse_args(argv)
@@ -41,21 +56,26 @@ def main(argv=None) -> int:
     repeats = args.repeat or (3 if args.quick else 15)
     wait = args.wait_quiet if args.wait_quiet is not None else (0.0 if args.quick else 5.0)
 
-    results = []
-    with isolated.start(args.quick) as children:  # torch and jax, each in its own process
-        installed = {child.library: child.installed for child in children}
-        compared_with = ", ".join(child.about for child in children)
-        missing = [side for side, there in installed.items() if not there]
-        if missing:
-            print(f"not installed: {', '.join(missing)} (their columns say so; `make perf` "
-                  "installs them)", file=sys.stderr)  # fmt: skip
-        for name in names:
-            print(f"running {name} ...", file=sys.stderr, flush=True)
-            result = measure(ROWS[name], Context(quick=args.quick), repeats, wait=wait)
-            _check_isolated(name)
-            for child in children:
-                child.measure(result, repeats, wait)
-            results.append(result)
+    if args.result_file:  # this process is one row's: measure it, send it back, no report
+        (name,) = names
+        result, installed, compared_with = _measure_here(name, args.quick, repeats, wait)
+        with open(args.result_file, "w") as f:
+            json.dump({"result": result.to_json(), "installed": installed,
+                       "compared_with": compared_with, "layer": threading_layer()}, f)  # fmt: skip
+        return 0
+    results, layer = [], "not initialised"
+    installed, compared_with = dict.fromkeys(COMPARATORS, False), ""
+    for name in names:
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        result, sent = _measure_alone(name, args.quick, repeats, wait)
+        results.append(result)
+        if sent:
+            installed, compared_with = sent["installed"], sent["compared_with"]
+            layer = sent["layer"] if sent["layer"] != "not initialised" else layer
+    missing = [side for side, there in installed.items() if not there]
+    if missing:
+        print(f"not installed: {', '.join(missing)} (their columns say so; `make perf` "
+              "installs them)", file=sys.stderr)  # fmt: skip
     print("\n".join(table(results, installed) + [""] + notes(results)
                     + quoted(results, installed)))  # fmt: skip
     sections = []
@@ -72,10 +92,44 @@ def main(argv=None) -> int:
                        f"(plots/{os.path.basename(chart)})")  # fmt: skip
             sections = [picture, "", *sections]
         with open(args.output, "w") as f:
-            f.write(report(results, args.quick, installed, compared_with, command, repeats, wait,
-                           sections))  # fmt: skip
+            f.write(report(results, args.quick, installed, compared_with, layer, command,
+                           repeats, wait, sections))  # fmt: skip
         print(f"wrote {os.path.relpath(args.output)}", file=sys.stderr)
     return 1 if any(r.error for r in results) else 0
+
+
+def _measure_alone(name: str, quick: bool, repeats: int, wait: float) -> tuple[Result, dict]:
+    """Measure row ``name`` in a fresh process of its own, which starts fresh comparator
+    processes: its Result, and what that process says of the comparators (``installed``,
+    ``compared_with``) and of numba (``layer``; empty when the process failed). A process
+    that timed earlier rows would hand the row a heap shaped by their frees, which moves
+    numpy's times on rows that allocate temporaries (see the report's method)."""
+    command = [sys.executable, "-m", "perf", "--rows", name, "--repeat", str(repeats),
+               "--wait-quiet", str(wait)] + ["--quick"] * quick  # fmt: skip
+    env = dict(os.environ)  # as this run was started: importing jitgrad set a wait policy
+    if LAUNCH_OMP_WAIT_POLICY is None:
+        env.pop("OMP_WAIT_POLICY", None)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "result.json")
+        code = subprocess.run(command + ["--result-file", path], env=env).returncode
+        if code or not os.path.exists(path):
+            why = f"its process exited with code {code} (its error went to stderr)"
+            return Result(ROWS[name], None, {}, error=why), {}
+        with open(path) as f:
+            sent = json.load(f)
+    return Result.from_json(ROWS[name], sent.pop("result")), sent
+
+
+def _measure_here(name: str, quick: bool, repeats: int, wait: float):
+    """Measure row ``name`` in this process, PyTorch's and JAX's sides in processes of their
+    own: its Result, which comparators are installed, and their versions."""
+    with isolated.start(quick) as children:
+        result = measure(ROWS[name], Context(quick=quick), repeats, wait=wait)
+        _check_isolated(name)
+        for child in children:
+            child.measure(result, repeats, wait)
+        installed = {child.library: child.installed for child in children}
+        return result, installed, ", ".join(child.about for child in children)
 
 
 def _check_isolated(name: str) -> None:

@@ -5,11 +5,11 @@ the process that times jitgrad and numpy, on two cores, either moves their times
 2×: numba's OpenMP threads and numpy's OpenBLAS threads then compete with them. So neither
 is ever imported there. ``start()`` spawns one child per library (``python -m
 perf.isolated torch``), which imports its library before jitgrad (see
-``comparators.load``) and waits. For each row the runner times jitgrad and numpy, then asks
-each child in turn to time its side of the same row (``Comparator.measure``) while the
-runner and the other child wait idle: a comparator is timed seconds after numpy on the same
-row, not minutes, so that dividing numpy's median by its median stays fair on a machine
-whose speed drifts.
+``comparators.load``) and waits. Each row's process (``perf.__main__``) times jitgrad and
+numpy, then asks each child in turn to time its side of the same row
+(``Comparator.measure``) while it and the other child wait idle: a comparator is timed
+seconds after numpy on the same row, not minutes, so that dividing numpy's median by its
+median stays fair on a machine whose speed drifts.
 
 A child builds the row with the row's own function from a Context whose generator starts
 at the same seed (``Context.seeded``), so its data equal the runner's; the runner checks

@@ -142,8 +142,9 @@ def _(ctx):
 def _digits_case(ctx, batch: int):
     from jitgrad.examples import digits
 
-    x_train, y_train, _, _ = digits.load_data(0)
-    x, y = x_train[:batch], y_train[:batch]
+    x_train, y_train, x_test, y_test = digits.load_data(0)
+    x = np.concatenate([x_train, x_test])[:batch]
+    y = np.concatenate([y_train, y_test])[:batch]
     model = digits.build_model(0)
     params = [p.numpy().copy() for p in model.parameters()]  # (out, in), before any step
     opt = digits.make_optimizer("sgd", model.parameters(), 0.02)
@@ -187,10 +188,7 @@ def _(ctx):
     return _digits_case(ctx, 64)
 
 
-@row("digits-step-full-batch", target=2.3, note="all 1437 training samples in one step; "
-     "numpy's side as this run finds it, its temporaries served by a heap that earlier rows' "
-     "large frees left untrimmed (alone in a fresh process, glibc hands their pages back "
-     "after every step and faults them in again: numpy's step then took 2.5x as long here)",
+@row("digits-step-full-batch", target=2.3, note="all 1797 samples of the digits in one step",
      quoted="issue 5: jax.jit ≈ 2.3× numpy at full batch; jitgrad ≥ 2.3× numpy")  # fmt: skip
 def _(ctx):
-    return _digits_case(ctx, 1437)
+    return _digits_case(ctx, 1797)

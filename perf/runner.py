@@ -19,7 +19,7 @@ import platform
 import resource
 import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -41,6 +41,23 @@ class Result:
     built: str = ""  # the case's size and its data's fingerprint: equal where built alike
     faulted: dict = field(default_factory=dict)  # side -> bytes of page faults per call
 
+    def to_json(self) -> dict:
+        """Everything but the row and the case's callables: what a row's process sends back."""
+        data = {name: getattr(self, name) for name in _SENT}
+        if self.case is not None:
+            data["case"] = {f.name: getattr(self.case, f.name) for f in fields(Case)
+                            if not callable(getattr(self.case, f.name))}  # fmt: skip
+        return data
+
+    @classmethod
+    def from_json(cls, row: Row, data: dict) -> Result:
+        case = data.get("case")
+        if case is not None:
+            case = Case(jitgrad=None, numpy=None, **case)
+        sent = {name: data[name] for name in _SENT}
+        sent["spread"] = {side: tuple(pair) for side, pair in sent["spread"].items()}
+        return cls(row, case, **sent)
+
     def vs_numpy(self, side: str) -> float | None:
         """numpy's time over ``side``'s: above 1 that side is faster than numpy."""
         if "numpy" in self.times and side in self.times:
@@ -60,6 +77,9 @@ class Result:
         if self.row.target is None:
             return "info"
         return "PASS" if self.ratio >= self.row.target else "MISS"
+
+
+_SENT = ("times", "others", "error", "spread", "failed", "loads", "built", "faulted")
 
 
 def _batch(fn) -> int:
@@ -468,17 +488,24 @@ def _read(path: str) -> str:
 _THREAD_ENV = ("NUMBA_THREADING_LAYER", "NUMBA_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 
-def machine(compared_with: str) -> list[str]:
+def threading_layer() -> str:
+    import numba
+
+    try:
+        return numba.threading_layer()
+    except ValueError:  # no parallel kernel has run yet
+        return "not initialised"
+
+
+def machine(compared_with: str, layer: str) -> list[str]:
+    """What the report says of the machine; ``layer`` is numba's threading layer in the
+    rows' processes (this one runs no kernel)."""
     import llvmlite
     import numba
 
     from jitgrad._config import LIGHT_KERNEL_FACTOR, config
     from jitgrad.jit import cache, threads
 
-    try:
-        layer = numba.threading_layer()
-    except ValueError:  # no parallel kernel has run yet
-        layer = "not initialised"
     lines = [
         f"- nproc: {len(os.sched_getaffinity(0))} (os.cpu_count() {os.cpu_count()}); "
         f"CPU: {_cpu_model()}",
@@ -525,9 +552,10 @@ _QUICK_NOTE = " — quick mode: small sizes, few repeats (a smoke check, not a r
 
 
 def report(results: list[Result], quick: bool, installed: dict[str, bool], compared_with: str,
-           command: str, repeats: int, wait: float, sections: list[str] = ()) -> str:  # fmt: skip
+           layer: str, command: str, repeats: int, wait: float,
+           sections: list[str] = ()) -> str:  # fmt: skip
     """The whole RESULTS.md; ``installed`` and ``compared_with`` (the comparators' versions)
-    come from the comparators' processes."""
+    come from the comparators' processes, ``layer`` from the rows' processes."""
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out = [
         "# jitgrad performance against numpy, PyTorch and JAX",
@@ -543,21 +571,28 @@ def report(results: list[Result], quick: bool, installed: dict[str, bool], compa
         "is measured again (up to three attempts, the later ones after waiting up to "
         f"{wait:g} s for a quiet machine) and the least disturbed attempt is kept.",
         "",
+        "Every row runs in fresh processes: what earlier rows did never reaches its "
+        "times. In one long process the rows interfered: after the large rows had freed "
+        "their 64 MiB arrays, glibc kept the freed heap and served numpy's temporaries from "
+        "memory already faulted in; alone, as in a user's script, glibc returns those pages "
+        "after every call and faults them in again. numpy's full-batch training step ran "
+        "2.5× faster after the large rows than alone (measured on 2026-11-25).",
+        "",
         '"torch" is PyTorch eager and "jax" is `jax.jit` (on the autograd rows, eager '
         "`jax.grad`, as their notes say); each JAX call waits for its result with "
         "`block_until_ready()`. Both run on the CPU in the row's dtype, each in a process of "
-        "its own started once per run: neither library is ever imported into the process "
-        "that times jitgrad and numpy, where PyTorch's OpenMP runtime and JAX's thread pools "
-        "would compete with numba's and OpenBLAS's threads for the cores and move their "
-        "times (on this 2-core machine by up to 2×). Row by row, this process times jitgrad "
-        "and numpy, then PyTorch's process and then JAX's time their side of the same row "
-        "while the other processes wait idle: built by the same row function from the same "
-        "seeded data (checked: same size, same draws), checked against numpy's result "
-        "computed there after a warm-up call, timed in as many rounds with the same "
-        'batching, medians and re-measuring when disturbed. "torch vs numpy" and "jax vs '
-        'numpy" are the numpy median measured in this process (the one jitgrad is compared '
-        "with) over theirs; \"others' load\" is that of this process's timing (a "
-        "comparator's process disturbed by others gets a note). PyTorch's process starts "
+        "its own: neither library is ever imported into the process that times jitgrad and "
+        "numpy, where PyTorch's OpenMP runtime and JAX's thread pools would compete with "
+        "numba's and OpenBLAS's threads for the cores and move their times (on this 2-core "
+        "machine by up to 2×). For each row, the row's process times jitgrad and numpy, then "
+        "PyTorch's process and then JAX's time their side of the same row while the other "
+        "processes wait idle: built by the same row function from the same seeded data "
+        "(checked: same size, same draws), checked against numpy's result computed there "
+        "after a warm-up call, timed in as many rounds with the same batching, medians and "
+        're-measuring when disturbed. "torch vs numpy" and "jax vs numpy" are the numpy '
+        "median measured in the row's process (the one jitgrad is compared with) over "
+        "theirs; \"others' load\" is that of the row's process's timing (a comparator's "
+        "process disturbed by others gets a note). PyTorch's process starts "
         "with the OMP_WAIT_POLICY this run was started with, not the PASSIVE that jitgrad "
         "sets for its own threads; unset, PyTorch's OpenMP threads spin while they wait, as "
         "its users get them: on a quiet machine about twice as fast on its small parallel "
@@ -582,7 +617,7 @@ def report(results: list[Result], quick: bool, installed: dict[str, bool], compa
         *sections,
         "## Machine",
         "",
-        *machine(compared_with),
+        *machine(compared_with, layer),
         "",
     ]
     return "\n".join(out)
