@@ -89,6 +89,8 @@ class Function(Node):
         xs = tuple(as_tensor(x) for x in inputs)
         state = config.thread
         enabled = state.grad_enabled
+        if enabled and state.tape is not None:
+            _guard_leaves(state.tape, xs)
         recording = enabled and any(x.requires_grad for x in xs)
         state.grad_enabled = False
         try:
@@ -219,3 +221,16 @@ class AccumulateGrad(Node):
     def __init__(self, tensor):
         self.variable = weakref.ref(tensor)
         self._output_meta = ((tensor.shape, tensor.dtype),)
+
+
+def _guard_leaves(tape, xs) -> None:
+    """A jitted plan computes gradients for the leaves that required grad when it was
+    traced: one frozen or unfrozen since (a tensor the step closes over, outside any
+    module) must select another plan."""
+    for x in xs:
+        if x._grad_fn is None and x._storage.dtype.kind == "f":
+            tape.guard(x, _requires_grad)
+
+
+def _requires_grad(t) -> bool:
+    return t._requires_grad

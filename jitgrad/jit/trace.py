@@ -21,7 +21,8 @@ numbers computed from tensors (``.item()``) and attributes read inside the funct
 (an optimizer's learning rate): change them and call ``retrace()``. Some state is
 guarded instead, as torch.compile guards on it: objects the traced call used register a
 state of theirs on the tape (``Tape.guard``: a module its train/eval mode and which of
-its parameters require grad, an optimizer its parameter groups), and that state is part
+its parameters require grad, any leaf an op reads with grad enabled whether it requires
+grad, an optimizer its parameter groups), and that state is part
 of a plan's key: ``model.eval()``, freezing a layer, ``add_param_group`` or a parameter
 appended to (removed from, replaced in) a group's ``"params"`` select another plan.
 Memory moved under a tensor the plans read (``share_memory_``, ``resize_``, ``set_``) or

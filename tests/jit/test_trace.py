@@ -885,6 +885,34 @@ def test_freezing_a_parameter_or_adding_a_group_selects_another_plan():
     assert jitted.traces == 3
 
 
+def test_freezing_or_unfreezing_a_closed_over_tensor_selects_another_plan():
+    """Tensors outside any module: which of them require grad is part of the plan too."""
+    leaves = {k: [jg.tensor([1.0, 2.0], requires_grad=True), jg.tensor([3.0])] for k in "ej"}
+
+    def step(w):
+        for v in w:
+            v.grad = None
+        loss = (x * w[0]).sum() * w[1].sum()
+        loss.backward()
+        with jg.no_grad():
+            for v in w:
+                if v.grad is not None:
+                    v.sub_(0.1 * v.grad)
+        return loss
+
+    x = jg.tensor([1.0, 1.0])
+    jitted = jg.jit(lambda: step(leaves["j"]))
+    for change in (None, "unfreeze", None, "freeze", None):
+        for w in leaves.values():
+            if change is not None:
+                w[0 if change == "freeze" else 1].requires_grad_(change == "unfreeze")
+        assert jitted().item() == pytest.approx(step(leaves["e"]).item(), rel=1e-12)
+        for a, b in zip(leaves["j"], leaves["e"]):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+            assert (a.grad is None) == (b.grad is None)
+    assert jitted.traces == 3
+
+
 @pytest.mark.parametrize("make", [
     lambda ps: jg.optim.SGD(ps, lr=0.1, momentum=0.9),
     lambda ps: jg.optim.Adam(ps, lr=0.05),
