@@ -262,6 +262,25 @@ def advanced_assign(x, key, value) -> None:
     x._storage._version += 1
 
 
+def _winners(key, shape):
+    """An array of ``shape`` holding, at each position ``key`` writes, the flat index of
+    the written element that won (the last one), and -1 elsewhere; and those labels."""
+    winner = np.full(shape, -1, dtype=np.int64)
+    written = np.broadcast_to(np.zeros((), bool), shape)[key].shape
+    labels = np.arange(int(np.prod(written)), dtype=np.int64).reshape(written)
+    winner[key] = labels
+    return winner, labels
+
+
+def _unwritten(key, shape, dtype):
+    return (_winners(key, shape)[0] < 0).astype(dtype)
+
+
+def _written_last(key, shape, dtype):
+    winner, labels = _winners(key, shape)
+    return (winner[key] == labels).astype(dtype)
+
+
 class IndexPut(Function):
     """``x`` with ``x[key] = value`` for an advanced key, out of place: how a recorded
     assignment is rebased. With repeated indices the last write wins, in the forward and
@@ -279,13 +298,10 @@ class IndexPut(Function):
 
     def backward(self, gy):
         x, value = self.inputs
-        # Label every written position with the flat index of the value element that won.
-        winner = np.full(x.shape, -1, dtype=np.int64)
-        written = np.broadcast_to(np.zeros((), bool), x.shape)[self.key].shape
-        labels = np.arange(int(np.prod(written)), dtype=np.int64).reshape(written)
-        winner[self.key] = labels
-        kept = _wrap((winner < 0).astype(gy.dtype.numpy))
-        won = _wrap((winner[self.key] == labels).astype(gy.dtype.numpy))
+        # Recorded: a jitted step computes the masks from each call's indices.
+        dtype = gy.dtype.numpy
+        kept = _wrap(compute(_unwritten, self.key, x.shape, dtype))
+        won = _wrap(compute(_written_last, self.key, x.shape, dtype))
         gx = gy * kept if x.requires_grad else None
         gv = sum_to(GetItem(self.key)(gy) * won, value.shape) if value.requires_grad else None
         return gx, gv

@@ -669,3 +669,22 @@ def test_recorded_advanced_assignment_routes_gradients_to_the_last_write():
 
     assert jg.autograd.gradcheck(assign, jg.tensor(np.arange(4.0), requires_grad=True),
                                  jg.tensor(0.5, requires_grad=True))  # fmt: skip
+
+
+def test_jitted_advanced_assignment_routes_gradients_by_each_calls_indices():
+    weights = jg.arange(1.0, 6.0)
+
+    def step(base, index, value):
+        out = base * 1
+        out[index] = value
+        (out * weights).sum().backward()
+        return base.grad, value.grad
+
+    jitted = jg.jit(step)
+    for index in ([0, 1], [2, 3], [4, 4], [1, -4], [0, 2]):
+        grads = []
+        for fn in (step, jitted):
+            base = jg.zeros(5, requires_grad=True)
+            value = jg.tensor([1.0, 2.0], requires_grad=True)
+            grads.append([g.tolist() for g in fn(base, jg.tensor(index), value)])
+        assert grads[1] == grads[0], index
