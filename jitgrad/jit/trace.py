@@ -30,7 +30,8 @@ a module's parameter, buffer or child replaced (``config.memory_epoch``) makes e
 plan trace again, and a leaf that holds a gradient where the plan assigned one (no
 ``zero_grad``) selects a plan that adds to it.
 Signatures cover shapes, dtypes, strides and ``requires_grad`` of tensor arguments, which
-arguments view one storage, and the values of number arguments; kernels themselves never
+arguments view one storage, the values of number arguments, and the grad mode and default
+dtype the call runs under; kernels themselves never
 depend on sizes, so a new batch size retraces in one eager step and compiles nothing.
 """
 
@@ -269,8 +270,9 @@ class Jitted:
         if kwargs:  # one structure, whose tensors are found by their paths; the keywords'
             # order is the caller's spelling, not a new signature
             args = (args, dict(sorted(kwargs.items())))
-        signature = (config.backend, config.thread.grad_enabled, bool(kwargs),
-                     _signature(args, {}))  # fmt: skip
+        # (the default dtype decides what creation functions and Python floats make)
+        signature = (config.backend, config.thread.grad_enabled, config.default_dtype,
+                     bool(kwargs), _signature(args, {}))  # fmt: skip
         with self._lock:
             if self._memory_epoch != config.memory_epoch:
                 # Plans hold the arrays of the tensors the function closes over: once
@@ -339,7 +341,7 @@ class Jitted:
         previous, config.thread.tape = config.thread.tape, tape
         start = time.perf_counter()
         try:
-            result = self.fn(*bound[0], **bound[1]) if signature[2] else self.fn(*bound)
+            result = self.fn(*bound[0], **bound[1]) if signature[3] else self.fn(*bound)
         finally:
             config.thread.tape = previous
         tape.settle()

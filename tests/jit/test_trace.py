@@ -203,6 +203,24 @@ def test_number_arguments_select_plans_by_value():
     assert f.traces == 6
 
 
+def test_a_new_default_dtype_selects_another_plan():
+    @jg.jit
+    def f(x):
+        return x.sum(), jg.zeros(2), jg.tensor([0.1])
+
+    x = jg.ones(2, dtype=jg.float32)
+    before = jg.get_default_dtype()
+    try:
+        for dtype in (jg.float64, jg.float32, jg.float64):
+            jg.set_default_dtype(dtype)
+            _, zeros, tenth = f(x)
+            assert zeros.dtype is dtype and tenth.dtype is dtype
+            assert tenth.item() == jg.tensor([0.1]).item()
+    finally:
+        jg.set_default_dtype(before)
+    assert f.traces == 2
+
+
 def test_an_object_argument_freed_never_lends_its_plan_to_one_taking_its_id():
     """Plans know object arguments by id: while a plan exists its objects stay alive, or
     a new object could take a freed one's id and replay its plan over the old memory."""
