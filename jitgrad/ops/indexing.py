@@ -101,8 +101,9 @@ _VALID = (
 
 
 def _snapshot(a: np.ndarray) -> np.ndarray:
-    """A private copy of an index array, made by a recorded write: a jitted step copies
-    the indices of each call, where a plain copy would keep the traced ones forever."""
+    """A private copy of an array (indices, or a value overlapping its target), made by a
+    recorded write: a jitted step copies each call's values, where a plain copy would
+    keep the traced ones forever."""
     copy = np.empty_like(a)
     run(np.copyto, copy, a)
     return copy
@@ -250,7 +251,7 @@ def advanced_assign(x, key, value) -> None:
     else:
         source = assigned_array(value, x.dtype)
     if np.may_share_memory(source, target):
-        source = source.copy()
+        source = _snapshot(source)  # recorded: a replay stages each call's values
     try:
         run(_put, target, key, source)
     except ValueError:

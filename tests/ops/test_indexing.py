@@ -688,3 +688,14 @@ def test_jitted_advanced_assignment_routes_gradients_by_each_calls_indices():
             value = jg.tensor([1.0, 2.0], requires_grad=True)
             grads.append([g.tolist() for g in fn(base, jg.tensor(index), value)])
         assert grads[1] == grads[0], index
+
+
+def test_jitted_advanced_assignment_from_an_overlapping_view_reads_each_calls_values():
+    def step(x, index):
+        x[index] = x[2:4]  # the source views the target: staged through a copy
+        return x
+
+    jitted = jg.jit(step)
+    for scale in (1.0, 2.0, 3.0):
+        expected = step(jg.arange(5.0) * scale, jg.tensor([0, 1])).tolist()
+        assert jitted(jg.arange(5.0) * scale, jg.tensor([0, 1])).tolist() == expected
