@@ -57,6 +57,8 @@ def from_config(config: dict) -> Module:
         raise ValueError(
             f"a module config is a dict with exactly the keys 'type' and 'args', got {config!r}"
         )
+    if not isinstance(config["type"], str):
+        raise ValueError(f"a module config's 'type' is a class name, got {config['type']!r}")
     if not isinstance(config["args"], dict):
         raise ValueError(f"the 'args' of a {config['type']!r} config must be a dict")
     cls = module_class(config["type"])

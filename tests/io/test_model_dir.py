@@ -281,3 +281,17 @@ def test_a_malformed_tie_is_refused_naming_it(tmp_path):
         (tmp_path / "m" / "manifest.json").write_text(json.dumps(manifest))
         with pytest.raises(ModelDirectoryError, match=message):
             load_model(tmp_path / "m")
+
+
+@pytest.mark.parametrize("kind", [3, ["Linear"], None])
+def test_an_architecture_naming_no_type_is_refused_naming_it(saved, kind):
+    _, directory, _ = saved
+    path = directory / "architecture.json"
+    arch = json.loads(path.read_text())
+    arch["module"]["args"]["layers"][1]["type"] = kind
+    path.write_text(json.dumps(arch))
+    manifest = json.loads((directory / "manifest.json").read_text())
+    manifest["files"]["architecture.json"]["bytes"] = path.stat().st_size
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelDirectoryError, match=r"architecture.json.*'type' is a class name"):
+        load_model(directory)
