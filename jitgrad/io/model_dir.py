@@ -227,7 +227,7 @@ def read_manifest(directory) -> dict:
     try:
         with open(path, encoding="utf-8") as f:
             manifest = json.load(f)
-    except (ValueError, UnicodeDecodeError) as e:
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:  # (nested too deeply)
         raise ModelDirectoryError(f"{path!r}: not valid JSON ({e})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != MODEL_FORMAT:
         raise ModelDirectoryError(f"{path!r}: not a jitgrad model manifest (no "
@@ -321,7 +321,7 @@ def load_model(directory, mmap: bool = False, *, verify_checksums: bool = False)
     try:
         with open(arch_path, encoding="utf-8") as f:
             architecture = json.load(f)
-    except (ValueError, UnicodeDecodeError) as e:
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:  # (nested too deeply)
         raise ModelDirectoryError(f"{arch_path!r}: not valid JSON ({e})") from None
     if not isinstance(architecture, dict) or "module" not in architecture:
         raise ModelDirectoryError(f"{arch_path!r}: no 'module' description")
@@ -329,6 +329,8 @@ def load_model(directory, mmap: bool = False, *, verify_checksums: bool = False)
         module = from_config(architecture["module"])
     except ValueError as e:
         raise ModelDirectoryError(f"{arch_path!r}: {e}") from e
+    except RecursionError:
+        raise ModelDirectoryError(f"{arch_path!r}: the module is nested too deeply") from None
     _tie(module, architecture.get("tied", []), arch_path)
     state = load(os.path.join(directory, WEIGHTS), mmap=mmap)
     if not isinstance(state, dict):

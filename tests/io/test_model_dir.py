@@ -295,3 +295,21 @@ def test_an_architecture_naming_no_type_is_refused_naming_it(saved, kind):
     (directory / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ModelDirectoryError, match=r"architecture.json.*'type' is a class name"):
         load_model(directory)
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "architecture.json", "module"])
+def test_json_nested_too_deeply_is_refused_not_a_recursion_error(saved, name):
+    _, directory, _ = saved
+    if name == "module":  # valid JSON, but more Sequentials in each other than Python can build
+        n, inner = 300, json.dumps({"type": "ReLU", "args": {}})
+        nested = '{"type": "Sequential", "args": {"layers": [' * n + inner + "]}}" * n
+        text, name, message = f'{{"module": {nested}}}', "architecture.json", "nested too deeply"
+    else:
+        text, message = "[" * 100_000 + "]" * 100_000, "not valid JSON"
+    (directory / name).write_text(text)
+    if name != "manifest.json":
+        manifest = json.loads((directory / "manifest.json").read_text())
+        manifest["files"][name]["bytes"] = len(text)
+        (directory / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelDirectoryError, match=f"{name}.*{message}"):
+        load_model(directory)
