@@ -65,6 +65,7 @@ reader refuses versions it does not know.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -126,7 +127,12 @@ def write_atomically(path: str, prefix: bytes, blobs: list, offsets: list[int]) 
     ``path``; on any failure the temporary file is removed and ``path`` is untouched.
     As writing in place would, a symbolic link is written through to its target, and an
     existing file keeps its permission bits."""
+    asked = path
+    if not path:
+        raise FileNotFoundError(errno.ENOENT, "an empty path names no file", asked)
     path = os.path.realpath(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), asked)
     directory = os.path.dirname(path)
     base = os.path.basename(path)
     try:
@@ -141,6 +147,8 @@ def write_atomically(path: str, prefix: bytes, blobs: list, offsets: list[int]) 
             break
         except FileExistsError:
             continue
+        except OSError as exc:  # named after the file asked for, not the temporary one
+            raise OSError(exc.errno, exc.strerror, asked) from None
     try:
         with os.fdopen(fd, "wb") as f:
             if mode is not None:

@@ -735,3 +735,17 @@ def test_saving_keeps_the_files_mode_and_writes_through_a_link(tmp_path):
     assert link.is_symlink() and jg.load(path).tolist() == [0.0, 1.0, 2.0]
     assert path.stat().st_mode & 0o777 == 0o600
     assert sorted(os.listdir(tmp_path)) == ["latest.jg", "private.jg"]
+
+
+def test_unwritable_paths_raise_naming_the_path_asked_for(tmp_path):
+    t = jg.arange(3.0)
+    missing = tmp_path / "no-such-dir" / "x.jg"
+    with pytest.raises(FileNotFoundError) as info:
+        jg.save(t, missing)
+    assert info.value.filename == str(missing) and ".tmp" not in str(info.value)
+    with pytest.raises(IsADirectoryError) as info:
+        jg.save(t, tmp_path)
+    assert info.value.filename == str(tmp_path) and ".tmp" not in str(info.value)
+    with pytest.raises(FileNotFoundError, match="empty path"):
+        jg.save(t, "")
+    assert list(tmp_path.iterdir()) == []  # no temporary file left behind
