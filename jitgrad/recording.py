@@ -9,9 +9,30 @@ arrays without any of the Python that decided them.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ._config import config
+
+
+class TracerWarning(UserWarning):
+    """A traced function read a tensor's value as a Python object: the plan keeps what it
+    read then (as ``torch.jit.trace`` warns for the same read)."""
+
+
+def read_value(how: str, depth: int = 1) -> None:
+    """Warn when a tensor's value leaves as a Python object (``how``) while ``jg.jit``
+    traces: replays never read it again, so control flow or numbers built on it stay as
+    they were in the trace. ``depth``: frames between the caller's code and this call."""
+    if config.thread.tape is not None:
+        warnings.warn(
+            f"jg.jit: {how} read a tensor's value while tracing: the plan keeps the value "
+            "read now and its replays never read it again. Return the tensor instead, or "
+            "call retrace() when the value changes what the function does",
+            TracerWarning,
+            stacklevel=2 + depth,
+        )
 
 
 def run(fn, *args) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import dtypes
 from ._config import config
-from .recording import run
+from .recording import read_value, run
 from .storage import Storage, UntypedStorage, storage_class
 from .storage import kernels as storage_kernels
 from .strided import layout
@@ -445,11 +445,17 @@ class TensorBase:
         return a.copy() if copy else a
 
     def item(self):
+        return self._scalar("item()")
+
+    def _scalar(self, how: str):
+        """The one element as a Python number, for ``how`` (item(), float()...)."""
         if self.numel() != 1:
-            raise ValueError(f"item() needs a tensor of one element, this one has {self.numel()}")
+            raise ValueError(f"{how} needs a tensor of one element, this one has {self.numel()}")
+        read_value(how, depth=2)
         return self.numpy().item()
 
     def tolist(self):
+        read_value("tolist()")
         return self.numpy().tolist()
 
     def __len__(self) -> int:
@@ -467,16 +473,16 @@ class TensorBase:
             raise ValueError(
                 f"the truth value of a tensor with {self.numel()} elements is ambiguous"
             )
-        return bool(self.item())
+        return bool(self._scalar("bool()"))
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._scalar("float()"))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar("int()"))
 
     def __complex__(self) -> complex:
-        return complex(self.item())
+        return complex(self._scalar("complex()"))
 
     def __index__(self) -> int:
         # As PyTorch (numpy: 0-d only): a one-element integer or bool tensor is an index.
@@ -485,12 +491,12 @@ class TensorBase:
                 "only integer scalar tensors can be converted to an index, got dtype "
                 f"{self.dtype.name} and shape {self._shape}"
             )
-        return int(self.item())
+        return int(self._scalar("an index"))
 
     def __format__(self, spec: str) -> str:
         """A 0-d tensor formats as its number (``f"{loss:.3f}"``), as numpy's scalars do."""
         if self.ndim == 0:
-            return format(self.item(), spec)
+            return format(self._scalar("format()"), spec)
         if spec:
             raise TypeError(f"unsupported format string {spec!r} for a tensor of shape "
                             f"{self.shape}: format its elements, or a 0-d tensor")  # fmt: skip

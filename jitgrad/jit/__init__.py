@@ -17,6 +17,7 @@ import sys
 import types
 
 from .._config import config
+from ..recording import TracerWarning
 from . import lowering
 from .cache import cache_dir, clear_cache
 from .cache import stats as _stats
@@ -59,4 +60,5 @@ class _CallableModule(types.ModuleType):
 
 sys.modules[__name__].__class__ = _CallableModule
 
-__all__ = ["Jitted", "cache_dir", "clear_cache", "explain", "function", "jit", "kernels", "stats"]
+__all__ = ["Jitted", "TracerWarning", "cache_dir", "clear_cache", "explain", "function", "jit",
+           "kernels", "stats"]  # fmt: skip

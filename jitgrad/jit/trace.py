@@ -18,7 +18,9 @@ arrays, and results leave in the buffers they were computed in.
 
 What is specialised at trace time, as with any tracing JIT: Python control flow, Python
 numbers computed from tensors (``.item()``) and attributes read inside the function
-(an optimizer's learning rate): change them and call ``retrace()``. Some state is
+(an optimizer's learning rate): change them and call ``retrace()``. Reading a tensor's
+value as a Python object while tracing (``item()``, ``float()``, ``bool()``, ``tolist()``)
+warns with ``jg.jit.TracerWarning`` at the line that reads it. Some state is
 guarded instead, as torch.compile guards on it: objects the traced call used register a
 state of theirs on the tape (``Tape.guard``: a module its train/eval mode and which of
 its parameters require grad, any leaf an op reads with grad enabled whether it requires

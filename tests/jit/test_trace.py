@@ -1059,3 +1059,22 @@ def test_debug_logs_every_trace_and_kernel_miss(monkeypatch, caplog):
     assert text.count("tracing <lambda> for a new signature: ") == 1 and "(3,)" in text
     assert "kernel " in text and " for " in text and "source of " in text
     assert "def serial(" in text
+
+
+def test_reading_a_value_while_tracing_warns_at_the_line_that_reads_it():
+    x = jg.tensor([1.0, 2.0])
+
+    @jg.jit
+    def step(t):
+        s = (t * 2).sum()
+        return s, s.item(), float(s), bool(s > 3)
+
+    with pytest.warns(jg.jit.TracerWarning) as caught:
+        step(x)
+    assert [str(w.message).split(" read ")[0] for w in caught] == [
+        "jg.jit: item()", "jg.jit: float()", "jg.jit: bool()"]  # fmt: skip
+    assert {w.filename for w in caught} == {__file__}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        step(x)  # a replay reads nothing: no warning
+        assert (x * 2).sum().item() == 6.0  # nor eagerly
