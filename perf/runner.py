@@ -503,8 +503,9 @@ def machine(compared_with: str, layer: str) -> list[str]:
     import llvmlite
     import numba
 
+    from jitgrad import threads
     from jitgrad._config import LIGHT_KERNEL_FACTOR, config
-    from jitgrad.jit import cache, threads
+    from jitgrad.jit import cache
 
     lines = [
         f"- nproc: {len(os.sched_getaffinity(0))} (os.cpu_count() {os.cpu_count()}); "
@@ -513,12 +514,12 @@ def machine(compared_with: str, layer: str) -> list[str]:
         f"- Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}"
         f", llvmlite {llvmlite.__version__}",
         f"- compared with (each in a process of its own): {compared_with}",
-        f"- numba threads: {numba.get_num_threads()}, threading layer: {layer} (storage "
-        f"copies, fills, transposes); generated kernels with transcendental math from "
+        f"- numba threads: {numba.get_num_threads()}, threading layer: {layer} (strided "
+        f"copies and transposes); generated kernels with transcendental math from "
         f"{config.parallel_threshold} elements on, others (and flat copies and fills) from "
         f"{config.parallel_threshold * LIGHT_KERNEL_FACTOR}: on {threads.count()} of "
         f"jitgrad's own threads, in up to {threads.PIECES_PER_THREAD} pieces per thread "
-        "taken as they come (jit/threads.py); kernels compiled with LLVM interleaving "
+        "taken as they come (threads.py); kernels compiled with LLVM interleaving "
         f"{cache.VECTOR_INTERLEAVE} vectors of their loops (jit/cache.py)",
         f"- transparent huge pages: {_read('/sys/kernel/mm/transparent_hugepage/enabled')}",
     ]

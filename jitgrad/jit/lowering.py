@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, threads
 from .._config import config
 from ..autograd.tensor import Tensor, uninitialised
 from ..ops.reduce import sum_to_data
 from ..recording import run
 from ..storage import storage_class
 from ..strided import layout
-from . import cache, codegen, ir, threads
+from . import cache, codegen, ir
 from .reduction import reduce  # noqa: F401  (hooks the ops call through config.lowering)
 from .rows import applies as cross_entropy_applies  # noqa: F401
 from .rows import cross_entropy_backward, cross_entropy_forward  # noqa: F401

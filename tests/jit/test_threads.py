@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jitgrad as jg
+from jitgrad import threads
 from jitgrad._config import LIGHT_KERNEL_FACTOR, config
-from jitgrad.jit import threads
 from jitgrad.storage import kernels as storage_kernels
 
 
@@ -181,16 +181,30 @@ def test_kernels_that_only_move_memory_go_parallel_at_a_larger_size():
 @pytest.mark.parametrize("n, parallel", [(2999, False), (3000, True)])
 def test_fills_and_copies_go_parallel_at_the_light_kernels_size(monkeypatch, n, parallel):
     monkeypatch.setattr(config, "parallel_threshold", 3000 // LIGHT_KERNEL_FACTOR)
-    calls = []
-    for name in ("_fill_parallel", "_copy_parallel"):
-        real = getattr(storage_kernels, name)
-        monkeypatch.setattr(storage_kernels, name, lambda *a, real=real: calls.append(real(*a)))
+    launches = []
+    real = threads.run
+    monkeypatch.setattr(threads, "run", lambda task, k: launches.append(k) or real(task, k))
     a, b = np.zeros(n, np.float32), np.arange(n, dtype=np.float32)
     storage_kernels.fill(a, 0, n, np.float32(2))
     np.testing.assert_array_equal(a, 2)
     storage_kernels.copy(b, 0, a, 0, n)
     np.testing.assert_array_equal(a, b)
-    assert len(calls) == (2 if parallel else 0)
+    assert launches == ([threads.count()] * 2 if parallel else [])
+
+
+@pytest.mark.parametrize("value", [0.0, 2.5])  # memset, and stores
+def test_pieced_fills_and_copies_cover_every_element_once(monkeypatch, value):
+    monkeypatch.setattr(config, "parallel_threshold", 1000 // LIGHT_KERNEL_FACTOR)
+    n = 100_003  # in many pieces, cut on cache lines, with an odd tail
+    a = np.full(n + 40, -1.0, np.float32)
+    storage_kernels.fill(a, 17, 17 + n, np.float32(value))
+    np.testing.assert_array_equal(a[17 : 17 + n], value)
+    assert (a[:17] == -1).all() and (a[17 + n :] == -1).all()
+    src = np.arange(n + 9, dtype=np.float64)
+    out = np.zeros(n + 5, np.float32)
+    storage_kernels.copy(src, 9, out, 3, n)
+    np.testing.assert_array_equal(out[3 : 3 + n], src[9:].astype(np.float32))
+    assert (out[:3] == 0).all() and (out[3 + n :] == 0).all()
 
 
 def test_parallel_launches_from_several_user_threads(monkeypatch):
