@@ -1,5 +1,6 @@
 """Parallel kernel launches: the serial kernel run over pieces of its outer loop on a small
-pool of Python threads.
+pool of Python threads. Generated kernels (``jit.lowering``) and flat storage fills and
+copies (``storage.kernels``) launch this way.
 
 Why not numba's ``parallel=True``: numba compiles a ``prange`` loop through its parfor
 passes, which cost far more than the loop itself: 0.3-0.4 s per kernel on top of the

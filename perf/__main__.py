@@ -101,7 +101,7 @@ def main(argv=None) -> int:
 def _measure_alone(name: str, quick: bool, repeats: int, wait: float) -> tuple[Result, dict]:
     """Measure row ``name`` in a fresh process of its own, which starts fresh comparator
     processes: its Result, and what that process says of the comparators (``installed``,
-    ``compared_with``) and of numba (``layer``; empty when the process failed). A process
+    ``compared_with``) and of numba (``layer``), or {} when the process failed. A process
     that timed earlier rows would hand the row a heap shaped by their frees, which moves
     numpy's times on rows that allocate temporaries (see the report's method)."""
     command = [sys.executable, "-m", "perf", "--rows", name, "--repeat", str(repeats),
