@@ -33,6 +33,9 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
+    for a in axes:  # (bool is an int subclass; numpy refuses it as an axis)
+        if isinstance(a, (bool, np.bool_)):
+            raise TypeError(f"an axis must be an integer, not a bool: got {axis!r}")
     return tuple(sorted(layout.normalize_dims(axes, ndim)))
 
 
@@ -138,7 +141,9 @@ class Prod(Function):
         self.axes, self.keepdims = axes, keepdims
 
     def forward(self, x):
-        return _wrap(compute(partial(np.prod, axis=self.axes, keepdims=self.keepdims), x.numpy()))
+        # In x's own dtype, as Sum: prod() has already chosen it.
+        return _wrap(compute(partial(np.prod, axis=self.axes, keepdims=self.keepdims,
+                                     dtype=x.dtype.numpy), x.numpy()))  # fmt: skip
 
     def backward(self, gy):
         # d(prod)/dx_i is the product of the others: exclusive cumulative products from
@@ -187,7 +192,8 @@ class Cumulative(Function):
 
     def forward(self, x):
         accumulate = np.cumprod if self.product else np.cumsum
-        return _wrap(compute(partial(accumulate, axis=self.axis), x.numpy()))
+        return _wrap(compute(partial(accumulate, axis=self.axis, dtype=x.dtype.numpy),
+                             x.numpy()))  # fmt: skip
 
     def backward(self, gy):
         from .elementwise import where  # elementwise builds on reductions
@@ -255,6 +261,12 @@ def _accumulator(x: Tensor) -> Tensor:
     return x.astype(dtypes.int64, copy=False) if x.dtype.kind in "biu" else x
 
 
+def _accumulated(x, dtype) -> Tensor:
+    """``x`` in ``dtype`` if given, else in the dtype sums and products accumulate in."""
+    x = as_tensor(x)
+    return _accumulator(x) if dtype is None else x.astype(dtype, copy=False)
+
+
 def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None) -> Tensor:  # noqa: A001
     """Sum over ``axis`` (None: all). Integers and bools sum in int64, as numpy; so does
     uint8 (numpy's uint64 is not a jitgrad dtype), as in PyTorch.
@@ -263,16 +275,16 @@ def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None) ->
     >>> jg.sum(jg.arange(6).reshape(2, 3), axis=1).tolist()
     [3, 12]
     """
-    x = as_tensor(x)
+    x = _accumulated(x, dtype)
     axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
-    x = _accumulator(x) if dtype is None else x.astype(dtype, copy=False)
     return Sum(normalize_axes(axis, x.ndim), keepdims)(x)
 
 
-def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
-    """Mean over ``axis`` (None: all). Integers and bools average in the default float
-    dtype; float16 adds up in float32 and rounds the mean once, as numpy and PyTorch (a
-    float16 sum overflows past 65504).
+def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None) -> Tensor:
+    """Mean over ``axis`` (None: all), in ``dtype`` if given (a float or complex one, as
+    PyTorch asks). Integers and bools average in the default float dtype; float16 adds up
+    in float32 and rounds the mean once, as numpy and PyTorch (a float16 sum overflows
+    past 65504).
 
     >>> import jitgrad as jg
     >>> jg.mean(jg.full(4, 60000.0, dtype=jg.float16)).item()
@@ -281,6 +293,11 @@ def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
     x = as_tensor(x)
     axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     axes = normalize_axes(axis, x.ndim)
+    if dtype is not None:
+        dtype = dtypes.as_dtype(dtype)
+        if not (dtype.is_floating_point or dtype.is_complex):
+            raise TypeError(f"mean: dtype must be a float or complex dtype, got {dtype.name}")
+        x = x.astype(dtype, copy=False)
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         x = x.astype(dtypes.get_default_dtype())
     count = layout.numel(x.shape[i] for i in axes)
@@ -289,15 +306,15 @@ def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
     return Sum(axes, keepdims)(x) / count
 
 
-def prod(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
-    """Product over ``axis`` (None: all). Integers, bools and uint8 multiply in int64, as
-    ``sum``.
+def prod(x, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None) -> Tensor:
+    """Product over ``axis`` (None: all), in ``dtype`` if given. Integers, bools and uint8
+    multiply in int64, as ``sum``.
 
     >>> import jitgrad as jg
     >>> jg.prod(jg.tensor([200, 2], dtype=jg.uint8)).item()
     400
     """
-    x = _accumulator(as_tensor(x))
+    x = _accumulated(x, dtype)
     axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     return Prod(normalize_axes(axis, x.ndim), keepdims)(x)
 
@@ -411,10 +428,10 @@ def any(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:  # 
     return Truth(normalize_axes(axis, x.ndim), keepdims, False)(x)
 
 
-def _scanned(x, axis, dim):
+def _scanned(x, axis, dim, dtype):
     """(operand, axis) of a running sum or product: axis None flattens x, as numpy; so
     does a 0-d x, whose only axes are 0 and -1 (numpy's result has shape (1,) too)."""
-    x = _accumulator(as_tensor(x))
+    x = _accumulated(x, dtype)
     axis, _ = _resolve(axis, False, dim, False)
     if axis is not None:
         axis = layout.normalize_dim(axis, x.ndim)
@@ -423,28 +440,28 @@ def _scanned(x, axis, dim):
     return x, axis
 
 
-def cumsum(x, axis=None, *, dim=None) -> Tensor:
-    """Running sum along ``axis`` (None: over the flattened tensor, as numpy). Integers,
-    bools and uint8 accumulate in int64, as ``sum``.
+def cumsum(x, axis=None, *, dim=None, dtype=None) -> Tensor:
+    """Running sum along ``axis`` (None: over the flattened tensor, as numpy), in ``dtype``
+    if given. Integers, bools and uint8 accumulate in int64, as ``sum``.
 
     >>> import jitgrad as jg
     >>> jg.cumsum(jg.tensor([200, 200], dtype=jg.uint8)).tolist()
     [200, 400]
     """
-    x, axis = _scanned(x, axis, dim)
+    x, axis = _scanned(x, axis, dim, dtype)
     return Cumulative(axis, False)(x)
 
 
-def cumprod(x, axis=None, *, dim=None) -> Tensor:
-    """Running product along ``axis``; its gradient is exact with zeros in x too. Integers,
-    bools and uint8 multiply in int64, as ``sum``.
+def cumprod(x, axis=None, *, dim=None, dtype=None) -> Tensor:
+    """Running product along ``axis``, in ``dtype`` if given; its gradient is exact with
+    zeros in x too. Integers, bools and uint8 multiply in int64, as ``sum``.
 
     >>> import jitgrad as jg
     >>> x = jg.tensor([2.0, 0.0, 3.0, 4.0], requires_grad=True)
     >>> x.cumprod(0).sum().backward(); x.grad.tolist()
     [1.0, 32.0, 0.0, 0.0]
     """
-    x, axis = _scanned(x, axis, dim)
+    x, axis = _scanned(x, axis, dim, dtype)
     return Cumulative(axis, True)(x)
 
 

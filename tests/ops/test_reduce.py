@@ -353,3 +353,36 @@ def test_std_and_var_gradients_at_zero_variance_match_torch(name, ddof, axis):
     out.sum().backward()
     expected.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), ref.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", ["int16", "int32", "float32", "float64", "complex64"])
+def test_reductions_take_a_dtype_as_numpy(name, dtype):
+    a = np.arange(1, 7, dtype=np.int64).reshape(2, 3)
+    if name == "mean" and dtype.startswith("int"):  # as PyTorch: no integer mean
+        with pytest.raises(TypeError, match="float or complex dtype, got " + dtype):
+            jg.mean(jg.tensor(a), dtype=dtype)
+        return
+    for axis in (None, 0, 1):
+        want = getattr(np, name)(a, axis=axis, dtype=dtype)
+        got = getattr(jg, name)(jg.tensor(a), axis=axis, dtype=dtype)
+        method = getattr(jg.tensor(a), name)(axis, dtype=dtype)
+        for result in (got, method):
+            assert result.dtype.name == np.dtype(dtype).name
+            np.testing.assert_allclose(result.numpy(), want, rtol=1e-6)
+
+
+def test_a_reduction_in_another_dtype_sends_its_gradient_back_in_the_input_dtype():
+    x = jg.tensor([1.0, 2.0, 4.0], dtype=jg.float32, requires_grad=True)
+    y = jg.mean(x, dtype=jg.float64) + jg.prod(x, dtype=jg.float64)
+    y = y + x.cumsum(0, dtype="float64").sum()
+    assert y.dtype is jg.float64
+    y.backward()
+    assert x.grad.dtype is jg.float32
+    np.testing.assert_allclose(x.grad.numpy(), 1 / 3 + np.array([8.0, 4.0, 2.0]) + [3, 2, 1])
+
+
+@pytest.mark.parametrize("axis", [True, (0, False), np.bool_(True)])
+def test_a_bool_axis_is_refused_as_numpy_does(axis):
+    with pytest.raises(TypeError, match="not a bool"):
+        jg.sum(jg.ones((2, 3)), axis=axis)
