@@ -46,7 +46,9 @@ def softmax(x, axis: int = -1, *, dim: int | None = None) -> Tensor:
 def _shifted(x: Tensor, axis: int) -> Tensor:
     """x minus its max along ``axis``: softmax is invariant to the shift, so the shift
     needs no gradient, and exp of the result never overflows."""
-    if x.shape[axis] == 0:  # no classes: nothing to shift, and max() of none is undefined
+    # No classes: nothing to shift, and max() of none is undefined. A 0-d tensor's dim 0
+    # (PyTorch's spelling for its one element) indexes no shape entry.
+    if x.ndim and x.shape[axis] == 0:
         return x
     shift = reduce.max(x.detach(), axis, keepdims=True)
     return x - where(isfinite(shift), shift, 0)

@@ -141,6 +141,17 @@ def test_softmax_over_an_empty_axis_is_empty(shape, axis, fn, module):
     assert x.grad.shape == shape
 
 
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize("fn, value", [(F.softmax, 1.0), (F.log_softmax, 0.0)])
+def test_softmax_of_a_0d_tensor_is_over_its_one_element(fn, value, dim):
+    # torch.softmax(torch.tensor(3.0), 0) is 1 (log_softmax 0) with a zero gradient
+    x = jg.tensor(3.0, requires_grad=True)
+    y = fn(x, dim=dim)
+    assert y.shape == () and y.item() == value
+    y.backward()
+    assert x.grad.item() == 0.0
+
+
 # -- cross_entropy ---------------------------------------------------------------------------
 
 
