@@ -129,10 +129,13 @@ class BatchNorm1d(Module):
         use_batch = self.training or not self.track_running_stats
         if use_batch:
             n = x.numel() // self.num_features
-            if self.training and n <= 1:
+            # Batch statistics of one value normalise everything to 0, in eval mode too
+            # (no running statistics to use instead): PyTorch refuses both.
+            if n <= 1:
                 raise ValueError(
-                    f"BatchNorm1d needs more than 1 value per channel when training, got "
-                    f"input of shape {x.shape}"
+                    f"BatchNorm1d needs more than 1 value per channel when it uses batch "
+                    f"statistics (training, or track_running_stats=False), got input of "
+                    f"shape {x.shape}"
                 )
             y, mean, var = _normalize(x, axes, self.eps)
             if self.training and self.track_running_stats:

@@ -318,6 +318,12 @@ def test_batch_norm_errors():
         bn(jg.ones((1, 3)))
     with pytest.raises(ValueError, match=r"expects input of shape \(N, 3\)"):
         bn(jg.ones((4, 2)))
+    # without running statistics, eval mode normalises by the batch's too (PyTorch refuses)
+    free = nn.BatchNorm1d(3, track_running_stats=False).eval()
+    for shape in ((1, 3), (1, 3, 1)):
+        with pytest.raises(ValueError, match=r"more than 1 value per channel"):
+            free(jg.ones(shape))
+    free(jg.ones((1, 3, 2)))  # two values per channel
 
 
 def test_batch_norm_float32():
