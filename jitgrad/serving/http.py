@@ -236,10 +236,18 @@ class _Handler(BaseHTTPRequestHandler):
         label = None if match["label"] is None else unquote(match["label"])
         version = None
         if match["version"] is not None:
-            if not re.fullmatch(r"[0-9]+", match["version"]):
+            text = match["version"]
+            if not re.fullmatch(r"[0-9]+", text):
                 raise HTTPError(400, f"version must be a non-negative integer, got "
-                                     f"{unquote(match['version'])!r}")  # fmt: skip
-            version = int(match["version"])
+                                     f"{unquote(text)!r}")  # fmt: skip
+            # Versions are int64 (the source serves no other), so a longer number names
+            # none; its digits are counted, not converted: int() refuses a string of
+            # over 4300 digits with a ValueError of its own.
+            digits = text.lstrip("0") or "0"
+            if len(digits) > 19:
+                raise HTTPError(404, f"Could not find version {digits[:20]}... of model "
+                                     f"{name}: versions are 64-bit integers")  # fmt: skip
+            version = int(digits)
         known = name in app.manager.model_names()
         tail = match["tail"]
         api = {None: "status", "/metadata": "metadata", ":predict": "predict"}[tail]
