@@ -177,7 +177,7 @@ class _Handler(BaseHTTPRequestHandler):
         # The base class answers unparsable requests (bad request line, headers too long,
         # unknown method) with an HTML page; clients here expect {"error": ...}.
         self.close_connection = True
-        self._send(code, {"error": message or HTTPStatus(code).phrase})
+        self._send(code, _encode({"error": message or HTTPStatus(code).phrase}))
 
     def log_message(self, format, *args) -> None:  # noqa: A002 (the base class's name)
         log.debug("%s %s", self.address_string(), format % args)
@@ -204,14 +204,17 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self._length = self._content_length()
             status, body = self._route(app, method)
+            # Encoded here, not when sent: an answer JSON cannot hold (a complex output)
+            # must be this request's 500, not an exception that drops the connection.
+            payload = _encode(body)
         except HTTPError as e:
-            status, body = e.status, {"error": str(e)}
+            status, payload = e.status, _encode({"error": str(e)})
         except Exception as e:  # a bug or a failing model: this request only
             log.exception("request %s %s failed", method, self.path)
-            status, body = 500, {"error": f"internal error: {type(e).__name__}: {e}"}
+            status, payload = 500, _encode({"error": f"internal error: {type(e).__name__}: {e}"})
         if not self._body_done:  # answered before reading it: skip it, or end the connection
             self._discard_body()
-        self._send(status, body)
+        self._send(status, payload)
         model, version, api = self._labels
         if api != "other":
             app.metrics.observe_request(model, version, api, status, time.perf_counter() - start)
@@ -380,11 +383,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif length:
             self.rfile.read(length)
 
-    def _send(self, status: int, body) -> None:
-        if isinstance(body, str):
-            data, kind = body.encode(), "text/plain; version=0.0.4; charset=utf-8"
-        else:
-            data, kind = (json.dumps(body) + "\n").encode(), "application/json"
+    def _send(self, status: int, payload: tuple[bytes, str]) -> None:
+        data, kind = payload
         try:
             self.send_response(status, HTTPStatus(status).phrase)
             self.send_header("Content-Type", kind)
@@ -397,6 +397,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except OSError:  # the client went away; nothing to tell it
             self.close_connection = True
+
+
+def _encode(body) -> tuple[bytes, str]:
+    """An answer's bytes and Content-Type: text (the metrics page) or JSON."""
+    if isinstance(body, str):
+        return body.encode(), "text/plain; version=0.0.4; charset=utf-8"
+    return (json.dumps(body) + "\n").encode(), "application/json"
 
 
 class _handle:

@@ -15,6 +15,7 @@ from jitgrad import nn
 from jitgrad.io import save_model
 from jitgrad.serving.http import ModelServer
 from jitgrad.serving.manager import Manager
+from jitgrad.serving.signature import Signature
 from jitgrad.serving.source import FileSystemSource
 from jitgrad.serving.state import State
 
@@ -285,6 +286,36 @@ def test_versions_and_names_clients_make_up_never_become_metric_labels(served, c
     assert "made-up" not in text
     line = 'jitgrad_serving_requests_total{model="tiny",version="",api="status",code="404"} '
     assert any(x.startswith(line) for x in text.splitlines())  # counted, under no version
+
+
+class _ComplexServable:
+    """Answers every request with a complex output, which JSON cannot hold."""
+
+    signature = Signature.from_manifest({
+        "inputs": {"x": {"dtype": "complex64", "shape": [-1, 1]}},
+        "outputs": {"y": {"dtype": "complex64", "shape": [-1, 1]}},
+    })  # fmt: skip
+
+    def __call__(self, inputs):
+        return {"y": self.signature.check(inputs)["x"] * 1j}
+
+
+def test_an_answer_json_cannot_hold_is_a_500_not_a_dropped_connection():
+    manager = Manager()
+    loader = FakeLoader()
+    loader.load = lambda: setattr(loader, "_servable", _ComplexServable())
+    manager.set_aspired_versions("cplx", {1: loader})
+    manager.wait_until_available("cplx", 1, T)
+    server = ModelServer(manager, port=0).start()
+    client = Client(server.url)
+    try:
+        status, body = client.post("/v1/models/cplx:predict", {"instances": [[1.0]]})
+        assert status == 500 and "not JSON serializable" in body["error"]
+        assert client.get("/v1/models/cplx")[0] == 200  # the connection still serves
+    finally:
+        client.close()
+        server.stop()
+        manager.shutdown(T)
 
 
 def test_not_ready_and_503_while_the_first_version_loads(tmp_path):
