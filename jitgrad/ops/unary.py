@@ -140,6 +140,8 @@ class Sqrt(Unary):
 
 
 class Square(Unary):
+    on_bool = "int8"  # numpy's square has no bool loop: bools square as int8
+
     def f(self, m, x):
         return x * x
 

@@ -382,6 +382,14 @@ def test_bool_operands_give_numpy_result_dtypes(op):
     assert got.dtype.numpy == want.dtype and got.tolist() == want.tolist()
 
 
+@pytest.mark.parametrize("backend", ["jit", "reference"])
+def test_square_of_bools_is_int8_as_numpy(monkeypatch, backend):
+    monkeypatch.setattr(config, "backend", backend)
+    want = np.square(BOOLS[0])
+    got = jg.square(jg.array(BOOLS[0]))
+    assert got.dtype.numpy == want.dtype and got.tolist() == want.tolist()
+
+
 def test_bool_subtract_and_negative_raise_as_numpy():
     a, b = map(jg.array, BOOLS)
     with pytest.raises(TypeError, match="boolean subtract"):
