@@ -69,6 +69,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(str(e))
     if args.max_body_bytes <= 0 or args.replicas <= 0:
         parser.error("--max_body_bytes and --replicas must be positive")
+    if not 0 <= args.poll_seconds < float("inf"):
+        parser.error(f"--poll_seconds must be a finite number of seconds >= 0, got "
+                     f"{args.poll_seconds}")  # fmt: skip
     if args.max_num_load_retries < 0 or args.load_retry_interval_seconds < 0:
         parser.error("--max_num_load_retries and --load_retry_interval_seconds must not be "
                      "negative")  # fmt: skip

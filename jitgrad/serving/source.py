@@ -27,6 +27,7 @@ problem does not unload a model.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import threading
@@ -99,6 +100,11 @@ class FileSystemSource:
     def __init__(self, base_path, poll_seconds: float | None = 1.0,
                  version_policy=LatestVersions(1), *, name: str | None = None,
                  loader_factory: Callable[[str], Loader] = ModelLoader):  # fmt: skip
+        # A negative or NaN interval makes Event.wait return at once (the thread would
+        # poll in a busy loop), and an infinite one overflows it.
+        if poll_seconds is not None and not 0 <= poll_seconds < math.inf:
+            raise ValueError(f"poll_seconds must be a finite number of seconds >= 0 (0 or "
+                             f"None: no polling thread), got {poll_seconds!r}")  # fmt: skip
         self.base_path = os.fspath(base_path)
         self.name = name or os.path.basename(os.path.normpath(self.base_path))
         self.poll_seconds = poll_seconds

@@ -46,6 +46,8 @@ def test_command_line_server_serves_and_stops_cleanly(base):
     (["--model_version_policy", "newest"], "version policy 'newest'"),
     (["--policy", "fast"], "invalid choice"),
     (["--max_body_bytes", "0"], "must be positive"),
+    (["--poll_seconds", "-1"], "--poll_seconds must be a finite number"),
+    (["--poll_seconds", "nan"], "--poll_seconds must be a finite number"),
 ])  # fmt: skip
 def test_bad_flags_are_refused(base, capsys, args, message):
     with pytest.raises(SystemExit) as info:

@@ -63,6 +63,15 @@ def test_bad_policy_spellings_are_refused():
             parse_version_policy(text)
 
 
+@pytest.mark.parametrize("seconds", [-1, -0.5, float("nan"), float("inf")])
+def test_a_poll_interval_the_thread_cannot_wait_is_refused(base, seconds):
+    # a negative or NaN wait returns at once (a busy polling loop); an infinite one overflows
+    with pytest.raises(ValueError, match="poll_seconds must be a finite number"):
+        FileSystemSource(base, poll_seconds=seconds)
+    for fine in (None, 0, 0.01):
+        FileSystemSource(base, poll_seconds=fine)
+
+
 def test_a_missing_base_path_emits_nothing(tmp_path):
     source = FileSystemSource(tmp_path / "absent", poll_seconds=0)
     source.set_target(lambda *a: pytest.fail("emitted for a missing base path"))
