@@ -69,6 +69,15 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(str(e))
     if args.max_body_bytes <= 0 or args.replicas <= 0:
         parser.error("--max_body_bytes and --replicas must be positive")
+    # Checked here, not left to the socket, the budget or logging: each would end the
+    # server with a traceback instead of a usage error.
+    if not 0 <= args.port <= 65535:
+        parser.error(f"--port must be from 0 to 65535, got {args.port}")
+    if args.ram_budget_bytes is not None and args.ram_budget_bytes < 0:
+        parser.error(f"--ram_budget_bytes must not be negative, got {args.ram_budget_bytes}")
+    if args.log_level.upper() not in logging.getLevelNamesMapping():
+        parser.error(f"--log_level {args.log_level!r}: expected one of DEBUG, INFO, WARNING, "
+                     "ERROR or CRITICAL")  # fmt: skip
     if not 0 <= args.poll_seconds < float("inf"):
         parser.error(f"--poll_seconds must be a finite number of seconds >= 0, got "
                      f"{args.poll_seconds}")  # fmt: skip

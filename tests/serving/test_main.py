@@ -48,6 +48,10 @@ def test_command_line_server_serves_and_stops_cleanly(base):
     (["--max_body_bytes", "0"], "must be positive"),
     (["--poll_seconds", "-1"], "--poll_seconds must be a finite number"),
     (["--poll_seconds", "nan"], "--poll_seconds must be a finite number"),
+    (["--port", "70000"], "--port must be from 0 to 65535"),
+    (["--port", "-1"], "--port must be from 0 to 65535"),
+    (["--ram_budget_bytes", "-5"], "--ram_budget_bytes must not be negative"),
+    (["--log_level", "chatty"], "--log_level 'chatty'"),
 ])  # fmt: skip
 def test_bad_flags_are_refused(base, capsys, args, message):
     with pytest.raises(SystemExit) as info:
