@@ -567,15 +567,17 @@ def _refuse_negative_exponents(exponents: np.ndarray) -> None:
         raise ValueError("Integers to negative integer powers are not allowed.")
 
 
+# PyTorch's rules: ties share the gradient, and only an input that loses a comparison gets
+# none, so both get all of it where either is NaN (no comparison holds).
 class Maximum(Binary):
     def f(self, m, a, b):
         return m.maximum(a, b)
 
     def da(self, m, gy, y, a, b):
-        return m.where(a > b, gy, m.where(a == b, gy * 0.5, 0))
+        return m.where(a < b, 0, m.where(a == b, gy * 0.5, gy))
 
     def db(self, m, gy, y, a, b):
-        return m.where(b > a, gy, m.where(a == b, gy * 0.5, 0))
+        return m.where(b < a, 0, m.where(a == b, gy * 0.5, gy))
 
 
 class Minimum(Binary):
@@ -583,10 +585,10 @@ class Minimum(Binary):
         return m.minimum(a, b)
 
     def da(self, m, gy, y, a, b):
-        return m.where(a < b, gy, m.where(a == b, gy * 0.5, 0))
+        return m.where(a > b, 0, m.where(a == b, gy * 0.5, gy))
 
     def db(self, m, gy, y, a, b):
-        return m.where(b < a, gy, m.where(a == b, gy * 0.5, 0))
+        return m.where(b > a, 0, m.where(a == b, gy * 0.5, gy))
 
 
 class Arctan2(Binary):

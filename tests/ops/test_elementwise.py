@@ -330,6 +330,23 @@ def test_maximum_ties_share_the_gradient():
     assert a.grad.tolist() == [0.5, 1.0] and b.grad.tolist() == [0.5, 0.0]
 
 
+@pytest.mark.parametrize("backend", ["jit", "reference"])
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_maximum_and_minimum_pass_the_gradient_to_both_at_nan_as_pytorch(
+    monkeypatch, backend, name
+):
+    monkeypatch.setattr(config, "backend", backend)
+    a_values, b_values = [np.nan, 1.0, np.nan, 2.0, 3.0], [1.0, np.nan, np.nan, 2.0, -1.0]
+    a = jg.tensor(a_values, requires_grad=True)
+    b = jg.tensor(b_values, requires_grad=True)
+    getattr(jg, name)(a, b).sum().backward()
+    # PyTorch's: only the input that loses a comparison gets none; NaN loses none
+    loser = [1.0, 1.0, 1.0, 0.5, 0.0]
+    winner = [1.0, 1.0, 1.0, 0.5, 1.0]
+    assert a.grad.tolist() == (winner if name == "maximum" else loser)
+    assert b.grad.tolist() == (loser if name == "maximum" else winner)
+
+
 def test_mismatched_shapes_name_both():
     with pytest.raises(ValueError, match=r"\(2, 3\).*\(4,\)"):
         jg.ones((2, 3)) + jg.ones(4)
