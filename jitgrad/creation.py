@@ -217,7 +217,8 @@ def ones_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
 
 
 def full_like(t, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _filled(empty_like(t, dtype), fill_value, requires_grad)
+    t = asarray(t)
+    return full(t.shape, fill_value, t.dtype if dtype is None else dtype, requires_grad)
 
 
 def arange(start, stop=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:

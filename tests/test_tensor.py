@@ -592,6 +592,15 @@ def test_arange_step_none_and_full_of_an_array_as_numpy():
     assert jg.full((2,), [1.5, 2.5], dtype=jg.int32).tolist() == [1, 2]
 
 
+def test_full_like_of_an_array_broadcasts_it_as_numpy():
+    like = np.zeros((2, 3), np.int32)
+    for fill in ([1, 2, 3], np.array([[1.5], [2.5]]), jg.tensor([7, 8, 9])):
+        want = np.full_like(like, np.asarray(fill))
+        got = jg.full_like(jg.from_numpy(like), fill)
+        assert got.dtype is jg.int32 and got.tolist() == want.tolist()
+    assert jg.full_like(like, [1, 2, 3], dtype=jg.float32).dtype is jg.float32
+
+
 def test_masked_arrays_are_seen_as_their_data():
     # As np.asarray and PyTorch (from_numpy, tensor, as_tensor): the mask is dropped.
     m = np.ma.masked_array([1.0, 2.0], mask=[False, True])
