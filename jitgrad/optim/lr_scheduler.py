@@ -79,7 +79,15 @@ class LRScheduler:
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
     def load_state_dict(self, state_dict: dict) -> None:
+        """Restore a schedule saved by ``state_dict``, and the optimizer's rates with it.
+
+        Building this scheduler set every group to the schedule's first rate, over any
+        rate a checkpoint loaded into the optimizer had restored: the rates of the restored
+        epoch are put back, so the next epoch trains at them (PyTorch's schedules keep the
+        loaded rates by computing each from the last)."""
         self.__dict__.update(state_dict)
+        for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=False):
+            group["lr"] = lr
 
 
 class StepLR(LRScheduler):

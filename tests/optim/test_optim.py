@@ -420,6 +420,29 @@ def test_a_group_added_later_is_scheduled_as_pytorch_does(schedule, join):
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+@pytest.mark.parametrize("kind, schedule", [
+    (StepLR, dict(step_size=1, gamma=0.5)), (CosineAnnealingLR, dict(T_max=10)),
+])  # fmt: skip
+@pytest.mark.parametrize("order", ["optimizer first", "scheduler first"])
+def test_a_resumed_optimizer_trains_at_the_restored_rate(kind, schedule, order):
+    # Resuming as PyTorch's docs do (load the optimizer, build the scheduler, load it) left
+    # the rate at the schedule's start for the next epoch while get_last_lr() said otherwise.
+    opt = optim.SGD([param([1.0])], lr=1.0)
+    sched = kind(opt, **schedule)
+    lrs(sched, opt, 3)
+    want = opt.param_groups[0]["lr"]
+    opt2 = optim.SGD([param([1.0])], lr=1.0)
+    if order == "optimizer first":
+        opt2.load_state_dict(opt.state_dict())
+        sched2 = kind(opt2, **schedule)
+    else:
+        sched2 = kind(opt2, **schedule)
+        opt2.load_state_dict(opt.state_dict())
+    sched2.load_state_dict(sched.state_dict())
+    assert opt2.param_groups[0]["lr"] == sched2.get_last_lr()[0] == want != 1.0
+    assert lrs(sched2, opt2, 3) == lrs(sched, opt, 3)
+
+
 def test_scheduler_state_dict_resumes():
     opt = optim.SGD([param([1.0])], lr=1.0)
     sched = StepLR(opt, step_size=2, gamma=0.1)
