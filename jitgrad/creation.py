@@ -232,6 +232,12 @@ def arange(start, stop=None, step=1, dtype=None, requires_grad: bool = False) ->
         start, stop = 0, start
     if step is None:
         step = 1
+    # numpy and PyTorch take only the kind of typed bounds (np.int8(5), a 0-d tensor):
+    # arange(np.int8(5)) is int64, as arange(5).
+    start, stop, step = (
+        v.item() if isinstance(v, (np.generic, np.ndarray, TensorBase)) and np.ndim(v) == 0 else v
+        for v in (start, stop, step)
+    )
     if step == 0:
         raise ValueError("arange: step must not be zero")
     d = dtypes.result_type(start, stop, step) if dtype is None else dtypes.as_dtype(dtype)

@@ -592,6 +592,16 @@ def test_arange_step_none_and_full_of_an_array_as_numpy():
     assert jg.full((2,), [1.5, 2.5], dtype=jg.int32).tolist() == [1, 2]
 
 
+def test_arange_of_typed_numbers_takes_the_kind_only_as_numpy():
+    for bound in (np.int8(5), np.uint8(5), np.array(5, np.int16), jg.tensor(5, dtype=jg.int8),
+                  np.float32(2.5), np.float16(2.5), jg.tensor(2.5, dtype=jg.float32)):  # fmt: skip
+        want = np.arange(np.asarray(bound).item() if isinstance(bound, jg.Tensor) else bound)
+        got = jg.arange(bound)
+        assert got.dtype.numpy == want.dtype and got.tolist() == want.tolist()
+    assert jg.arange(np.int8(1), np.int8(7), np.int8(2)).dtype is jg.int64
+    assert jg.arange(0, np.float32(1), 0.25).dtype is jg.float64
+
+
 def test_full_like_of_an_array_broadcasts_it_as_numpy():
     like = np.zeros((2, 3), np.int32)
     for fill in ([1, 2, 3], np.array([[1.5], [2.5]]), jg.tensor([7, 8, 9])):
