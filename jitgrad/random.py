@@ -77,8 +77,8 @@ class Generator:
 
     def integers(self, low, high=None, size=None, dtype=dtypes.int64, endpoint=False) -> Tensor:
         d = dtypes.as_dtype(dtype)
-        if not d.is_integer:
-            raise TypeError(f"integers() needs an integer dtype, got {d.name}")
+        if not (d.is_integer or d is dtypes.bool_):  # (numpy draws bools too)
+            raise TypeError(f"integers() needs an integer or bool dtype, got {d.name}")
         draw = partial(self._rng.integers, low, high, size, dtype=d.numpy, endpoint=endpoint)
         return from_numpy(compute(draw))
 

@@ -498,6 +498,16 @@ def test_random_generator_is_seeded_like_numpy():
         rng.random(3, dtype=jg.int32)
 
 
+def test_random_integers_of_bool_dtype_are_numpys():
+    rng, ref = jg.random.default_rng(3), np.random.default_rng(3)
+    got, want = rng.integers(0, 2, 8, dtype=jg.bool), ref.integers(0, 2, 8, dtype=bool)
+    assert got.dtype is jg.bool and got.tolist() == want.tolist()
+    with pytest.raises(ValueError, match="out of bounds for bool"):
+        rng.integers(0, 3, 2, dtype=bool)
+    with pytest.raises(TypeError, match="integer or bool dtype"):
+        rng.integers(0, 3, 2, dtype=jg.float32)
+
+
 def test_float32_draws_are_numpys_float32_streams():
     rng, ref = jg.random.default_rng(1), np.random.default_rng(1)
     for dtype in (np.float32, np.float64):
