@@ -13,8 +13,10 @@ import math
 import numpy as np
 
 from .. import creation
+from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
 from ..ops import linalg
+from ..ops.elementwise import where
 from ..recording import run
 from . import functional as F
 from . import init
@@ -84,23 +86,36 @@ def _check_indices(a: np.ndarray, n: int) -> None:
 
 class Embedding(Module):
     """A lookup table: row ``i`` of ``weight`` for each index ``i`` (weights start as
-    N(0, 1)). Gradients of repeated indices add up.
+    N(0, 1)). Gradients of repeated indices add up. Row ``padding_idx``, if given, starts
+    as zeros and gets no gradient, as in PyTorch: a padding token keeps its embedding.
 
     >>> import jitgrad as jg
-    >>> emb = jg.nn.Embedding(10, 3, generator=0)
-    >>> emb(jg.tensor([[1, 2], [1, 9]])).shape
-    (2, 2, 3)
+    >>> emb = jg.nn.Embedding(10, 3, padding_idx=0, generator=0)
+    >>> emb(jg.tensor([[1, 2], [1, 0]])).shape, emb.weight[0].tolist()
+    ((2, 2, 3), [0.0, 0.0, 0.0])
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, *, dtype=None, generator=None):
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 *, dtype=None, generator=None):  # fmt: skip
         super().__init__()
         d = param_dtype(dtype)
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        if padding_idx is not None:
+            if isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)):
+                raise TypeError(f"padding_idx must be an integer, got {padding_idx!r}")
+            if not -self.num_embeddings <= padding_idx < self.num_embeddings:
+                raise ValueError(f"padding_idx {padding_idx} is out of range for "
+                                 f"{self.num_embeddings} embeddings")  # fmt: skip
+            padding_idx = int(padding_idx) % self.num_embeddings
+        self.padding_idx = padding_idx
         self.weight = Parameter(creation.empty((self.num_embeddings, self.embedding_dim), d))
         self.reset_parameters(generator)
 
     def reset_parameters(self, generator=None) -> None:
         init.normal_(self.weight, generator=generator)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx] = 0
 
     def forward(self, indices) -> Tensor:
         indices = as_tensor(indices)
@@ -110,14 +125,20 @@ class Embedding(Module):
             )
         # Recorded, so that a jitted step checks the indices of every call, not the trace's.
         run(_check_indices, indices.numpy(), self.num_embeddings)
-        return self.weight[indices]
+        rows = self.weight[indices]
+        if self.padding_idx is None:
+            return rows
+        # The padding row's value as it is, its gradient held back.
+        padding = (indices == self.padding_idx).reshape(*indices.shape, 1)
+        return where(padding, rows.detach(), rows)
 
     def get_config(self) -> dict:
         return {"num_embeddings": self.num_embeddings, "embedding_dim": self.embedding_dim,
-                "dtype": self.weight.dtype.name}  # fmt: skip
+                "padding_idx": self.padding_idx, "dtype": self.weight.dtype.name}  # fmt: skip
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
 
 
 class Dropout(Module):

@@ -188,6 +188,36 @@ def test_embedding_refuses_indices_outside_the_table(dtype, bad):
     assert emb(jg.zeros((0, 2), dtype=dtype)).shape == (0, 2, 3)
 
 
+@pytest.mark.parametrize("padding_idx", [4, -2])
+def test_embedding_padding_row_starts_at_zero_and_gets_no_gradient_as_in_pytorch(padding_idx):
+    torch = pytest.importorskip("torch")
+    emb = nn.Embedding(6, 3, padding_idx=padding_idx, generator=0)
+    assert emb.padding_idx == 4 and "padding_idx=4" in repr(emb)
+    np.testing.assert_array_equal(emb.weight.numpy()[4], 0)
+    with jg.no_grad():
+        emb.weight[4] = 7.0  # a padding row set by hand is looked up as it is
+    reference = torch.nn.Embedding(6, 3, padding_idx=padding_idx)
+    reference.weight.data = torch.tensor(emb.weight.numpy())
+    scale = np.arange(18.0).reshape(2, 3, 3)
+    step = jg.jit(lambda idx: (emb(idx) * jg.tensor(scale)).sum().backward())
+    for indices in ([[1, 4, 1], [5, 4, 0]], [[4, 4, 2], [3, 0, 4]]):  # replays follow each call
+        emb.weight.grad = None
+        step(jg.tensor(indices))
+        reference.weight.grad = None
+        (reference(torch.tensor(indices)) * torch.tensor(scale)).sum().backward()
+        np.testing.assert_array_equal(emb.weight.grad.numpy(), reference.weight.grad.numpy())
+    np.testing.assert_array_equal(emb(jg.tensor([4])).numpy(), [[7.0, 7.0, 7.0]])
+    again = nn.Embedding.from_config(emb.get_config())
+    assert again.padding_idx == 4 and again.weight.shape == (6, 3)
+
+
+@pytest.mark.parametrize("bad, error", [(6, ValueError), (-7, ValueError), (1.0, TypeError),
+                                        (True, TypeError)])  # fmt: skip
+def test_embedding_refuses_a_padding_index_outside_the_table(bad, error):
+    with pytest.raises(error, match="padding_idx"):
+        nn.Embedding(6, 3, padding_idx=bad)
+
+
 def test_embedding_init_is_standard_normal():
     w = nn.Embedding(1000, 10, generator=0).weight.numpy()
     assert abs(w.mean()) < 0.05 and abs(w.std() - 1) < 0.05
