@@ -43,7 +43,9 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     import jitgrad.ops as ops
 
     if method == "__call__" and not kwargs:
-        op = getattr(ops, _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__), None)
+        op = _UFUNC_OPS.get(ufunc.__name__)
+        if op is None:
+            op = getattr(ops, _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__), None)
         if op is not None:
             return op(*inputs)
     outs = kwargs.get("out", ())
@@ -89,8 +91,19 @@ def _given_out(result, outs, arrays):
     return result
 
 
-_UFUNC_ALIASES = {"true_divide": "divide", "absolute": "abs", "rint": "round",
-                  "mod": "remainder"}  # fmt: skip
+_UFUNC_ALIASES = {"true_divide": "divide", "absolute": "abs", "mod": "remainder"}
+
+
+def _rint(x):
+    # jitgrad's round keeps integers as np.round does; np.rint is a float ufunc, whose
+    # integer operands give floats (jitgrad's default float, as for np.sin).
+    x = as_tensor(x)
+    if x.dtype.kind in "bui":
+        x = movement.astype(x, dtypes.get_default_dtype())
+    return unary.round(x)
+
+
+_UFUNC_OPS = {"rint": _rint}
 
 
 def array_function(self, func, types, args, kwargs):

@@ -170,3 +170,11 @@ def test_ufunc_results_from_numpy_carry_no_gradient():
     assert type(got) is np.ndarray
     np.testing.assert_array_equal(got, np.hypot(A, 1.0))
     assert isinstance(np.exp(x), jg.Tensor) and np.exp(x).requires_grad  # jitgrad's op
+
+
+@pytest.mark.parametrize("values", [I8, I8 > 0])
+def test_numpy_rint_of_integers_gives_floats_as_numpys_float_ufuncs(values):
+    # np.round keeps integers; np.rint, like np.sin, is a float ufunc: jitgrad's float
+    got = np.rint(jg.tensor(values))
+    assert got.dtype is jg.get_default_dtype() and got.tolist() == np.rint(values).tolist()
+    assert np.rint(jg.tensor(A / 7)).tolist() == np.rint(A / 7).tolist()
