@@ -108,6 +108,8 @@ class Function(Node):
             outputs, floating, meta, refs = ys, [], [], []
             for y in outputs:
                 dtype = y._storage.dtype
+                if dtype.kind == "c":
+                    self._refuse_complex(dtype)
                 floating.append(dtype.kind == "f")
                 meta.append((y._shape, dtype))
                 refs.append(weakref.ref(y))
@@ -116,6 +118,8 @@ class Function(Node):
         else:  # most functions: one output, without the lists
             dtype = ys._storage.dtype
             if dtype.kind != "f":
+                if dtype.kind == "c":
+                    self._refuse_complex(dtype)
                 return ys
             outputs, floating = (ys,), (True,)
             meta, refs = ((ys._shape, dtype),), (weakref.ref(ys),)
@@ -137,6 +141,15 @@ class Function(Node):
             if floating[i]:
                 y._grad_fn, y._output_nr, y._requires_grad = self, i, True
         return ys
+
+    def _refuse_complex(self, dtype) -> None:
+        # Complex tensors carry no gradient in jitgrad: recording none here would silently
+        # drop this path's share of the inputs' gradients.
+        raise RuntimeError(
+            f"{type(self).__name__} of a tensor that requires grad gives a {dtype.name} "
+            "result, and jitgrad does not differentiate complex tensors; detach() the input "
+            "or compute it under jg.no_grad()"
+        )
 
     def forward(self, *xs):
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")

@@ -125,6 +125,19 @@ def test_abs_of_complex_is_real():
         jg.tensor([1j]).requires_grad_()
 
 
+def test_a_complex_result_of_a_tensor_requiring_grad_is_refused_not_dropped_from_the_graph():
+    # Complex tensors carry no gradient: the path through one would silently lose its
+    # share of the gradient (|3+4j| x has gradient 5 sign(x) in PyTorch).
+    x = jg.tensor([1.0, -2.0], requires_grad=True)
+    for make_complex in (lambda: x * (3 + 4j), lambda: jg.add(x, jg.tensor([1j, 2j])),
+                         lambda: x.astype(jg.complex64)):  # fmt: skip
+        with pytest.raises(RuntimeError, match="complex.*detach"):
+            make_complex()
+    assert jg.abs(x.detach() * (3 + 4j)).tolist() == [5.0, 10.0]
+    with jg.no_grad():
+        assert (x * 1j).dtype is jg.complex128
+
+
 def test_sign_of_complex_is_z_over_its_magnitude():
     z = np.array([3 + 4j, -1j, 0, -2, np.inf, complex(np.nan, 1)])
     for dtype in (np.complex64, np.complex128):
