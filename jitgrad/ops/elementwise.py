@@ -695,6 +695,18 @@ BitwiseXor, bitwise_xor = _bitwise("bitwise_xor", "^")
 class Where(Elementwise):
     grad_rules = (None, "da", "db")
 
+    def __call__(self, c, a, b):
+        # A condition that is not bool would be cast to the result's dtype (0.5 to 0 in an
+        # integer result, 1j to a real): numpy's truth is "nonzero", NaN and 1j included.
+        if getattr(type(c), "formula_namespace", None) is None:
+            if isinstance(c, (list, tuple)):
+                c = np.asarray(c)
+            if isinstance(c, (int, float, complex)):
+                c = bool(c)
+            elif getattr(getattr(c, "dtype", None), "kind", "b") != "b":
+                c = not_equal(c, 0)
+        return super().__call__(c, a, b)
+
     def _dtype_operands(self, operands):
         return operands[1:]  # the condition does not take part in promotion
 

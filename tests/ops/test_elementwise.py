@@ -268,6 +268,20 @@ def test_in_place_bitwise_operators_write_through_views():
         rows ^= jg.tensor([1, 1])  # int64 into uint8, as numpy refuses it
 
 
+@pytest.mark.parametrize("backend", ["jit", "reference"])
+@pytest.mark.parametrize("dtype", ["uint8", "int64", "float64"])
+def test_where_takes_any_nonzero_condition_as_true_as_numpy(monkeypatch, backend, dtype):
+    # 0.5, NaN, 1j and 256 are true, whatever dtype the result is computed in
+    monkeypatch.setattr(config, "backend", backend)
+    a, b = np.array([1, 2, 3, 4], dtype=dtype), np.array([10, 20, 30, 40], dtype=dtype)
+    for condition in (np.array([0.5, 0.0, np.nan, -0.0]), np.array([1j, 0, 1, 0]),
+                      np.array([256, 0, 512, 0], dtype=np.int16), [0.5, 0, 2, 0], 0.5):  # fmt: skip
+        got = jg.where(jg.tensor(condition), jg.from_numpy(a), jg.from_numpy(b))
+        want = np.where(condition, a, b)
+        assert got.dtype.numpy == want.dtype and got.tolist() == want.tolist()
+        assert jg.where(condition, jg.from_numpy(a), 0).tolist() == np.where(condition, a, 0).tolist()
+
+
 def test_where_broadcasts_and_routes_gradients():
     c = jg.tensor([[True], [False]])
     a = jg.tensor([1.0, 2.0, 3.0], requires_grad=True)
