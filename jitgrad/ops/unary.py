@@ -6,6 +6,7 @@ Each op is its forward formula ``f`` and its gradient ``dx`` side by side (see
 
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
@@ -442,7 +443,12 @@ class Round(Piecewise):
     def f(self, m, x):
         if self.decimals == 0:
             return m.rint(x)
-        scale = 10.0**self.decimals
+        # numpy's steps: divide by 10 ** -decimals rather than multiply by its inexact
+        # reciprocal; a scale beyond float64's range is inf (numpy's NaN), not an error.
+        places = builtins.abs(self.decimals)
+        scale = 10.0**places if places <= 308 else math.inf
+        if self.decimals < 0:
+            return m.rint(x / scale) * scale
         return m.rint(x * scale) / scale
 
 

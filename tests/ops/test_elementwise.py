@@ -171,6 +171,20 @@ def test_clip_and_rounding_options():
         jg.gelu(jg.from_numpy(x), approximate="cubic")
 
 
+@pytest.mark.parametrize("backend", ["jit", "reference"])
+@pytest.mark.parametrize("decimals", [-3, -1, 2, 309, 400, -309, -400])
+def test_rounding_to_any_number_of_places_is_numpys(monkeypatch, backend, decimals):
+    # numpy divides by 10 ** -decimals for negative decimals (0.001 has no exact float:
+    # -50000 to -3 places was -49999.996 in float32); beyond 308 places the scale is inf
+    monkeypatch.setattr(config, "backend", backend)
+    x = np.concatenate([[1.2345, -2.5, 0.0], np.arange(-50000.0, -49000.0, 0.5)])
+    for dtype in (np.float32, np.float64):
+        with np.errstate(all="ignore"):
+            want = np.round(x.astype(dtype), decimals)
+        got = jg.round(jg.from_numpy(x.astype(dtype)), decimals)
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
 def test_rounding_integers_keeps_them_exact():
     x = np.array([2**62 + 1, 2**53 + 1, -(2**60) - 3, 7])
     t = jg.from_numpy(x)
