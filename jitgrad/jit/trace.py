@@ -220,8 +220,11 @@ class Plan:
             for t in tensors:
                 t._storage = fresh
         self.hand_back_grads(args, handed)
-        passed = [(b, _get(args, path)) for b, path in self.passed] if self.passed else None
-        return _copy_out(self.result, handed, passed)
+        return _copy_out(self.result, handed, self.passed_back(args))
+
+    def passed_back(self, args) -> list:
+        """(input buffer, the caller's argument) for the arguments the results hold."""
+        return [(buffer, _get(args, path)) for buffer, path in self.passed]
 
     def write_back(self, args) -> None:
         """The function's in-place writes into its tensor arguments (an update of weights
@@ -351,7 +354,10 @@ class Jitted:
                    if buffer._storage._version != version]  # fmt: skip
         _check_no_hidden_alias(self.__name__, tape.steps, originals, original_versions,
                                {id(buffer) for buffer, _ in written}, inputs)  # fmt: skip
-        passed = [(b, _get(args, path)) for b, path in _passed_back(inputs, result)]
+        tape.steps = fuse(tape.steps, _kept_arrays(tape, inputs, result))
+        plan = Plan(tape, inputs, result, time.perf_counter() - start, written,
+                    _by_identity(args))  # fmt: skip
+        passed = plan.passed_back(args)
         if not (tape.grad_outputs or tape.grad_inputs) and any(
             isinstance(t, Tensor) and t.requires_grad and all(t is not b for b, _ in passed)
             for t in _tensors_in(result)
@@ -363,9 +369,6 @@ class Jitted:
                 "or call the function without jg.jit",
                 stacklevel=3,
             )
-        tape.steps = fuse(tape.steps, _kept_arrays(tape, inputs, result))
-        plan = Plan(tape, inputs, result, time.perf_counter() - start, written,
-                    _by_identity(args))  # fmt: skip
         self.plans[(signature, self._guarded_state(signature, tape), *variant)] = plan
         self._states.pop(signature, None)
         plan.write_back(args)
