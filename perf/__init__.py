@@ -31,6 +31,18 @@ import numpy as np
 # (which sets OMP_WAIT_POLICY=PASSIVE for its own OpenMP threads): the comparators'
 # processes get this one, as any user of their library would (``isolated``).
 LAUNCH_OMP_WAIT_POLICY = os.environ.get("OMP_WAIT_POLICY")
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def launch_env() -> dict:
+    """The environment of the run's child processes (each row's, each comparator's): the
+    one the run was started with, where jitgrad's wait policy is not set, with this
+    package importable."""
+    env = dict(os.environ)
+    if LAUNCH_OMP_WAIT_POLICY is None:
+        env.pop("OMP_WAIT_POLICY", None)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [_ROOT, env.get("PYTHONPATH")]))
+    return env
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import LAUNCH_OMP_WAIT_POLICY, ROWS, Context, isolated, serving, startup
+from . import ROWS, Context, isolated, launch_env, serving, startup
 from . import rows as _rows  # noqa: F401  (registers the rows)
 from . import rows_compute as _rows_compute  # noqa: F401
 from .runner import (
@@ -106,12 +106,9 @@ def _measure_alone(name: str, quick: bool, repeats: int, wait: float) -> tuple[R
     numpy's times on rows that allocate temporaries (see the report's method)."""
     command = [sys.executable, "-m", "perf", "--rows", name, "--repeat", str(repeats),
                "--wait-quiet", str(wait)] + ["--quick"] * quick  # fmt: skip
-    env = dict(os.environ)  # as this run was started: importing jitgrad set a wait policy
-    if LAUNCH_OMP_WAIT_POLICY is None:
-        env.pop("OMP_WAIT_POLICY", None)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "result.json")
-        code = subprocess.run(command + ["--result-file", path], env=env).returncode
+        code = subprocess.run(command + ["--result-file", path], env=launch_env()).returncode
         if code or not os.path.exists(path):
             why = f"its process exited with code {code} (its error went to stderr)"
             return Result(ROWS[name], None, {}, error=why), {}

@@ -30,10 +30,8 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
-from . import LAUNCH_OMP_WAIT_POLICY, ROWS, Context, comparators
+from . import ROWS, Context, comparators, launch_env
 from .runner import COMPARATORS, Result, measure
-
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Comparator:
@@ -44,13 +42,9 @@ class Comparator:
         self.installed = True
         self.about = f"{library} (its process exited before it was ready)"
         self.gone = ""  # why the process can no longer answer (empty while it can)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_ROOT, env.get("PYTHONPATH")]))
-        if LAUNCH_OMP_WAIT_POLICY is None:
-            env.pop("OMP_WAIT_POLICY", None)  # jitgrad's default, not the library's
         command = [sys.executable, "-m", "perf.isolated", library] + ["--quick"] * quick
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        env=env, text=True)  # fmt: skip
+                                        env=launch_env(), text=True)  # fmt: skip
 
     def ready(self) -> None:
         """Wait for the child to have imported its library (or found it missing)."""
