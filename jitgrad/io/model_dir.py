@@ -208,6 +208,14 @@ def _version() -> str:
     return __version__
 
 
+def _read_json(path: str):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:  # (nested too deeply)
+        raise ModelDirectoryError(f"{path!r}: not valid JSON ({e})") from None
+
+
 def read_manifest(directory) -> dict:
     """The checked manifest of a model directory: the format is known and every listed
     file exists with the listed size. Raises FileNotFoundError for a directory without a
@@ -224,11 +232,7 @@ def read_manifest(directory) -> dict:
             "interrupted)",
             directory,
         )
-    try:
-        with open(path, encoding="utf-8") as f:
-            manifest = json.load(f)
-    except (ValueError, UnicodeDecodeError, RecursionError) as e:  # (nested too deeply)
-        raise ModelDirectoryError(f"{path!r}: not valid JSON ({e})") from None
+    manifest = _read_json(path)
     if not isinstance(manifest, dict) or manifest.get("format") != MODEL_FORMAT:
         raise ModelDirectoryError(f"{path!r}: not a jitgrad model manifest (no "
                                   f"'format': {MODEL_FORMAT!r})")  # fmt: skip
@@ -318,11 +322,7 @@ def load_model(directory, mmap: bool = False, *, verify_checksums: bool = False)
                 raise ModelDirectoryError(f"{directory!r}: {name} does not match the "
                                           "manifest's sha256 checksum")  # fmt: skip
     arch_path = os.path.join(directory, ARCHITECTURE)
-    try:
-        with open(arch_path, encoding="utf-8") as f:
-            architecture = json.load(f)
-    except (ValueError, UnicodeDecodeError, RecursionError) as e:  # (nested too deeply)
-        raise ModelDirectoryError(f"{arch_path!r}: not valid JSON ({e})") from None
+    architecture = _read_json(arch_path)
     if not isinstance(architecture, dict) or "module" not in architecture:
         raise ModelDirectoryError(f"{arch_path!r}: no 'module' description")
     try:
