@@ -293,7 +293,8 @@ def test_where_takes_any_nonzero_condition_as_true_as_numpy(monkeypatch, backend
         got = jg.where(jg.tensor(condition), jg.from_numpy(a), jg.from_numpy(b))
         want = np.where(condition, a, b)
         assert got.dtype.numpy == want.dtype and got.tolist() == want.tolist()
-        assert jg.where(condition, jg.from_numpy(a), 0).tolist() == np.where(condition, a, 0).tolist()
+        scalar_b = jg.where(condition, jg.from_numpy(a), 0)
+        assert scalar_b.tolist() == np.where(condition, a, 0).tolist()
 
 
 def test_where_broadcasts_and_routes_gradients():
