@@ -35,7 +35,7 @@ def forward(op, xs) -> Tensor | None:
         decided = _decided.get(signature)
         if decided is not None:
             op._decision = decided
-            return launch(decided, op, xs)[0]
+            return decided.launch(op, xs)[0]
     ct = _compute_dtype(op)
     if ct is None:
         return None
@@ -53,14 +53,14 @@ def forward(op, xs) -> Tensor | None:
     key = ("forward", type(op), _params(op), tuple(op._slots), ct, out_dtype.name, loads,
            where.pattern)  # fmt: skip
     prepared = _run(key, exprs, xs, where, loads, _scalars(op, ct), ct, [out])
-    op._decision = _decide(signature, prepared, where, [out_dtype], ct)
+    op._decision = _decide(signature, op, prepared, where, [out_dtype], ct)
     return out
 
 
 def backward(op, xs, gy: Tensor, mask: tuple | None = None):
     """Every needed input gradient in one kernel (then summed over broadcast axes), each of
     its input's shape and dtype; ``mask``: which inputs require grad, if known."""
-    operands = [*xs, gy]
+    operands = (*xs, gy)
     if mask is None:
         mask = ()
         for x in xs:  # (a loop: no comprehension frame per op)
@@ -73,39 +73,36 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
         signature = _eager_signature(op, operands, mask)
     decided = _decided.get(signature) if signature is not None else None
     if decided is not None:
-        outs = launch(decided, op, operands)
-        needed = decided.needed
-    else:
-        ct = _compute_dtype(op)
-        needed = [p for p, (rule, slot) in enumerate(zip(op.grad_rules, op._slots))
-                  if rule is not None and slot is not None and xs[slot].requires_grad]  # fmt: skip
-        shape = gy.shape
-        where = plan_layout(shape, _broadcast_strides(operands, shape))
-        if ct is None or where is None or not needed:
-            return None
-        targets = [xs[op._slots[p]] for p in needed]
-        out_dtypes = [x.dtype if x.shape == shape else dtypes.as_dtype(ct) for x in targets]
-        outs = [uninitialised(shape, d) for d in out_dtypes]
-        loads = _loads(op, xs) + ((gy._storage.kernel_array.dtype.name, False),)
+        return decided.launch(op, operands)
+    ct = _compute_dtype(op)
+    needed = [p for p, (rule, slot) in enumerate(zip(op.grad_rules, op._slots))
+              if rule is not None and slot is not None and xs[slot].requires_grad]  # fmt: skip
+    shape = gy.shape
+    where = plan_layout(shape, _broadcast_strides(operands, shape))
+    if ct is None or where is None or not needed:
+        return None
+    targets = [xs[op._slots[p]] for p in needed]
+    out_dtypes = [x.dtype if x.shape == shape else dtypes.as_dtype(ct) for x in targets]
+    outs = [uninitialised(shape, d) for d in out_dtypes]
+    loads = _loads(op, xs) + ((gy._storage.kernel_array.dtype.name, False),)
 
-        def exprs():
-            args = _symbolic_args(op)
-            g = ir.load(len(xs))
-            y = op.f(ir.symbolic, *args) if op.saves_output else None
-            return [getattr(op, op.grad_rules[p])(ir.symbolic, g, y, *args) for p in needed]
+    def exprs():
+        args = _symbolic_args(op)
+        g = ir.load(len(xs))
+        y = op.f(ir.symbolic, *args) if op.saves_output else None
+        return [getattr(op, op.grad_rules[p])(ir.symbolic, g, y, *args) for p in needed]
 
-        key = ("backward", type(op), _params(op), tuple(op._slots), tuple(needed), ct,
-               tuple(d.name for d in out_dtypes), loads, where.pattern)  # fmt: skip
-        prepared = _run(key, exprs, operands, where, loads, _scalars(op, ct), ct, outs)
-        _decide(signature, prepared, where, out_dtypes, ct, needed)
-    grads = [None] * len(xs)
-    for p, g in zip(needed, outs):
-        slot = op._slots[p]
-        x = xs[slot]
-        if g._shape != x._shape:
-            g = sum_to_as(g, x)
-        grads[slot] = g if grads[slot] is None else grads[slot] + g
-    return tuple(grads)
+    key = ("backward", type(op), _params(op), tuple(op._slots), tuple(needed), ct,
+           tuple(d.name for d in out_dtypes), loads, where.pattern)  # fmt: skip
+    prepared = _run(key, exprs, operands, where, loads, _scalars(op, ct), ct, outs)
+    # Per input, the output holding its gradient and whether that is summed over the
+    # broadcast axes (a different shape) to fit it.
+    gradients = [None] * len(xs)
+    for k, (p, x) in enumerate(zip(needed, targets)):
+        gradients[op._slots[p]] = (k, x.shape != shape)
+    _decide(signature, op, prepared, where, out_dtypes, ct, gradients)
+    return tuple(None if g is None else sum_to_as(outs[g[0]], x) if g[1] else outs[g[0]]
+                 for x, g in zip(xs, gradients))  # fmt: skip
 
 
 # -- eager dispatch ---------------------------------------------------------------------------
@@ -116,17 +113,19 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
 
 
 class _Decided:
-    __slots__ = ("kernel", "compiled", "where", "out_storages", "numel", "out_strides",
-                 "scalar_type", "needed")  # fmt: skip
+    """What a signature decided: its kernel, the loop layout, the output storages, and
+    ``launch(op, operands)``, which allocates the outputs and runs the kernel."""
 
-    def __init__(self, kernel, where, out_dtypes, scalar_type, compiled, needed):
+    __slots__ = ("kernel", "where", "gradients", "launch")
+
+    def __init__(self, kernel, where, out_dtypes, scalar_type, compiled, op, gradients=None):
         """``scalar_type`` converts the op's constants, None when it has none; ``compiled``
-        runs the kernel (``Call.direct``)."""
-        self.kernel, self.where, self.compiled = kernel, where, compiled
-        self.out_storages = [storage_class(d) for d in out_dtypes]
-        self.numel = layout.numel(where.shape)
-        self.out_strides = layout.contiguous_strides(where.shape)
-        self.scalar_type, self.needed = scalar_type, needed
+        runs the kernel (``Call.direct``); ``gradients``, for a backward: per input of the
+        op, None or (the output holding its gradient, whether that is summed to fit it),
+        and ``launch`` then returns the gradients."""
+        self.kernel, self.where, self.gradients = kernel, where, gradients
+        self.launch = _launcher(self, [storage_class(d) for d in out_dtypes], scalar_type,
+                                compiled, op._slots)  # fmt: skip
 
 
 _decided: dict = {}
@@ -141,49 +140,67 @@ def _eager_signature(op, xs, extra=()):
             *[(x.dtype, x._shape, x._strides) for x in xs])  # fmt: skip
 
 
-def _decide(signature, launch, where, out_dtypes, ct, needed=None) -> _Decided | None:
+def _decide(signature, op, launch, where, out_dtypes, ct, gradients=None) -> _Decided | None:
     if signature is None or not layout.numel(where.shape):
         return None  # (an empty launch compiled nothing to remember)
     if len(_decided) >= _DECIDED_LIMIT:
         _decided.clear()
     scalar_type = np.dtype(ct).type if launch.scalars else None
-    compiled = launch.direct()[0]
-    decided = _decided[signature] = _Decided(launch.kernel, where, out_dtypes, scalar_type,
-                                             compiled, needed)  # fmt: skip
+    decided = _Decided(launch.kernel, where, out_dtypes, scalar_type, launch.direct()[0], op,
+                       gradients)  # fmt: skip
+    _decided[signature] = decided
     return decided
 
 
-def launch(decided: _Decided, op, operands) -> list:
-    """Run a remembered decision on new operands of the same signature: its outputs."""
-    # Plain loops, no comprehensions, Layout.kernel_args and Tensor._make inlined: this is
-    # the per-op hot path of eager code, forward and backward.
-    where, n = decided.where, decided.numel
-    args = [where._size_arg]
-    stride_args = where._stride_args
-    if stride_args:
-        for x, strides in zip(operands, stride_args):
-            args += (x._storage.kernel_array, x._offset, strides)
-    else:
-        for x in operands:
-            args += (x._storage.kernel_array, x._offset)
-    kind = decided.scalar_type
-    if kind is not None:
-        for c, slot in zip(op._constants, op._slots):
-            if slot is None:
-                args.append(kind(c))
-    outs, shape, strides = [], where.shape, decided.out_strides
-    for cls in decided.out_storages:
-        storage = cls._uninitialised(n)
-        t = Tensor.__new__(Tensor)
-        t._storage, t._shape, t._strides, t._offset = storage, shape, strides, 0
-        t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = (
-            False, None, None, 0, None)  # fmt: skip
-        outs.append(t)
-        args.append(storage.kernel_array)
-    if n:
-        decided.compiled(*args)
-        decided.kernel.calls += 1
-    return outs
+def _launcher(decided: _Decided, out_storages, scalar_type, compiled, slots):
+    """``launch(op, operands)`` for one decision: the kernel over the operands' arrays and
+    offsets (and the layout's strides), the op's constants and new outputs, which it
+    returns (a backward's: as the op's input gradients). Its source is written for the decision's operands, constants, outputs and
+    layout, every fixed value bound as a name: this is the per-op hot path of eager code,
+    forward and backward, where loops over those or lookups of them cost more than the
+    kernel call itself."""
+    where = decided.where
+    gradients = decided.gradients
+    n_operands = sum(slot is not None for slot in slots) + (gradients is not None)
+    names = {"compiled": compiled, "kernel": decided.kernel, "new": object.__new__,
+             "empty": np.empty, "Tensor": Tensor, "size": where._size_arg,
+             "n": layout.numel(where.shape), "shape": where.shape,
+             "strides": layout.contiguous_strides(where.shape), "kind": scalar_type,
+             "fit": sum_to_as}  # fmt: skip
+    xs = [f"x{k}" for k in range(n_operands)]
+    lines = ["def launch(op, operands):", f"    {', '.join(xs)}, = operands"]
+    args = ["size"]
+    for k, x in enumerate(xs):
+        args += [f"{x}._storage.kernel_array", f"{x}._offset"]
+        if where._stride_args:
+            names[f"strides{k}"] = where._stride_args[k]
+            args.append(f"strides{k}")
+    if scalar_type is not None:
+        lines.append("    constants = op._constants")
+        args += [f"kind(constants[{j}])" for j, slot in enumerate(slots) if slot is None]
+    outs = []
+    for k, cls in enumerate(out_storages):
+        names[f"Storage{k}"] = cls
+        if cls._holds_small(names["n"]):  # Storage._uninitialised's common case, inline
+            names[f"dtype{k}"] = cls._numpy
+            lines.append(f"    s{k} = new(Storage{k}); a{k} = s{k}.kernel_array = empty(n, dtype{k})")
+        else:
+            lines.append(f"    s{k} = Storage{k}._uninitialised(n); a{k} = s{k}.kernel_array")
+        lines += [
+            f"    t{k} = new(Tensor)",
+            f"    t{k}._storage, t{k}._shape, t{k}._strides, t{k}._offset = s{k}, shape, strides, 0",
+            f"    t{k}._requires_grad, t{k}._grad, t{k}._grad_fn, t{k}._output_nr, "
+            f"t{k}._accumulator = False, None, None, 0, None",
+        ]  # fmt: skip
+        args.append(f"a{k}")
+        outs.append(f"t{k}")
+    if gradients is not None:  # x{k} is the op's input k
+        outs = ["None" if g is None else f"fit(t{g[0]}, x{k})" if g[1] else f"t{g[0]}"
+                for k, g in enumerate(gradients)]  # fmt: skip
+    lines += [f"    compiled({', '.join(args)})", "    kernel.calls += 1",
+              f"    return ({', '.join(outs)},)"]  # fmt: skip
+    exec("\n".join(lines), names)  # noqa: S102  (source built above from fixed pieces)
+    return names["launch"]
 
 
 class Layout:

@@ -67,17 +67,21 @@ class Storage(ElementOps):
         """``numel`` uninitialised elements, without the constructor's checks: the
         allocation behind every op result."""
         self = object.__new__(cls)
-        nbytes = numel * cls._itemsize
-        if nbytes < buffers.SMALL_BYTES and not cls._half:
+        if cls._holds_small(numel):
             # Most results: numpy's allocator serves them, and the untyped storage is made
             # only when something asks for it (``__getattr__``)
             self.kernel_array = np.empty(numel, cls._numpy)
             return self
-        self._untyped = untyped = UntypedStorage._pooled(nbytes)
+        self._untyped = untyped = UntypedStorage._pooled(numel * cls._itemsize)
         data = untyped._bytes.view(cls._numpy)
         # typed_arrays' work, done while it is cheap
         untyped._typed = {cls._numpy: (data, data.view(np.uint16) if cls._half else data)}
         return self
+
+    @classmethod
+    def _holds_small(cls, numel: int) -> bool:
+        """Whether ``_uninitialised(numel)`` makes a storage of only its elements' array."""
+        return numel * cls._itemsize < buffers.SMALL_BYTES and not cls._half
 
     # A small op result holds only its elements' array, as its ``kernel_array`` (which
     # then shadows the class's descriptor: a launch reads it as a plain attribute), until
