@@ -12,7 +12,6 @@ import heapq
 import itertools
 
 from .._config import config
-from .function import AccumulateGrad
 from .grad_mode import set_grad_enabled
 from .tensor import as_tensor, ones_like_data, zeros
 
@@ -40,43 +39,66 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
     gxs = root_grads
     with set_grad_enabled(create_graph):
         while True:
-            # The gradients sent along the edges (the roots' first, then each node's) join
-            # their nodes' buffers; a node enters the queue with its first gradient.
-            for edge, g in zip(edges, gxs):
+            if not heap and len(edges) == 1:
+                # A chain: the one node sent a gradient is the only node waiting, so every
+                # gradient it will get has arrived. It runs next, without the queue.
+                edge, g = edges[0], gxs[0]
                 if edge is None or g is None:
-                    continue
-                target, nr = edge
-                buf = buffers.get(target)
-                if buf is None:
-                    buf = buffers[target] = [None] * len(target._output_meta)
-                    heapq.heappush(heap, (-target.generation, next(tiebreak), target))
-                buf[nr] = g if buf[nr] is None else buf[nr] + g
-            if not heap:
-                break
-            node = heapq.heappop(heap)[2]
-            gys = buffers.pop(node)
-            tensor_hooks = node._tensor_hooks
-            for nr, hooks in tensor_hooks.items() if tensor_hooks else ():
-                for hook in hooks:
-                    if gys[nr] is not None:
-                        result = hook(gys[nr])
-                        if result is not None:
-                            gys[nr] = _hook_result(hook, gys[nr], result)
+                    break
+                node, nr = edge
+                gys = [None] * len(node._output_meta)
+                gys[nr] = g
+            else:
+                # The gradients sent along the edges (the roots' first, then each node's)
+                # join their nodes' buffers; a node enters the queue with its first one.
+                for edge, g in zip(edges, gxs):
+                    if edge is None or g is None:
+                        continue
+                    target, nr = edge
+                    buf = buffers.get(target)
+                    if buf is None:
+                        buf = buffers[target] = [None] * len(target._output_meta)
+                        heapq.heappush(heap, (-target.generation, next(tiebreak), target))
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                if not heap:
+                    break
+                node = heapq.heappop(heap)[2]
+                gys = buffers.pop(node)
+            if node._tensor_hooks:
+                _run_hooks(node._tensor_hooks, gys)
             if captured is not None:
                 for nr, g in enumerate(gys):
                     if (node, nr) in wanted:
                         captured[(node, nr)] = g
-            if isinstance(node, AccumulateGrad):
+            if node.accumulates:
                 if captured is None:
                     _accumulate(node, gys[0], create_graph)
                 edges = ()
                 continue
-            for nr, g in enumerate(gys):  # (a loop: no comprehension frame per node)
+            for g in gys:  # (a loop: no comprehension frame per node)
                 if g is None:
-                    shape, dtype = node._output_meta[nr]
-                    gys[nr] = zeros(shape, dtype)
+                    _fill_missing(node, gys)
+                    break
             edges, gxs = node.next_edges, node._apply(gys, retain_graph)
     return captured
+
+
+def _run_hooks(tensor_hooks: dict, gys: list) -> None:
+    """The hooks registered on a node's outputs, each given its output's gradient."""
+    for nr, hooks in tensor_hooks.items():
+        for hook in hooks:
+            if gys[nr] is not None:
+                result = hook(gys[nr])
+                if result is not None:
+                    gys[nr] = _hook_result(hook, gys[nr], result)
+
+
+def _fill_missing(node, gys: list) -> None:
+    """Zeros for the outputs of ``node`` that no gradient reached."""
+    for nr, g in enumerate(gys):
+        if g is None:
+            shape, dtype = node._output_meta[nr]
+            gys[nr] = zeros(shape, dtype)
 
 
 def _hook_result(hook, g, result):
@@ -95,7 +117,7 @@ def _hook_result(hook, g, result):
     return result
 
 
-def _accumulate(node: AccumulateGrad, g, create_graph: bool) -> None:
+def _accumulate(node, g, create_graph: bool) -> None:
     tensor = node.variable()
     if tensor is None or g is None:
         return

@@ -21,6 +21,7 @@ class Node:
 
     generation: int = 0
     _tensor_hooks: dict | None = None  # output number -> hooks registered on that output
+    accumulates = False  # True for a leaf's node, which ends a path (AccumulateGrad)
 
     def _hooks_for(self, output_nr: int) -> list:
         if self._tensor_hooks is None:
@@ -230,6 +231,7 @@ class AccumulateGrad(Node):
     """The node of a leaf tensor: it adds the arriving gradient into ``tensor.grad``."""
 
     generation = 0
+    accumulates = True
 
     def __init__(self, tensor):
         self.variable = weakref.ref(tensor)

@@ -53,7 +53,7 @@ def forward(op, xs) -> Tensor | None:
     key = ("forward", type(op), _params(op), tuple(op._slots), ct, out_dtype.name, loads,
            where.pattern)  # fmt: skip
     prepared = _run(key, exprs, xs, where, loads, _scalars(op, ct), ct, [out])
-    op._decision = _decide(signature, op, prepared, where, [out_dtype], ct)
+    op._decision = _decide(_decided, signature, op, prepared, where, [out_dtype], ct)
     return out
 
 
@@ -65,13 +65,15 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
         mask = ()
         for x in xs:  # (a loop: no comprehension frame per op)
             mask += (x._requires_grad,)
-    if op._known is not None and config.thread.tape is None:
+    known = op._known
+    if known is not None and config.thread.tape is None:
         # The forward's known call fixes the op and its operands' layouts: only which inputs
-        # need a gradient and the incoming gradient's layout can still differ.
-        signature = (op._known, mask, gy._storage.dtype, gy._shape, gy._strides)
+        # need a gradient and the incoming gradient's layout can still differ. The call
+        # keeps these decisions itself (``Elementwise._apply`` launches them).
+        memo, signature = known.backward, (mask, gy._storage.dtype, gy._shape, gy._strides)
     else:
-        signature = _eager_signature(op, operands, mask)
-    decided = _decided.get(signature) if signature is not None else None
+        memo, signature = _decided, _eager_signature(op, operands, mask)
+    decided = memo.get(signature) if signature is not None else None
     if decided is not None:
         return decided.launch(op, operands)
     ct = _compute_dtype(op)
@@ -100,7 +102,7 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
     gradients = [None] * len(xs)
     for k, (p, x) in enumerate(zip(needed, targets)):
         gradients[op._slots[p]] = (k, x.shape != shape)
-    _decide(signature, op, prepared, where, out_dtypes, ct, gradients)
+    _decide(memo, signature, op, prepared, where, out_dtypes, ct, gradients)
     return tuple(None if g is None else sum_to_as(outs[g[0]], x) if g[1] else outs[g[0]]
                  for x, g in zip(xs, gradients))  # fmt: skip
 
@@ -140,15 +142,16 @@ def _eager_signature(op, xs, extra=()):
             *[(x.dtype, x._shape, x._strides) for x in xs])  # fmt: skip
 
 
-def _decide(signature, op, launch, where, out_dtypes, ct, gradients=None) -> _Decided | None:
+def _decide(memo, signature, op, launch, where, out_dtypes, ct, gradients=None):
+    """Remember in ``memo`` what ``signature`` decided; the decision, or None."""
     if signature is None or not layout.numel(where.shape):
         return None  # (an empty launch compiled nothing to remember)
-    if len(_decided) >= _DECIDED_LIMIT:
-        _decided.clear()
+    if len(memo) >= _DECIDED_LIMIT:
+        memo.clear()
     scalar_type = np.dtype(ct).type if launch.scalars else None
     decided = _Decided(launch.kernel, where, out_dtypes, scalar_type, launch.direct()[0], op,
                        gradients)  # fmt: skip
-    _decided[signature] = decided
+    memo[signature] = decided
     return decided
 
 

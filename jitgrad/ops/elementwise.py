@@ -218,23 +218,26 @@ class Elementwise(Function):
         # input changed in place) takes Function's path, which names the error or reads
         # the saved output instead.
         known, xs = self._known, self.inputs
-        if known is not None and xs is not None and self._lowered:
-            mask = ()
+        if known is not None and xs is not None:
+            gy, mask = gys[0], ()
             for x in xs:  # (a loop: no comprehension frame per op)
                 mask += (x._requires_grad,)
             found = known.reads.get(mask)
-            if found is not None and not config.thread.grad_enabled:
+            decided = known.backward.get((mask, gy._storage.dtype, gy._shape, gy._strides))
+            state = config.thread
+            if found is not None and decided is not None and not state.grad_enabled and (
+                state.tape is None
+            ):
                 versions = self._versions
                 for i in found[2]:
                     if xs[i]._storage._version != versions[i]:
                         break
                 else:
-                    grads = config.lowering.backward(self, xs, gys[0], mask)
-                    if grads is not None:
-                        if not retain_graph:
-                            self.inputs = None
-                            self._release()
-                        return grads
+                    grads = decided.launch(self, (*xs, gy))
+                    if not retain_graph:
+                        self.inputs = None
+                        self._release()
+                    return grads
         return super()._apply(gys, retain_graph)
 
     def _inputs_read_by_backward(self):
@@ -307,13 +310,14 @@ class Elementwise(Function):
 class _KnownCall:
     """What calls of one signature share: the result dtype, the tensors' places among the
     arguments, the forward kernel's decision, whether constants go through ``_constant``,
-    and per set of inputs requiring grad, the inputs the backward reads."""
+    per set of inputs requiring grad the inputs the backward reads, and the backward
+    kernels' decisions (by that set and the incoming gradient's dtype and layout)."""
 
-    __slots__ = ("dtype", "slots", "decision", "converts", "reads")
+    __slots__ = ("dtype", "slots", "decision", "converts", "reads", "backward")
 
     def __init__(self, dtype, slots, decision, converts=False):
         self.dtype, self.slots, self.decision, self.reads = dtype, slots, decision, {}
-        self.converts = converts
+        self.converts, self.backward = converts, {}
 
 
 _known_calls: dict = {}
