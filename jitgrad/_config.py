@@ -65,7 +65,8 @@ class Config:
     thread: ThreadState = field(default_factory=ThreadState)
     # The dicts in which eager dispatch remembers what a call signature decided
     # (ops/elementwise.py, jit/lowering.py). A decision includes whether its launches run
-    # in parallel, so a new parallel_threshold empties them.
+    # in parallel, the result dtype and whether kernels run at all, so a new
+    # parallel_threshold, default dtype or backend empties them.
     memos: list = field(default_factory=list)
     # Moved on whenever state that jitted plans are guarded on changes (a module's
     # train/eval mode, a tensor's requires_grad, an optimizer's groups): jg.jit works out
@@ -92,11 +93,14 @@ class Config:
         if name == "parallel_threshold":
             # (kept beside it: flat copies and fills compare with it on every call)
             super().__setattr__("light_threshold", value * LIGHT_KERNEL_FACTOR)
+        if name in _DECIDING:
             for memo in getattr(self, "memos", ()):
                 memo.clear()
 
 
 BACKENDS = ("jit", "reference")
+# The settings that eager dispatch's remembered decisions (``Config.memos``) depend on.
+_DECIDING = ("parallel_threshold", "default_dtype", "backend")
 
 # Copies, fills and arithmetic like bias + relu run at memory speed, about 0.15 ns per
 # float32 element on one thread here: two threads pay only from 2^18 elements (measured:

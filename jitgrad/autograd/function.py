@@ -124,6 +124,16 @@ class Function(Node):
                 return ys
             outputs, floating = (ys,), (True,)
             meta, refs = ((ys._shape, dtype),), (weakref.ref(ys),)
+        self._link(xs, meta, refs)
+        for i, y in enumerate(outputs):
+            if floating[i]:
+                y._grad_fn, y._output_nr, y._requires_grad = self, i, True
+        return ys
+
+    def _link(self, xs, output_meta, output_refs) -> None:
+        """Make this function a node of the graph: its inputs, the edges to their nodes,
+        their versions now, its generation, and its outputs' shapes, dtypes and weak
+        references (the outputs point back at it: the caller's part)."""
         edges, versions, generation = [], [], 0
         for x in xs:
             creator = x._grad_fn  # (_edge's common case without its call)
@@ -137,11 +147,7 @@ class Function(Node):
                 generation = edge[0].generation + 1
         self.inputs, self.next_edges, self._versions = xs, edges, versions
         self.generation = generation
-        self._output_meta, self.outputs = meta, refs
-        for i, y in enumerate(outputs):
-            if floating[i]:
-                y._grad_fn, y._output_nr, y._requires_grad = self, i, True
-        return ys
+        self._output_meta, self.outputs = output_meta, output_refs
 
     def _refuse_complex(self, dtype) -> None:
         # Complex tensors carry no gradient in jitgrad: recording none here would silently

@@ -35,7 +35,7 @@ def forward(op, xs) -> Tensor | None:
         decided = _decided.get(signature)
         if decided is not None:
             op._decision = decided
-            return decided.launch(op, xs)[0]
+            return decided.launch(op, xs)
     ct = _compute_dtype(op)
     if ct is None:
         return None
@@ -60,7 +60,6 @@ def forward(op, xs) -> Tensor | None:
 def backward(op, xs, gy: Tensor, mask: tuple | None = None):
     """Every needed input gradient in one kernel (then summed over broadcast axes), each of
     its input's shape and dtype; ``mask``: which inputs require grad, if known."""
-    operands = (*xs, gy)
     if mask is None:
         mask = ()
         for x in xs:  # (a loop: no comprehension frame per op)
@@ -72,10 +71,11 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
         # keeps these decisions itself (``Elementwise._apply`` launches them).
         memo, signature = known.backward, (mask, gy._storage.dtype, gy._shape, gy._strides)
     else:
-        memo, signature = _decided, _eager_signature(op, operands, mask)
+        memo, signature = _decided, _eager_signature(op, (*xs, gy), mask)
     decided = memo.get(signature) if signature is not None else None
     if decided is not None:
-        return decided.launch(op, operands)
+        return decided.launch(op, xs, gy)
+    operands = (*xs, gy)
     ct = _compute_dtype(op)
     needed = [p for p, (rule, slot) in enumerate(zip(op.grad_rules, op._slots))
               if rule is not None and slot is not None and xs[slot].requires_grad]  # fmt: skip
@@ -102,7 +102,10 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
     gradients = [None] * len(xs)
     for k, (p, x) in enumerate(zip(needed, targets)):
         gradients[op._slots[p]] = (k, x.shape != shape)
-    _decide(memo, signature, op, prepared, where, out_dtypes, ct, gradients)
+    decided = _decide(memo, signature, op, prepared, where, out_dtypes, ct, gradients)
+    if decided is not None:
+        decided.reads = tuple(sorted({e.value for e in ir.topological(exprs())
+                                      if e.op == "load" and e.value < len(xs)}))  # fmt: skip
     return tuple(None if g is None else sum_to_as(outs[g[0]], x) if g[1] else outs[g[0]]
                  for x, g in zip(xs, gradients))  # fmt: skip
 
@@ -115,17 +118,18 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
 
 
 class _Decided:
-    """What a signature decided: its kernel, the loop layout, the output storages, and
-    ``launch(op, operands)``, which allocates the outputs and runs the kernel."""
+    """What a signature decided: its kernel, the loop layout, and ``launch``, which
+    allocates the outputs and runs the kernel (``_launcher``)."""
 
-    __slots__ = ("kernel", "where", "gradients", "launch")
+    __slots__ = ("kernel", "where", "gradients", "launch", "reads")
 
     def __init__(self, kernel, where, out_dtypes, scalar_type, compiled, op, gradients=None):
         """``scalar_type`` converts the op's constants, None when it has none; ``compiled``
         runs the kernel (``Call.direct``); ``gradients``, for a backward: per input of the
         op, None or (the output holding its gradient, whether that is summed to fit it),
-        and ``launch`` then returns the gradients."""
-        self.kernel, self.where, self.gradients = kernel, where, gradients
+        and ``launch`` then returns the gradients. A backward's ``reads``: the inputs of
+        the op its kernel reads (set by ``backward``)."""
+        self.kernel, self.where, self.gradients, self.reads = kernel, where, gradients, ()
         self.launch = _launcher(self, [storage_class(d) for d in out_dtypes], scalar_type,
                                 compiled, op._slots)  # fmt: skip
 
@@ -156,22 +160,24 @@ def _decide(memo, signature, op, launch, where, out_dtypes, ct, gradients=None):
 
 
 def _launcher(decided: _Decided, out_storages, scalar_type, compiled, slots):
-    """``launch(op, operands)`` for one decision: the kernel over the operands' arrays and
-    offsets (and the layout's strides), the op's constants and new outputs, which it
-    returns (a backward's: as the op's input gradients). Its source is written for the decision's operands, constants, outputs and
-    layout, every fixed value bound as a name: this is the per-op hot path of eager code,
-    forward and backward, where loops over those or lookups of them cost more than the
-    kernel call itself."""
-    where = decided.where
-    gradients = decided.gradients
-    n_operands = sum(slot is not None for slot in slots) + (gradients is not None)
+    """``launch(op, xs)`` (a forward's) or ``launch(op, xs, gy)`` (a backward's) for one
+    decision: the kernel over the operands' arrays and offsets (and the layout's strides),
+    the op's constants and new outputs. It returns a forward's one output, or a
+    backward's gradients (one per input of the op). Its source is written for the
+    decision's operands, constants, outputs and layout, every fixed value bound as a
+    name: this is the per-op hot path of eager code, forward and backward, where loops
+    over those or lookups of them cost more than the kernel call itself."""
+    where, gradients = decided.where, decided.gradients
+    n = layout.numel(where.shape)
     names = {"compiled": compiled, "kernel": decided.kernel, "new": object.__new__,
-             "empty": np.empty, "Tensor": Tensor, "size": where._size_arg,
-             "n": layout.numel(where.shape), "shape": where.shape,
-             "strides": layout.contiguous_strides(where.shape), "kind": scalar_type,
-             "fit": sum_to_as}  # fmt: skip
-    xs = [f"x{k}" for k in range(n_operands)]
-    lines = ["def launch(op, operands):", f"    {', '.join(xs)}, = operands"]
+             "empty": np.empty, "Tensor": Tensor, "size": where._size_arg, "n": n,
+             "shape": where.shape, "out_strides": layout.contiguous_strides(where.shape),
+             "kind": scalar_type, "fit": sum_to_as}  # fmt: skip
+    xs = [f"x{k}" for k in range(sum(slot is not None for slot in slots))]
+    lines = [f"def launch(op, xs{', gy' if gradients else ''}):", f"    {', '.join(xs)}, = xs"]
+    if gradients is not None:  # the incoming gradient is the kernel's last operand
+        lines.append(f"    x{len(xs)} = gy")
+        xs.append(f"x{len(xs)}")
     args = ["size"]
     for k, x in enumerate(xs):
         args += [f"{x}._storage.kernel_array", f"{x}._offset"]
@@ -179,31 +185,42 @@ def _launcher(decided: _Decided, out_storages, scalar_type, compiled, slots):
             names[f"strides{k}"] = where._stride_args[k]
             args.append(f"strides{k}")
     if scalar_type is not None:
+        # A float kernel takes a Python float as it is: it rounds it to its own precision
+        # as numpy's float32() and float64() would. Other numbers (ints, which can overflow
+        # either, and constants in integer kernels) get numpy's conversion and its errors.
+        floats = np.issubdtype(scalar_type, np.floating)
         lines.append("    constants = op._constants")
-        args += [f"kind(constants[{j}])" for j, slot in enumerate(slots) if slot is None]
+        for j, slot in enumerate(slots):
+            if slot is None:
+                guard = f"if c{j}.__class__ is not float: " if floats else ""
+                lines += [f"    c{j} = constants[{j}]", f"    {guard}c{j} = kind(c{j})"]
+                args.append(f"c{j}")
     outs = []
     for k, cls in enumerate(out_storages):
-        names[f"Storage{k}"] = cls
-        if cls._holds_small(names["n"]):  # Storage._uninitialised's common case, inline
-            names[f"dtype{k}"] = cls._numpy
-            lines.append(f"    s{k} = new(Storage{k}); a{k} = s{k}.kernel_array = empty(n, dtype{k})")
-        else:
-            lines.append(f"    s{k} = Storage{k}._uninitialised(n); a{k} = s{k}.kernel_array")
-        lines += [
-            f"    t{k} = new(Tensor)",
-            f"    t{k}._storage, t{k}._shape, t{k}._strides, t{k}._offset = s{k}, shape, strides, 0",
-            f"    t{k}._requires_grad, t{k}._grad, t{k}._grad_fn, t{k}._output_nr, "
-            f"t{k}._accumulator = False, None, None, 0, None",
-        ]  # fmt: skip
+        names[f"Storage{k}"], names[f"dtype{k}"] = cls, cls._numpy
+        # (inline: Storage._uninitialised's common case)
+        lines.append((_NEW_SMALL if cls._holds_small(n) else _NEW_STORAGE).format(k=k))
+        lines.append(_NEW_TENSOR.format(k=k))
         args.append(f"a{k}")
         outs.append(f"t{k}")
     if gradients is not None:  # x{k} is the op's input k
         outs = ["None" if g is None else f"fit(t{g[0]}, x{k})" if g[1] else f"t{g[0]}"
                 for k, g in enumerate(gradients)]  # fmt: skip
-    lines += [f"    compiled({', '.join(args)})", "    kernel.calls += 1",
-              f"    return ({', '.join(outs)},)"]  # fmt: skip
+        result = f"({', '.join(outs)},)"
+    else:
+        (result,) = outs  # an elementwise forward has one output
+    lines += [f"    compiled({', '.join(args)})", "    kernel.calls += 1", f"    return {result}"]
     exec("\n".join(lines), names)  # noqa: S102  (source built above from fixed pieces)
     return names["launch"]
+
+
+_NEW_SMALL = "    s{k} = new(Storage{k}); a{k} = s{k}.kernel_array = empty(n, dtype{k})"
+_NEW_STORAGE = "    s{k} = Storage{k}._uninitialised(n); a{k} = s{k}.kernel_array"
+_NEW_TENSOR = """\
+    t{k} = new(Tensor)
+    t{k}._storage, t{k}._shape, t{k}._strides, t{k}._offset = s{k}, shape, out_strides, 0
+    t{k}._requires_grad, t{k}._grad, t{k}._grad_fn = False, None, None
+    t{k}._output_nr, t{k}._accumulator = 0, None"""
 
 
 class Layout:

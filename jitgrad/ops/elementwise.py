@@ -11,6 +11,8 @@ by ``sum_to`` here, once, for every op.
 from __future__ import annotations
 
 import math
+import operator
+import weakref
 
 import numpy as np
 
@@ -37,38 +39,58 @@ class Elementwise(Function):
     """
 
     result = "same"
+    _lowered = True  # the forward ran a kernel (``forward`` says; known calls always do)
     on_bool: str | None = None
     integer_only = False
     saves_output = False
     _known: _KnownCall | None = None  # set by calls that dispatch through the memo
+    # Set by each call, per operand: ``_slots`` its index among the tensor inputs, or None
+    # for a constant; ``_constants`` the constant's value, or None for a tensor.
+    _slots: list | tuple
+    _constants: list | tuple
     _y = _y_storage = None  # the output, saved by ops with saves_output
     _recomputed_from: tuple = ()  # the inputs the backward recomputes y from
     grad_rules: tuple[str | None, ...] = ()
     params: tuple[str, ...] = ()  # attributes that change the formula (part of kernel keys)
 
     def __call__(self, *inputs):
-        signature = _call_signature(self, inputs)
-        known = _known_calls.get(signature) if signature is not None else None
-        if known is None:
-            return self._call_first(inputs, signature)
         # A call whose signature was seen launches the remembered kernel and records, in
         # this one frame and one pass over the inputs: this is the per-op hot path.
-        slots = known.slots
-        self._dtype, self._slots, self._lowered, self._known = known.dtype, slots, True, known
-        constants, tensors, recording = [], [], False
-        for x, slot in zip(inputs, slots):
-            if slot is None:
-                constants.append(self._constant(x) if known.converts else x)
-            else:
-                constants.append(None)
-                tensors.append(x)
+        state = config.thread
+        if state.tape is not None:  # a trace keeps every launch with its body
+            return self._call_first(inputs, None)
+        signature, recording = (type(self),), False
+        if self.params:
+            signature += tuple(getattr(self, name) for name in self.params)
+        for x in inputs:
+            kind = type(x)
+            if kind is Tensor or isinstance(x, Tensor):
+                signature += (x._storage.dtype, x._shape, x._strides)
                 recording = recording or x._requires_grad
-        self._constants = constants
-        out = known.decision.launch(self, tensors)[0]
+            elif kind in _CONSTANT_TYPES:
+                signature += (kind,)
+            else:
+                return self._call_first(inputs, None)
+        known = _known_calls.get(signature)
+        if known is None:
+            return self._call_first(inputs, signature)
+        self._dtype, self._slots, self._known = known.dtype, known.slots, known
+        at = known.tensor_at
+        if at is None:  # every operand a tensor: most calls
+            tensors, self._constants = inputs, known.no_constants
+        elif at.__class__ is int and not known.converts:  # one tensor, constants as they are
+            tensors, self._constants = (inputs[at],), list(inputs)
+            self._constants[at] = None
+        else:
+            tensors = (inputs[at],) if at.__class__ is int else at(inputs)
+            self._constants = [None if slot is not None else self._constant(x)
+                               for x, slot in zip(inputs, known.slots)]  # fmt: skip
+        out = known.decision.launch(self, tensors)
         if self.saves_output:
-            self._y_storage, self._y_version = out._storage, out._storage._version
-        if recording and config.thread.grad_enabled:
-            return self._record(tuple(tensors), out, True)
+            self._y_storage, self._y_version = out._storage, 0  # (a new storage)
+        if recording and known.differentiable and state.grad_enabled:
+            self._link(tensors, known.output_meta, (weakref.ref(out),))
+            out._grad_fn, out._requires_grad = self, True
         return out
 
     def _call_first(self, inputs, signature):
@@ -106,12 +128,13 @@ class Elementwise(Function):
                 tensors.append(as_tensor(x))
         self._decision = self._known = None
         out = super().__call__(*tensors)
-        if signature is not None and self._decision is not None:
+        if signature is not None and self._decision is not None and config.backend == "jit":
             if len(_known_calls) >= _KNOWN_LIMIT:
                 _known_calls.clear()
             converts = (type(self)._constant is not Elementwise._constant
                         or self._dtype is dtypes.float16)  # fmt: skip
-            self._known = _KnownCall(self._dtype, tuple(self._slots), self._decision, converts)
+            self._known = _KnownCall(self._dtype, tuple(self._slots), self._decision, converts,
+                                     out)  # fmt: skip
             _known_calls[signature] = self._known
         return out
 
@@ -213,8 +236,8 @@ class Elementwise(Function):
 
     def _apply(self, gys, retain_graph: bool):
         # The eager hot path, in one frame: a known call's gradients from its kernel, when
-        # nothing the kernel reads (the inputs its rules read, those y is recomputed from)
-        # changed since the forward. Anything else (a first call, a recorded backward, an
+        # none of the inputs the kernel reads (those its rules read, those y is recomputed
+        # from) changed since the forward. Anything else (a first call, a recorded backward, an
         # input changed in place) takes Function's path, which names the error or reads
         # the saved output instead.
         known, xs = self._known, self.inputs
@@ -222,18 +245,15 @@ class Elementwise(Function):
             gy, mask = gys[0], ()
             for x in xs:  # (a loop: no comprehension frame per op)
                 mask += (x._requires_grad,)
-            found = known.reads.get(mask)
             decided = known.backward.get((mask, gy._storage.dtype, gy._shape, gy._strides))
             state = config.thread
-            if found is not None and decided is not None and not state.grad_enabled and (
-                state.tape is None
-            ):
+            if decided is not None and not state.grad_enabled and state.tape is None:
                 versions = self._versions
-                for i in found[2]:
+                for i in decided.reads:
                     if xs[i]._storage._version != versions[i]:
                         break
                 else:
-                    grads = decided.launch(self, (*xs, gy))
+                    grads = decided.launch(self, xs, gy)
                     if not retain_graph:
                         self.inputs = None
                         self._release()
@@ -304,7 +324,8 @@ class Elementwise(Function):
 # each tensor's dtype, shape and strides and each constant's Python type. A repeated call
 # then only allocates its output, launches and records: the per-op overhead is what eager
 # autograd is judged by. (Constants' values are not part of it: NEP 50 promotion looks at
-# their type, and a value out of an integer dtype's range still fails converting.)
+# their type, and a value out of an integer dtype's range still fails converting. Nor are
+# the default dtype and the backend, which decide too: changing them empties the memo.)
 
 
 class _KnownCall:
@@ -313,36 +334,33 @@ class _KnownCall:
     per set of inputs requiring grad the inputs the backward reads, and the backward
     kernels' decisions (by that set and the incoming gradient's dtype and layout)."""
 
-    __slots__ = ("dtype", "slots", "decision", "converts", "reads", "backward")
+    __slots__ = ("dtype", "slots", "decision", "converts", "reads", "backward",
+                 "differentiable", "output_meta", "tensor_at", "no_constants")  # fmt: skip
 
-    def __init__(self, dtype, slots, decision, converts=False):
+    def __init__(self, dtype, slots, decision, converts, out):
+        """``out``: the first call's output (its shape and dtype are every call's)."""
         self.dtype, self.slots, self.decision, self.reads = dtype, slots, decision, {}
         self.converts, self.backward = converts, {}
+        self.no_constants = (None,) * len(slots)  # (the constants of calls without any)
+        # Where the call's tensors are among its operands: None when all are tensors, the
+        # place of the one tensor, or a getter of their tuple.
+        positions = [p for p, slot in enumerate(slots) if slot is not None]
+        if len(positions) == len(slots):
+            self.tensor_at = None
+        elif len(positions) == 1:
+            self.tensor_at = positions[0]
+        else:
+            self.tensor_at = operator.itemgetter(*positions)
+        out_dtype = out._storage.dtype
+        # Integer and bool outputs never carry gradients; complex ones never run kernels.
+        self.differentiable = out_dtype.kind == "f"
+        self.output_meta = ((out._shape, out_dtype),)
 
 
 _known_calls: dict = {}
 config.memos.append(_known_calls)
 _KNOWN_LIMIT = 4096
 _CONSTANT_TYPES = (float, int, bool)
-
-
-def _call_signature(op: Elementwise, inputs) -> tuple | None:
-    """The call's signature, or None when it is not to be remembered (tracing records each
-    launch, the reference backend runs no kernels, other operand types convert first)."""
-    if config.thread.tape is not None or config.backend != "jit":
-        return None
-    signature = [type(op), config.default_dtype]
-    for name in op.params:
-        signature.append(getattr(op, name))
-    for x in inputs:
-        kind = type(x)
-        if kind in _CONSTANT_TYPES:
-            signature.append(kind)
-        elif isinstance(x, Tensor):
-            signature += (x._storage.dtype, x._shape, x._strides)
-        else:
-            return None
-    return tuple(signature)
 
 
 class _Probe:

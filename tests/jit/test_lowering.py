@@ -273,6 +273,12 @@ def test_repeated_eager_calls_reuse_decisions_but_not_values():
     for c in (0.5, 2.0, -3.0):  # same signature, new constant each time
         np.testing.assert_array_equal((x * c).numpy(), base * np.float32(c))
     assert any(k[0] is elementwise.Multiply for k in elementwise._known_calls)
+    # A float kernel takes a Python float as it is: rounded as numpy rounds it, inf beyond.
+    for c in (0.1, 1e300, -1e-50):
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal((x * c).numpy(), base * np.float32(c))
+    with pytest.raises(OverflowError):  # an int too large for any float, as numpy says
+        x * 10**400
     # Same dtype and shape, other strides: the transposed operand is read as such.
     np.testing.assert_array_equal((x.T * 2.0).numpy(), base.T * 2)
     # A Python int out of an integer tensor's range still fails on a repeated call.
@@ -346,6 +352,34 @@ def test_a_damaged_entry_costs_only_its_own_kernel(tmp_path):
     bytecode[0].write_bytes(bytecode[0].read_bytes()[:20])  # truncated by a crash
     again, disk_hits, _ = run_child(tmp_path)
     assert (again, disk_hits) == (1, compiled - 1)
+
+
+def test_a_new_backend_forgets_eager_decisions(monkeypatch):
+    from jitgrad.ops import elementwise
+
+    x = jg.tensor([0.5, 2.0])
+    for _ in range(2):
+        jg.tanh(x)
+    assert elementwise._known_calls
+    monkeypatch.setattr(config, "backend", "reference")
+    assert not elementwise._known_calls
+    np.testing.assert_allclose(jg.tanh(x).numpy(), np.tanh([0.5, 2.0]))
+    assert not elementwise._known_calls  # the reference evaluator's calls are not remembered
+
+
+def test_a_graph_kept_after_backward_holds_no_intermediate_tensor():
+    """Once backward has run, a node keeps neither its inputs nor its constants' operands:
+    holding the loss does not hold the step's intermediate memory."""
+    import weakref
+
+    x = jg.tensor(np.ones(3), requires_grad=True)
+    for _ in range(2):  # the second time through the remembered decisions
+        h = jg.tanh(x * 2.0)
+        loss = (h * 3.0).sum()
+        kept = weakref.ref(h)
+        del h
+        loss.backward()
+        assert kept() is None
 
 
 def test_the_backend_is_public_and_checked(monkeypatch):
