@@ -214,7 +214,10 @@ def _launcher(decided: _Decided, out_storages, scalar_type, compiled, slots):
     return names["launch"]
 
 
-_NEW_SMALL = "    s{k} = new(Storage{k}); a{k} = s{k}.kernel_array = empty(n, dtype{k})"
+_NEW_SMALL = """\
+    s{k} = new(Storage{k})
+    a{k} = s{k}.kernel_array = empty(n, dtype{k})
+    s{k}._version = 0"""
 _NEW_STORAGE = "    s{k} = Storage{k}._uninitialised(n); a{k} = s{k}.kernel_array"
 _NEW_TENSOR = """\
     t{k} = new(Tensor)

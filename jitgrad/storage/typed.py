@@ -24,8 +24,9 @@ class _KernelArray:
     def __get__(self, storage, owner=None) -> np.ndarray:
         if storage is None:
             return self
-        pair = storage._untyped._typed.get(storage._numpy)
-        return (pair if pair is not None else storage._untyped.typed_arrays(storage._numpy))[1]
+        untyped = storage._untyped
+        pair = untyped._typed.get(storage._numpy)
+        return (pair if pair is not None else untyped.typed_arrays(storage._numpy))[1]
 
 
 class Storage(ElementOps):
@@ -69,8 +70,9 @@ class Storage(ElementOps):
         self = object.__new__(cls)
         if cls._holds_small(numel):
             # Most results: numpy's allocator serves them, and the untyped storage is made
-            # only when something asks for it (``__getattr__``)
-            self.kernel_array = np.empty(numel, cls._numpy)
+            # only when something asks for it (``_untyped``). (``_version`` is set too: an
+            # instance's own attribute is read faster than the class's.)
+            self.kernel_array, self._version = np.empty(numel, cls._numpy), 0
             return self
         self._untyped = untyped = UntypedStorage._pooled(numel * cls._itemsize)
         data = untyped._bytes.view(cls._numpy)
@@ -87,25 +89,40 @@ class Storage(ElementOps):
     # then shadows the class's descriptor: a launch reads it as a plain attribute), until
     # anything else needs its untyped storage: most results are read by the next ops and
     # dropped, and an untyped storage each (two more objects and two dicts) was a third of
-    # the per-op allocation cost and of the garbage collector's work.
-    def __getattr__(self, name):
-        elements = self.__dict__.get("kernel_array") if name == "_untyped" else None
-        if elements is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    # the per-op allocation cost and of the garbage collector's work. The untyped storage
+    # is a property, not ``__getattr__``: a class with ``__getattr__`` makes every read of
+    # its instances' attributes slower, ``kernel_array`` and ``_version`` among them.
+    @property
+    def _untyped(self) -> UntypedStorage:
+        attributes = self.__dict__
+        untyped = attributes.get("_untyped_")
+        if untyped is not None:
+            return untyped
+        elements = attributes["kernel_array"]
         untyped = object.__new__(UntypedStorage)
         untyped._bytes, untyped._resizable = elements, True
         untyped._typed = {self._numpy: (elements, elements)}
         # setdefault: two threads materialising at once agree on one untyped storage; from
         # here on it alone says where the elements are (it may be resized)
-        untyped = self.__dict__.setdefault("_untyped", untyped)
-        self.__dict__.pop("kernel_array", None)
+        untyped = attributes.setdefault("_untyped_", untyped)
+        attributes.pop("kernel_array", None)
         return untyped
+
+    @_untyped.setter
+    def _untyped(self, untyped: UntypedStorage) -> None:
+        self.__dict__["_untyped_"] = untyped
 
     def __getstate__(self):
         # A pickled storage carries its untyped storage, so sharing survives.
         state = dict(self.__dict__, _untyped=self._untyped)
+        state.pop("_untyped_", None)
         state.pop("kernel_array", None)
         return state
+
+    def __setstate__(self, state) -> None:
+        state = dict(state)
+        self._untyped = state.pop("_untyped")
+        self.__dict__.update(state)
 
     @classmethod
     def from_untyped(cls, untyped: UntypedStorage) -> Storage:
