@@ -79,7 +79,7 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
                 if g is None:
                     _fill_missing(node, gys)
                     break
-            edges, gxs = node.next_edges, node._apply(gys, retain_graph)
+            edges, gxs = node.next_edges, node._apply(gys, retain_graph, create_graph)
     return captured
 
 

@@ -137,14 +137,18 @@ class Function(Node):
         edges, versions, generation = [], [], 0
         for x in xs:
             creator = x._grad_fn  # (_edge's common case without its call)
-            if creator is not None and creator.is_view:
-                if x._storage._version != creator._versions[0]:  # base written in place since
-                    creator = creator.refresh(x)
-            edge = (creator, x._output_nr) if creator is not None else x._edge()
-            edges.append(edge)
+            if creator is not None:
+                if creator.is_view and x._storage._version != creator._versions[0]:
+                    creator = creator.refresh(x)  # its base was written in place since
+                edges.append((creator, x._output_nr))
+                if creator.generation >= generation:
+                    generation = creator.generation + 1
+            else:
+                edge = x._edge()  # a leaf's: its AccumulateGrad, of generation 0
+                edges.append(edge)
+                if edge is not None and not generation:
+                    generation = 1
             versions.append(x._storage._version)
-            if edge is not None and edge[0].generation >= generation:
-                generation = edge[0].generation + 1
         self.inputs, self.next_edges, self._versions = xs, edges, versions
         self.generation = generation
         self._output_meta, self.outputs = output_meta, output_refs
@@ -164,9 +168,10 @@ class Function(Node):
     def backward(self, *gys):
         raise NotImplementedError(f"{type(self).__name__} does not define backward()")
 
-    def _apply(self, gys, retain_graph: bool):
-        """Run ``backward`` once all output gradients are summed; release saved tensors
-        unless the graph is to be kept."""
+    def _apply(self, gys, retain_graph: bool, create_graph: bool):
+        """Run ``backward`` once all output gradients are summed (recorded, for higher
+        derivatives, under ``create_graph``: the engine has set the grad mode so); release
+        saved tensors unless the graph is to be kept."""
         if self.inputs is None:
             raise RuntimeError(
                 f"trying to backward through {type(self).__name__} a second time: its saved "

@@ -234,31 +234,29 @@ class Elementwise(Function):
             g = getattr(self, rule)(reference, gy, y, *self._args(arrays, as_arrays=True))
             return np.asarray(reference.sum_to(g, x.shape), dtype=x.dtype.numpy)
 
-    def _apply(self, gys, retain_graph: bool):
+    def _apply(self, gys, retain_graph: bool, create_graph: bool):
         # The eager hot path, in one frame: a known call's gradients from its kernel, when
         # none of the inputs the kernel reads (those its rules read, those y is recomputed
-        # from) changed since the forward. Anything else (a first call, a recorded backward, an
-        # input changed in place) takes Function's path, which names the error or reads
-        # the saved output instead.
+        # from) changed since the forward. Anything else (a first call, a recorded
+        # backward, an input changed in place) takes Function's path, which names the
+        # error or reads the saved output instead.
         known, xs = self._known, self.inputs
-        if known is not None and xs is not None:
+        if known is not None and xs is not None and not create_graph:
             gy, mask = gys[0], ()
             for x in xs:  # (a loop: no comprehension frame per op)
                 mask += (x._requires_grad,)
             decided = known.backward.get((mask, gy._storage.dtype, gy._shape, gy._strides))
-            state = config.thread
-            if decided is not None and not state.grad_enabled and state.tape is None:
+            if decided is not None and config.thread.tape is None:
                 versions = self._versions
                 for i in decided.reads:
                     if xs[i]._storage._version != versions[i]:
                         break
                 else:
                     grads = decided.launch(self, xs, gy)
-                    if not retain_graph:
-                        self.inputs = None
-                        self._release()
+                    if not retain_graph:  # (``_release`` inline)
+                        self.inputs = self._y = self._y_storage = None
                     return grads
-        return super()._apply(gys, retain_graph)
+        return super()._apply(gys, retain_graph, create_graph)
 
     def _inputs_read_by_backward(self):
         known = self._known
@@ -313,7 +311,7 @@ class Elementwise(Function):
             self._y = Tensor._make(self._y_storage, shape, strides, 0).numpy()
         return self._y
 
-    def _release(self) -> None:
+    def _release(self) -> None:  # (``_apply``'s fast path does the same, inline)
         self._y = self._y_storage = None
 
 
