@@ -2,8 +2,10 @@
 
 A node's generation exceeds that of every node it feeds from, so when the highest
 generation is popped every branch has already added its gradient into that node's buffer
-(DeZero's argument). Gradients are summed out of place: a buffer is replaced by
-``old + new``, never written into.
+(DeZero's argument). When the queue is empty and a node sends a single gradient, its
+target is the only node left to run and has all its gradients: a chain's nodes run one
+after another without the queue. Gradients are summed out of place: a buffer is replaced
+by ``old + new``, never written into.
 """
 
 from __future__ import annotations

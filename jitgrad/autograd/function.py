@@ -1,11 +1,12 @@
 """Function: a differentiable operation and, once called, a node of the graph.
 
-``Function.__call__`` is the single place where the graph is recorded (DeZero's choke
-point): it converts the inputs, runs ``forward`` without recording, and when any input
-requires grad it stores the inputs, the edges to their creators (captured now, so a later
-in-place change of an input cannot reroute gradients), weak references to the outputs and
-the generation. Outputs point at the function; the function only weakly at its outputs, so
-dropping the outputs frees the graph by reference counting alone.
+``Function.__call__`` converts the inputs, runs ``forward`` without recording, and when
+any input requires grad records the call; ``Function._link`` is the single place where a
+node joins the graph (DeZero's choke point; eager elementwise calls that skip ``__call__``
+link through it too): it stores the inputs, the edges to their creators (captured now, so
+a later in-place change of an input cannot reroute gradients), weak references to the
+outputs and the generation. Outputs point at the function; the function only weakly at
+its outputs, so dropping the outputs frees the graph by reference counting alone.
 """
 
 from __future__ import annotations

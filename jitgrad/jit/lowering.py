@@ -102,10 +102,9 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
     gradients = [None] * len(xs)
     for k, (p, x) in enumerate(zip(needed, targets)):
         gradients[op._slots[p]] = (k, x.shape != shape)
-    decided = _decide(memo, signature, op, prepared, where, out_dtypes, ct, gradients)
-    if decided is not None:
-        decided.reads = tuple(sorted({e.value for e in ir.topological(exprs())
-                                      if e.op == "load" and e.value < len(xs)}))  # fmt: skip
+    reads = sorted({e.value for e in ir.topological(exprs())
+                    if e.op == "load" and e.value < len(xs)})  # fmt: skip
+    _decide(memo, signature, op, prepared, where, out_dtypes, ct, gradients, tuple(reads))
     return tuple(None if g is None else sum_to_as(outs[g[0]], x) if g[1] else outs[g[0]]
                  for x, g in zip(xs, gradients))  # fmt: skip
 
@@ -123,13 +122,14 @@ class _Decided:
 
     __slots__ = ("kernel", "where", "gradients", "launch", "reads")
 
-    def __init__(self, kernel, where, out_dtypes, scalar_type, compiled, op, gradients=None):
+    def __init__(self, kernel, where, out_dtypes, scalar_type, compiled, op, gradients=None,
+                 reads=()):  # fmt: skip
         """``scalar_type`` converts the op's constants, None when it has none; ``compiled``
         runs the kernel (``Call.direct``); ``gradients``, for a backward: per input of the
         op, None or (the output holding its gradient, whether that is summed to fit it),
-        and ``launch`` then returns the gradients. A backward's ``reads``: the inputs of
-        the op its kernel reads (set by ``backward``)."""
-        self.kernel, self.where, self.gradients, self.reads = kernel, where, gradients, ()
+        and ``launch`` then returns the gradients; ``reads``, for a backward: the inputs of
+        the op that its kernel reads."""
+        self.kernel, self.where, self.gradients, self.reads = kernel, where, gradients, reads
         self.launch = _launcher(self, [storage_class(d) for d in out_dtypes], scalar_type,
                                 compiled, op._slots)  # fmt: skip
 
@@ -146,15 +146,16 @@ def _eager_signature(op, xs, extra=()):
             *[(x.dtype, x._shape, x._strides) for x in xs])  # fmt: skip
 
 
-def _decide(memo, signature, op, launch, where, out_dtypes, ct, gradients=None):
-    """Remember in ``memo`` what ``signature`` decided; the decision, or None."""
+def _decide(memo, signature, op, launch, where, out_dtypes, ct, gradients=None, reads=()):
+    """Remember in ``memo`` what ``signature`` decided (``_Decided``); the decision, or
+    None."""
     if signature is None or not layout.numel(where.shape):
         return None  # (an empty launch compiled nothing to remember)
     if len(memo) >= _DECIDED_LIMIT:
         memo.clear()
     scalar_type = np.dtype(ct).type if launch.scalars else None
     decided = _Decided(launch.kernel, where, out_dtypes, scalar_type, launch.direct()[0], op,
-                       gradients)  # fmt: skip
+                       gradients, reads)  # fmt: skip
     memo[signature] = decided
     return decided
 

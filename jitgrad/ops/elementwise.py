@@ -128,7 +128,7 @@ class Elementwise(Function):
                 tensors.append(as_tensor(x))
         self._decision = self._known = None
         out = super().__call__(*tensors)
-        if signature is not None and self._decision is not None and config.backend == "jit":
+        if signature is not None and self._decision is not None:
             if len(_known_calls) >= _KNOWN_LIMIT:
                 _known_calls.clear()
             converts = (type(self)._constant is not Elementwise._constant
