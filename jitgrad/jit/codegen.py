@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from . import ir
 
 _PY_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floor_divide": "//",
@@ -212,6 +214,8 @@ class _Body:
         if op == "floor_divide" and self.sig.compute == "int64":
             # numba's // of the int64 minimum by -1 overflows to 0; numpy's wraps to it
             return f"(-{a[0]} if {a[1]} == -1 else {a[0]} // {a[1]})"
+        if op in ("left_shift", "right_shift"):
+            return self._shift(op, a[0], a[1])
         if op in _PY_OPS:
             return f"({a[0]} {_PY_OPS[op]} {a[1]})"
         one = self._literal(1)
@@ -265,3 +269,15 @@ class _Body:
         if op in _NUMPY_UNARY:
             return f"np.{op}({a[0]})"
         raise NotImplementedError(f"no kernel code for the operation {op!r}")
+
+    def _shift(self, op: str, a: str, b: str) -> str:
+        # A count outside [0, bits) is undefined behaviour in C and LLVM (x86 masks it to
+        # its low bits); numpy defines it as every bit shifted out, sign bits in from the
+        # left for signed values. numba widens small integers, so the width is the compute
+        # dtype's: the store back wraps what went past it, as numpy's narrow shift does.
+        bits = np.dtype(self.sig.compute).itemsize * 8
+        in_range = f"({b} >= 0 and {b} < {bits})"
+        if op == "left_shift":
+            return f"(({a} << {b}) if {in_range} else {self._literal(0)})"
+        out = f"({a} >> {bits - 1})" if self.sig.compute.startswith("int") else self._literal(0)
+        return f"(({a} >> {b}) if {in_range} else {out})"

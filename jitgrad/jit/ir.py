@@ -142,7 +142,8 @@ _UNARY = ("exp expm1 log log1p log2 log10 sqrt square reciprocal sin cos tan arc
           "isfinite logical_not invert erf sigmoid softplus").split()  # fmt: skip
 _BINARY = (
     "maximum minimum arctan2 power floor_divide remainder equal not_equal less less_equal "
-    "greater greater_equal logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor"
+    "greater greater_equal logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor "
+    "left_shift right_shift"
 ).split()
 
 for _name in _UNARY + _BINARY:

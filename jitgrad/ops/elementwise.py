@@ -712,6 +712,22 @@ BitwiseOr, bitwise_or = _bitwise("bitwise_or", "|")
 BitwiseXor, bitwise_xor = _bitwise("bitwise_xor", "^")
 
 
+class Shift(Bitwise):
+    """numpy's bit shifts: bools shift as int8 (numpy's rule). A count outside [0, bits of
+    the result dtype), negative ones included, shifts every bit out: left gives 0, right
+    gives 0, or -1 for a negative signed value (numpy 2's defined result, where C's shift
+    is undefined)."""
+
+    on_bool = "int8"
+
+
+LeftShift, left_shift = _named_binary(Shift, "left_shift", "a << b elementwise, on integers "
+                                      "(counts of the bit width or more, or negative, give 0).")
+RightShift, right_shift = _named_binary(Shift, "right_shift", "a >> b elementwise, on integers "
+                                        "(arithmetic for signed: counts of the bit width or "
+                                        "more, or negative, give 0 or -1).")
+
+
 class Where(Elementwise):
     grad_rules = (None, "da", "db")
 
@@ -752,5 +768,5 @@ __all__ = [
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "arctan2",
     "floor_divide", "remainder", "equal", "not_equal", "less", "less_equal", "greater",
     "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "where",
+    "bitwise_xor", "left_shift", "right_shift", "where",
 ]  # fmt: skip

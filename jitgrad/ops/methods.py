@@ -188,6 +188,8 @@ METHODS = {
     "__and__": ew.bitwise_and, "__rand__": _swap(ew.bitwise_and),
     "__or__": ew.bitwise_or, "__ror__": _swap(ew.bitwise_or),
     "__xor__": ew.bitwise_xor, "__rxor__": _swap(ew.bitwise_xor),
+    "__lshift__": ew.left_shift, "__rlshift__": _swap(ew.left_shift),
+    "__rshift__": ew.right_shift, "__rrshift__": _swap(ew.right_shift),
     "__invert__": unary.invert,
     "__hash__": object.__hash__, "__array_ufunc__": numpy_protocol.array_ufunc,
     "__array_function__": numpy_protocol.array_function,
@@ -201,7 +203,8 @@ METHODS = {
     # (without these, Python would run ``v |= m`` as ``v = v | m``: a new tensor, and the
     # memory ``v`` views unchanged)
     "__iand__": _inplace(ew.bitwise_and), "__ior__": _inplace(ew.bitwise_or),
-    "__ixor__": _inplace(ew.bitwise_xor),
+    "__ixor__": _inplace(ew.bitwise_xor), "__ilshift__": _inplace(ew.left_shift),
+    "__irshift__": _inplace(ew.right_shift),
     "copy_": _copy_, "fill_": _fill_, "zero_": lambda self: _fill_(self, 0),
     "__setitem__": _setitem_method,
     # indexing and shape

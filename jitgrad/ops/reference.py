@@ -31,6 +31,7 @@ greater, greater_equal = np.greater, np.greater_equal
 logical_and, logical_or, logical_xor = np.logical_and, np.logical_or, np.logical_xor
 bitwise_and, bitwise_or, bitwise_xor, invert = (np.bitwise_and, np.bitwise_or, np.bitwise_xor,
                                                 np.invert)  # fmt: skip
+left_shift, right_shift = np.left_shift, np.right_shift
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 

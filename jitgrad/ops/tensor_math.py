@@ -12,6 +12,7 @@ from .elementwise import (
     floor_divide,
     greater,
     greater_equal,
+    left_shift,
     less,
     less_equal,
     logical_and,
@@ -22,6 +23,7 @@ from .elementwise import (
     not_equal,
     power,
     remainder,
+    right_shift,
     where,
 )
 from .reduce import sum_to

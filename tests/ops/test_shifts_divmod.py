@@ -1,0 +1,187 @@
+"""Bit shifts (left_shift, right_shift, << and >>) and divmod against numpy 2: values,
+result dtypes, out-of-range shift counts and numpy's errors, on both backends."""
+
+import contextlib
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import jitgrad as jg
+from jitgrad._config import config
+
+INTS = ["uint8", "int8", "int16", "int32", "int64"]
+BACKENDS = ["jit", "reference"]
+SHIFTS = [("left_shift", "__lshift__", "__rlshift__"), ("right_shift", "__rshift__", "__rrshift__")]
+
+
+@contextlib.contextmanager
+def backend(name):
+    # (a context manager, not monkeypatch: hypothesis runs many examples per fixture)
+    before, config.backend = config.backend, name
+    try:
+        yield
+    finally:
+        config.backend = before
+
+
+def numpy_result(fn, *args):
+    """numpy's result, or the exception type it raises."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            return fn(*args)
+        except Exception as e:  # noqa: BLE001  the type is what is compared
+            return type(e)
+
+
+def assert_matches_numpy(got_fn, want_fn, *args):
+    """``got_fn`` on tensors of ``args`` gives numpy's values and dtype (each of a tuple's),
+    or raises what numpy raises."""
+    want = numpy_result(want_fn, *args)
+    converted = [jg.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
+    if isinstance(want, type):
+        builtin = next(c for c in want.__mro__ if c.__module__ == "builtins")
+        with pytest.raises(builtin):
+            got_fn(*converted)
+        return
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        got = got_fn(*converted)
+    pairs = zip(got, want, strict=True) if isinstance(want, tuple) else [(got, want)]
+    for g, w in pairs:
+        assert isinstance(g, jg.Tensor), type(g)
+        w = np.asarray(w)
+        assert g.dtype.numpy == w.dtype, (g.dtype, w.dtype)
+        np.testing.assert_array_equal(g.numpy(), w)
+
+
+def values(dtype, shape):
+    if dtype == "bool":
+        return hnp.arrays(np.bool_, shape)
+    info = np.iinfo(dtype)
+    return hnp.arrays(dtype, shape, elements=st.integers(int(info.min), int(info.max)))
+
+
+def counts(dtype, shape):
+    """Shift counts: mostly around the bit width (below, at, past it, negative), where C's
+    shifts are undefined and numpy's are not, sometimes anywhere in the dtype's range."""
+    if dtype == "bool":
+        return hnp.arrays(np.bool_, shape)
+    info, bits = np.iinfo(dtype), np.dtype(dtype).itemsize * 8
+    near = st.integers(max(int(info.min), -3), min(int(info.max), 2 * bits + 3))
+    return hnp.arrays(dtype, shape, elements=near | st.integers(int(info.min), int(info.max)))
+
+
+# -- shifts ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+@pytest.mark.parametrize("name, operator, reflected", SHIFTS)
+@pytest.mark.parametrize("dtype", INTS + ["bool"])
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_shifts_are_numpys(backend_name, name, operator, reflected, dtype, data):
+    a = data.draw(values(dtype, (4, 6)))
+    b = data.draw(counts(dtype, (4, 6)))
+    fn = getattr(np, name)
+    with backend(backend_name):
+        assert_matches_numpy(getattr(jg, name), fn, a, b)
+        assert_matches_numpy(lambda x, y: getattr(x, operator)(y), fn, a, b)
+        assert_matches_numpy(lambda x, y: fn(x, y), fn, a, b)  # numpy's ufunc on tensors
+        # broadcasting, and strided operands (steps, a transpose, a broadcast row)
+        assert_matches_numpy(getattr(jg, name), fn, a, b[:1])
+        assert_matches_numpy(lambda x, y: getattr(jg, name)(x[::2, ::-3], y.T.T[1::2, ::3]),
+                             lambda x, y: fn(x[::2, ::-3], y[1::2, ::3]), a, b)  # fmt: skip
+        column_major = np.asfortranarray(a)
+        assert_matches_numpy(lambda x, y: getattr(jg, name)(x.T, y[:, :4]),
+                             lambda x, y: fn(x.T, y[:, :4]), column_major, b[:1])  # fmt: skip
+        # Python ints, weak (NEP 50), on either side: past the width, negative, too big
+        for count in (True, 0, 1, 7, 8, 15, 31, 63, 64, 100, -1, 300):
+            assert_matches_numpy(getattr(jg, name), fn, a, count)
+            assert_matches_numpy(lambda x, c=count: getattr(x, operator)(c),
+                                 lambda x, c=count: fn(x, c), a)  # fmt: skip
+        for value in (1, -1, 5, 200):
+            assert_matches_numpy(lambda y, v=value: getattr(y, reflected)(v),
+                                 lambda y, v=value: fn(v, y), b)  # fmt: skip
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+def test_shift_counts_past_the_width_and_negative_shift_everything_out(backend_name):
+    # numpy 2: left gives 0, right gives 0 or -1 (the sign) for every count outside
+    # [0, bits); C leaves these undefined and x86 would shift by the count mod the width.
+    with backend(backend_name):
+        for dtype in INTS:
+            bits = np.dtype(dtype).itemsize * 8
+            signed = dtype.startswith("int")
+            a = np.array([5, -5, -1, 1] if signed else [5, 250, 255, 1], dtype)
+            for count in [bits, bits + 1, 2 * bits, bits + bits // 2] + ([-1, -bits] * signed):
+                b = np.full(4, count, dtype)
+                left = jg.left_shift(jg.from_numpy(a), jg.from_numpy(b))
+                right = jg.right_shift(jg.from_numpy(a), jg.from_numpy(b))
+                assert left.tolist() == [0, 0, 0, 0], (dtype, count)
+                sign = [0, -1, -1, 0] if signed else [0, 0, 0, 0]
+                assert right.tolist() == sign, (dtype, count)
+                np.testing.assert_array_equal(left.numpy(), np.left_shift(a, b))
+                np.testing.assert_array_equal(right.numpy(), np.right_shift(a, b))
+
+
+def test_shifts_promote_and_refuse_as_numpy():
+    i8, u8, i64 = np.array([3, -7], np.int8), np.array([1, 200], np.uint8), np.array([6, 5])
+    cases = [(i8, u8), (u8, i8), (i8, i64), (np.array([True, False]), np.array([True, True])),
+             (np.array([True]), u8), (u8, True), (True, u8), (i64, 2.5), (i64, np.array([1.0])),
+             (np.array([1.0]), 1), (np.array([1.5], np.float16), np.array([1], np.int8)),
+             (np.array([1 + 1j]), 1), (u8, -1), (i8, 300),
+             (3, np.array([70], np.int8))]  # fmt: skip
+    for a, b in cases:
+        assert_matches_numpy(jg.left_shift, np.left_shift, a, b)
+        assert_matches_numpy(jg.right_shift, np.right_shift, a, b)
+    assert jg.left_shift(jg.tensor([True]), True).dtype is jg.int8  # bools shift as int8
+    with pytest.raises(TypeError, match="left_shift is only defined .* got int64, float64"):
+        jg.tensor([1]) << 2.5
+    with pytest.raises(TypeError, match="right_shift is only defined .* got float32, int64"):
+        jg.right_shift(jg.tensor([1.0], dtype=jg.float32), jg.tensor([1]))
+    with pytest.raises(ValueError, match="broadcast"):
+        jg.left_shift(jg.tensor([1, 2]), jg.tensor([1, 2, 3]))
+
+
+def test_in_place_shifts_write_through_views_and_keep_the_dtype():
+    base = np.arange(12, dtype=np.int16).reshape(3, 4)
+    x = jg.from_numpy(base.copy())
+    view = x[:, 1:3]
+    view <<= 3
+    view >>= jg.tensor([1, 2], dtype=jg.int8)
+    want = base.copy()
+    want[:, 1:3] <<= 3
+    want[:, 1:3] >>= np.array([1, 2], np.int8)
+    np.testing.assert_array_equal(x.numpy(), want)
+    assert x.dtype is jg.int16
+    y = jg.tensor([1, 2], dtype=jg.uint8)
+    with pytest.raises(TypeError, match="same_kind"):  # numpy: int16 cannot go into uint8
+        y <<= jg.tensor([1, 1], dtype=jg.int8)
+    with pytest.raises(TypeError, match="same_kind"):  # nor bools' int8 into bool
+        flags = jg.tensor([True, False])
+        flags <<= True
+    with pytest.raises(TypeError, match="only defined for bool and integer"):
+        y >>= 1.0
+    assert y.tolist() == [1, 2]
+
+
+def test_shifts_run_in_a_trace_and_carry_no_gradient():
+    x = jg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with pytest.raises(TypeError, match="only defined for bool and integer"):
+        x << 1
+
+    @jg.jit
+    def step(x, k):
+        return jg.where((k << 2 >> 1) > 2, x * 2, x).sum()
+
+    k = jg.tensor([0, 1, 2])
+    for _ in range(2):
+        loss = step(x.detach(), k)
+        assert loss.item() == 1 + 2 + 6
+    shifted = k << 1
+    assert not shifted.requires_grad and shifted.grad_fn is None
