@@ -16,6 +16,14 @@ Shape = tuple[int, ...]
 MAX_NUMEL = 2**63 - 1
 
 
+def is_index(value) -> bool:
+    """Whether ``value`` is one integer (an int, a numpy integer, a 0-d array or tensor)
+    rather than a sequence of them. ``hasattr(value, "__index__")`` alone cannot tell:
+    every numpy array and every tensor has the method, whatever its shape."""
+    ndim = getattr(value, "ndim", 0)  # (a class, np.int64, has a descriptor there)
+    return hasattr(value, "__index__") and not (isinstance(ndim, int) and ndim > 0)
+
+
 def numel(shape: Sequence[int]) -> int:
     return math.prod(shape)
 
@@ -72,8 +80,9 @@ def check_in_bounds(shape, strides, offset, storage_size: int) -> None:
 
 
 def as_shape(shape) -> Shape:
-    """Normalise ``(2, 3)``, ``[2, 3]`` or ``2`` to a tuple of non-negative ints."""
-    if isinstance(shape, (int,)) or hasattr(shape, "__index__"):
+    """Normalise ``(2, 3)``, ``[2, 3]``, ``np.array([2, 3])`` or ``2`` to a tuple of
+    non-negative ints."""
+    if is_index(shape):
         shape = (shape,)
     try:
         dims = tuple(operator.index(n) for n in shape)
@@ -120,9 +129,12 @@ def swapped(ndim: int, a: int, b: int) -> list[int]:
 
 def infer_shape(shape, total: int) -> Shape:
     """Resolve one ``-1`` in a requested shape so that it holds ``total`` elements."""
-    if isinstance(shape, int) or hasattr(shape, "__index__"):
+    if is_index(shape):
         shape = (shape,)
-    dims = [operator.index(n) for n in shape]
+    try:
+        dims = [operator.index(n) for n in shape]
+    except TypeError:
+        raise TypeError(f"shape must be a sequence of integers, got {shape!r}") from None
     unknown = [i for i, n in enumerate(dims) if n == -1]
     if len(unknown) > 1:
         raise ValueError(f"only one dimension can be -1, got shape {tuple(dims)}")
