@@ -520,14 +520,14 @@ def _int_tuple(values) -> tuple[int, ...]:
 
 
 def _shape_args(args):
-    """Accept ``f(2, 3)`` and ``f((2, 3))`` alike."""
-    if len(args) == 1 and not hasattr(args[0], "__index__"):
+    """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f(np.array([2, 3]))`` alike."""
+    if len(args) == 1 and not layout.is_index(args[0]):
         return tuple(args[0])
     return args
 
 
 def _dims_arg(dim):
-    return (dim,) if hasattr(dim, "__index__") else tuple(dim)
+    return (dim,) if layout.is_index(dim) else tuple(dim)
 
 
 def _is_scalar(value) -> bool:

@@ -105,6 +105,19 @@ def test_view_and_reshape():
     assert jg.arange(6).reshape((2, 3)).shape == (2, 3)
 
 
+def test_the_strided_core_takes_shapes_and_dims_as_numpy_arrays():
+    from jitgrad.tensor import TensorBase
+
+    a = np.arange(6.0).reshape(1, 2, 3)
+    t = TensorBase._make(jg.from_numpy(a).storage(), a.shape, (6, 3, 1), 0)
+    assert t.view(np.array([3, 2])).shape == (3, 2)
+    assert t.reshape(np.array([6])).shape == (6,)
+    assert t.permute(np.array([2, 0, 1])).shape == (3, 1, 2)
+    assert t.expand(np.array([4, 2, 3])).shape == (4, 2, 3)
+    assert t.squeeze(np.array([0])).shape == (2, 3)
+    np.testing.assert_array_equal(t.flip(np.array([2])).numpy(), a[:, :, ::-1])
+
+
 def test_permute_expand_squeeze_unsqueeze_flatten():
     a = np.arange(24.0).reshape(2, 3, 4)
     t = jg.from_numpy(a)
