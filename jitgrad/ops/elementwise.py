@@ -665,6 +665,19 @@ arctan2 = _op(Arctan2, "arctan2", "Angle of the point (b, a): numpy's arctan2(a,
 floor_divide = _op(FloorDivide, "floor_divide", "a // b, rounding toward minus infinity.")
 remainder = _op(Remainder, "remainder", "a % b with the sign of b (numpy, Python).")
 
+
+def divmod(a, b) -> tuple[Tensor, Tensor]:  # (shadows the builtin here: numpy's name)
+    """``(floor_divide(a, b), remainder(a, b))``, numpy's ``divmod``; also what Python's
+    ``divmod(t, b)`` and ``divmod(a, t)`` give for tensors. Each part has its op's dtype,
+    gradient and errors (complex operands are refused, as in numpy).
+
+    >>> import jitgrad as jg
+    >>> q, r = divmod(jg.tensor([7, -7]), 2)
+    >>> q.tolist(), r.tolist()
+    ([3, -4], [1, 1])
+    """
+    return floor_divide(a, b), remainder(a, b)
+
 # -- comparisons and logic -----------------------------------------------------------------
 
 
@@ -766,7 +779,7 @@ def where(condition, a, b):
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "arctan2",
-    "floor_divide", "remainder", "equal", "not_equal", "less", "less_equal", "greater",
+    "floor_divide", "remainder", "divmod", "equal", "not_equal", "less", "less_equal", "greater",
     "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
     "bitwise_xor", "left_shift", "right_shift", "where",
 ]  # fmt: skip

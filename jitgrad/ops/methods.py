@@ -177,6 +177,7 @@ METHODS = {
     "__truediv__": ew.divide, "__rtruediv__": _swap(ew.divide),
     "__floordiv__": ew.floor_divide, "__rfloordiv__": _swap(ew.floor_divide),
     "__mod__": ew.remainder, "__rmod__": _swap(ew.remainder),
+    "__divmod__": ew.divmod, "__rdivmod__": _swap(ew.divmod),
     "__pow__": ew.power, "__rpow__": _swap(ew.power),
     "__matmul__": linalg.matmul, "__rmatmul__": _swap(linalg.matmul),
     "__neg__": unary.negative, "__pos__": unary.positive, "__abs__": unary.abs,

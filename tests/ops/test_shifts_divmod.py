@@ -185,3 +185,114 @@ def test_shifts_run_in_a_trace_and_carry_no_gradient():
         assert loss.item() == 1 + 2 + 6
     shifted = k << 1
     assert not shifted.requires_grad and shifted.grad_fn is None
+
+
+# -- divmod ----------------------------------------------------------------------------------
+
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 2.5, -2.5, 7.0, -7.0, 0.1, np.inf, -np.inf, np.nan, 1e-300,
+           5e-324, 1e308, -3.0]  # fmt: skip
+
+
+def divmod_values(dtype, shape):
+    if dtype == "bool":
+        return hnp.arrays(np.bool_, shape)
+    if dtype.startswith("float"):
+        numbers = st.sampled_from(SPECIAL) | st.floats(-1e4, 1e4)
+        return st.lists(numbers, min_size=int(np.prod(shape)), max_size=int(np.prod(shape))).map(
+            lambda v: _cast(np.array(v).reshape(shape), dtype))
+    info = np.iinfo(dtype)
+    edges = st.sampled_from([v for v in (0, 1, -1, 2, 7, int(info.min), int(info.max))
+                             if info.min <= v <= info.max])  # fmt: skip
+    return hnp.arrays(dtype, shape, elements=edges | st.integers(int(info.min), int(info.max)))
+
+
+def _cast(a, dtype):
+    with np.errstate(over="ignore"):  # (1e308 is inf in float16 and float32)
+        return a.astype(dtype)
+
+
+def assert_same_floats(got, want):
+    """Equal values and dtypes, NaN where numpy has NaN and signed zeros where it has them."""
+    assert got.dtype.numpy == want.dtype, (got.dtype, want.dtype)
+    got = got.numpy()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+@pytest.mark.parametrize("dtype", INTS + ["bool", "float16", "float32", "float64"])
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_divmod_is_numpys(backend_name, dtype, data):
+    a = data.draw(divmod_values(dtype, (3, 8)))
+    b = data.draw(divmod_values(dtype, (3, 8)))
+    with backend(backend_name), np.errstate(all="ignore"):
+        calls = [
+            (lambda x, y: jg.divmod(x, y), lambda x, y: np.divmod(x, y)),
+            (lambda x, y: divmod(x, y), lambda x, y: np.divmod(x, y)),
+            (lambda x, y: np.divmod(x, y), lambda x, y: np.divmod(x, y)),
+            # broadcasting and strided operands
+            (lambda x, y: jg.divmod(x[:, ::-2], y[1:2, 1::2]),
+             lambda x, y: np.divmod(x[:, ::-2], y[1:2, 1::2])),
+            (lambda x, y: jg.divmod(x.T, y[0, :3]), lambda x, y: np.divmod(x.T, y[0, :3])),
+        ]  # fmt: skip
+        for got_fn, want_fn in calls:
+            got = got_fn(jg.from_numpy(a), jg.from_numpy(b))
+            want = want_fn(a, b)
+            assert isinstance(got, tuple) and len(got) == 2
+            for g, w in zip(got, want, strict=True):
+                assert_same_floats(g, w)
+        # Python scalars on either side (weak, NEP 50), zero included
+        for scalar in (3, -2, 0, True) + ((2.5, -0.0, float("inf")) if "float" in dtype else ()):
+            assert_matches_numpy(lambda x, s=scalar: divmod(x, s), lambda x, s=scalar:
+                                 np.divmod(x, s), a)  # fmt: skip
+            assert_matches_numpy(lambda x, s=scalar: divmod(s, x), lambda x, s=scalar:
+                                 np.divmod(s, x), a)  # fmt: skip
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+def test_divmod_by_zero_and_the_integer_minimum_by_minus_one(backend_name):
+    # numpy: an integer divided by 0 gives quotient 0 and remainder 0; the minimum divided
+    # by -1 wraps to itself with remainder 0; floats give inf/nan with the signs below.
+    with backend(backend_name), np.errstate(all="ignore"):
+        for dtype in INTS:
+            info = np.iinfo(dtype)
+            a = np.array([7, info.min, info.max, 0], dtype)
+            b = np.array([0, -1 if info.min else 1, 0, 0], dtype)
+            q, r = jg.divmod(jg.from_numpy(a), jg.from_numpy(b))
+            want_q, want_r = np.divmod(a, b)
+            assert q.tolist() == want_q.tolist() and r.tolist() == want_r.tolist(), dtype
+            assert q.tolist()[0] == 0 and r.tolist()[0] == 0
+        for dtype in ["float16", "float32", "float64"]:
+            a = np.array([1.0, -1.0, 0.0, np.inf, 5.0, -5.0, np.nan, 5.0], dtype)
+            b = np.array([0.0, 0.0, 0.0, 2.0, np.inf, np.inf, 1.0, -np.inf], dtype)
+            q, r = jg.divmod(jg.from_numpy(a), jg.from_numpy(b))
+            want_q, want_r = np.divmod(a, b)
+            assert_same_floats(q, want_q)
+            assert_same_floats(r, want_r)
+
+
+def test_divmod_refuses_complex_and_mismatched_shapes():
+    with pytest.raises(TypeError, match="floor_divide"):
+        divmod(jg.tensor([1 + 2j]), 2)
+    with pytest.raises(TypeError, match="floor_divide"):
+        jg.divmod(jg.tensor([1.0]), jg.tensor([1j]))
+    with pytest.raises(ValueError, match="broadcast"):
+        jg.divmod(jg.tensor([1.0, 2.0]), jg.tensor([1.0, 2.0, 3.0]))
+    assert jg.divmod(jg.tensor([True]), jg.tensor([True]))[0].dtype is jg.int8  # numpy's rule
+
+
+def test_divmod_gradients_are_its_parts():
+    # the quotient is piecewise constant (no gradient); the remainder a - b * floor(a / b)
+    a_values, b_values = np.array([7.5, -7.5, 3.0, 0.25]), np.array([2.0, 2.0, -1.5, 1.0])
+    a = jg.tensor(a_values, requires_grad=True)
+    b = jg.tensor(b_values, requires_grad=True)
+    q, r = divmod(a, b)
+    (q * 10 + r * jg.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(b.grad.numpy(), -np.floor_divide(a_values, b_values) *
+                                  np.array([1.0, 2.0, 3.0, 4.0]))  # fmt: skip
+    x = jg.tensor([5.0, -5.0], requires_grad=True)
+    _, r = divmod(3.0, x)
+    r.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), -np.floor_divide(3.0, [5.0, -5.0]))
