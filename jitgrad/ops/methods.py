@@ -12,8 +12,8 @@ import numpy as np
 from ..autograd.tensor import Tensor, as_tensor
 from ..strided import layout
 from ..tensor import TensorBase
+from . import complex_parts, indexing, linalg, movement, numpy_protocol, reduce, unary
 from . import elementwise as ew
-from . import indexing, linalg, movement, numpy_protocol, reduce, unary
 
 
 def _swap(fn):
@@ -219,6 +219,10 @@ METHODS = {
     "flip": movement.flip, "astype": movement.astype, "clone": movement.clone,
     "dot": linalg.dot, "trace": linalg.trace,
     "contiguous": movement.contiguous,
+    # complex parts (numpy's properties, setters included: ``z.imag += 1`` assigns back)
+    "real": property(complex_parts.real, complex_parts._set_real),
+    "imag": property(complex_parts.imag, complex_parts._set_imag),
+    "conj": complex_parts.conj, "conjugate": complex_parts.conj,
     "to": lambda self, dtype: movement.astype(self, dtype, copy=False),
     # reductions
     "sum": _reduction(reduce.sum), "mean": _reduction(reduce.mean),

@@ -31,8 +31,8 @@ from .. import dtypes
 from ..autograd.tensor import as_tensor
 from ..strided import layout
 from ..tensor import TensorBase
+from . import complex_parts, indexing, linalg, movement, reduce, unary
 from . import elementwise as ew
-from . import indexing, linalg, movement, reduce, unary
 
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
@@ -237,5 +237,7 @@ _FUNCTIONS = {
     np.outer: lambda a, b: linalg.outer(a, b),
     np.tensordot: lambda a, b, axes=2: linalg.tensordot(a, b, axes),
     np.where: _where,
+    np.real: lambda val: complex_parts.real(val),
+    np.imag: lambda val: complex_parts.imag(val),
 }
 # fmt: on

@@ -1,0 +1,114 @@
+"""The parts of complex tensors: ``real`` and ``imag`` as views, ``conj``, numpy's rules.
+
+A complex tensor's elements are pairs of floats in memory (real part first), so its real
+and imaginary parts are float tensors over the same bytes: strides doubled, and the
+imaginary part one float further on. Writes through them show in the complex tensor, as
+in numpy and PyTorch. Complex tensors carry no gradient in jitgrad, so neither do these
+views; a real tensor's ``real`` is the tensor itself, and keeps its gradient.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.tensor import Tensor, as_tensor
+from ..storage import storage_class
+from ..tensor import TensorBase, wrap_numpy
+from .unary import ComplexByNumpy
+
+_PART_DTYPES = {"complex64": "float32", "complex128": "float64"}
+
+
+def _part(z: Tensor, which: int) -> Tensor:
+    """The float view of ``z``'s real (``which`` 0) or imaginary (1) parts."""
+    storage = storage_class(_PART_DTYPES[z.dtype.name]).from_untyped(z._storage.untyped())
+    storage.untyped()._under_tensors = True  # (a resize_ must not cut under this view)
+    strides = tuple(2 * s for s in z._strides)
+    # An empty view reads nothing, and numpy refuses an offset at the end of its buffer.
+    offset = 2 * z._offset + (which if z.numel() else 0)
+    return Tensor._make(storage, z._shape, strides, offset)
+
+
+def real(x) -> Tensor:
+    """The real part. Of a complex tensor, a float view sharing its memory (writes through
+    it change the complex tensor); of any other tensor, the tensor itself, as numpy's view
+    of the same data (its gradient flows on).
+
+    >>> import jitgrad as jg
+    >>> z = jg.tensor([1 + 2j, 3 - 4j])
+    >>> z.real.tolist(), z.real.dtype
+    ([1.0, 3.0], jitgrad.float64)
+    >>> z.real[0] = 5.0
+    >>> z.tolist()
+    [(5+2j), (3-4j)]
+    """
+    x = as_tensor(x)
+    return _part(x, 0) if x.dtype.is_complex else x
+
+
+def imag(x) -> Tensor:
+    """The imaginary part. Of a complex tensor, a float view sharing its memory; of any
+    other tensor, read-only zeros of its dtype and shape, as numpy gives (PyTorch raises
+    instead: jitgrad is numpy-like here). The zeros carry no gradient.
+
+    >>> import jitgrad as jg
+    >>> z = jg.tensor([1 + 2j, 3 - 4j])
+    >>> z.imag.tolist()
+    [2.0, -4.0]
+    >>> z.imag += 1
+    >>> z.tolist()
+    [(1+3j), (3-3j)]
+    >>> jg.tensor([1.5, 2.5]).imag.tolist()
+    [0.0, 0.0]
+    """
+    x = as_tensor(x)
+    if x.dtype.is_complex:
+        return _part(x, 1)
+    zeros = np.zeros(x.shape, x.dtype.numpy)
+    zeros.flags.writeable = False
+    return wrap_numpy(zeros, Tensor)
+
+
+def conj(x) -> Tensor:
+    """The complex conjugate: of a complex tensor, a new tensor with the imaginary parts
+    negated; any other tensor is its own conjugate and comes back as it is (PyTorch's
+    ``conj``; numpy gives an equal copy), gradient included.
+
+    >>> import jitgrad as jg
+    >>> jg.conj(jg.tensor([1 + 2j])).tolist()
+    [(1-2j)]
+    """
+    x = as_tensor(x)
+    return ComplexByNumpy(np.conjugate)(x) if x.dtype.is_complex else x
+
+
+conjugate = conj
+
+
+def _set_real(x: Tensor, value) -> None:
+    """``x.real = value``: numpy's setter, a write of ``value`` into the real parts."""
+    _assign(real(x), value)
+
+
+def _set_imag(x: Tensor, value) -> None:
+    if not x.dtype.is_complex:
+        raise TypeError(
+            f"a {x.dtype.name} tensor has no imaginary part to set (as in numpy); make it "
+            "complex first, e.g. x.astype(jg.complex128)"
+        )
+    _assign(imag(x), value)
+
+
+def _assign(part: Tensor, value) -> None:
+    # ``z.real += 1`` has already written through the view it read; Python then assigns
+    # that view back, which is nothing to do.
+    if isinstance(value, TensorBase) and (
+        value._storage.untyped() is part._storage.untyped() and value.dtype is part.dtype
+        and value._offset == part._offset and value._strides == part._strides
+        and value._shape == part._shape
+    ):  # fmt: skip
+        return
+    part[...] = value
+
+
+__all__ = ["real", "imag", "conj", "conjugate"]
