@@ -362,7 +362,7 @@ class TensorBase:
             self._check_writable()
             self._check_in_storage()
             bits = self._storage._kernel_scalar(value)
-            self._storage._version += 1
+            self._storage._written()
             start = self._offset
             run(storage_kernels.fill, self._storage.kernel_array, start, start + self.numel(), bits)
             return self
@@ -400,7 +400,7 @@ class TensorBase:
         src._check_in_storage()
         if _may_overlap(self, src) and not _same_layout(self, src):
             src = src.clone()
-        self._storage._version += 1
+        self._storage._written()
         source = (src._storage.kernel_array, src._offset, src._strides)
         target = (self._storage.kernel_array, self._offset, self._strides)
         run(copy_strided, *source, *target, self._shape)

@@ -510,7 +510,7 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
             run(launch)
             for o in outputs:
                 if o is not None:
-                    o._storage._version += 1
+                    o._storage._written()
             return launch
     present = [t for t in tensors if t is not None]
     arrays = [t._storage.kernel_array for t in present]
@@ -550,7 +550,7 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
     if launches is not None:
         launches[(formula, id(tensors[0]))] = launch
     for o in targets:
-        o._storage._version += 1
+        o._storage._written()
     return launch
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.tensor import Tensor, as_tensor
-from ..storage import storage_class
 from ..tensor import TensorBase, wrap_numpy
 from .unary import ComplexByNumpy
 
@@ -21,7 +20,8 @@ _PART_DTYPES = {"complex64": "float32", "complex128": "float64"}
 
 def _part(z: Tensor, which: int) -> Tensor:
     """The float view of ``z``'s real (``which`` 0) or imaginary (1) parts."""
-    storage = storage_class(_PART_DTYPES[z.dtype.name]).from_untyped(z._storage.untyped())
+    # (its writes and the complex storage's are counted together: ``Storage._as_dtype``)
+    storage = z._storage._as_dtype(_PART_DTYPES[z.dtype.name])
     storage.untyped()._under_tensors = True  # (a resize_ must not cut under this view)
     strides = tuple(2 * s for s in z._strides)
     # An empty view reads nothing, and numpy refuses an offset at the end of its buffer.

@@ -260,7 +260,7 @@ def advanced_assign(x, key, value) -> None:
             f"cannot assign a value of shape {source.shape} to the indexed part of shape "
             f"{picked} of a tensor of shape {x.shape}: the shapes do not broadcast"
         ) from None
-    x._storage._version += 1
+    x._storage._written()
 
 
 def _winners(key, shape):

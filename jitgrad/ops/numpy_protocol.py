@@ -62,7 +62,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     kwargs = _as_arrays(kwargs)
     result = getattr(ufunc, method)(*_as_arrays(inputs), **kwargs)
     for t in written:
-        t._storage._version += 1
+        t._storage._written()
     if not outs:
         return result
     # numpy returns the out= arrays it was given: here the tensors, not views of them.

@@ -241,7 +241,7 @@ class Optimizer:
             for compiled, args in replayed.calls:
                 compiled(*args)
             for tensor in replayed.written:
-                tensor._storage._version += 1
+                tensor._storage._written()
             return
         with no_grad():
             launches = [self._update(group, p, grad, state) for group, p, grad, state in work]

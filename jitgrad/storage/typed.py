@@ -7,6 +7,8 @@ A typed storage is a dtype over an untyped storage. Views made with
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import dtypes
@@ -39,8 +41,8 @@ class Storage(ElementOps):
     """
 
     dtype: dtypes.DType
-    # Bumped by every write through a tensor, so autograd can tell that a tensor it saved
-    # for backward has changed since.
+    # Bumped by every write through a tensor (``_written``), so autograd can tell that a
+    # tensor it saved for backward has changed since.
     _version: int = 0
 
     def __new__(cls, *args, **kwargs):
@@ -115,8 +117,8 @@ class Storage(ElementOps):
     def __getstate__(self):
         # A pickled storage carries its untyped storage, so sharing survives.
         state = dict(self.__dict__, _untyped=self._untyped)
-        state.pop("_untyped_", None)
-        state.pop("kernel_array", None)
+        for name in ("_untyped_", "kernel_array", "_partner"):
+            state.pop(name, None)
         return state
 
     def __setstate__(self, state) -> None:
@@ -172,6 +174,28 @@ class Storage(ElementOps):
         segment = buffers.SharedSegment(name, nbytes, create=False)
         segment.nbytes -= segment.nbytes % cls.dtype.itemsize
         return cls.from_untyped(UntypedStorage._from_segment(segment))
+
+    def _written(self) -> None:
+        """Count a write into these elements (``_version``); the storage that reads the
+        same bytes as another dtype (``_as_dtype``) counts it too."""
+        self._version += 1
+        partner = self.__dict__.get("_partner")
+        partner = partner() if partner is not None else None
+        if partner is not None:
+            partner._version += 1
+
+    def _as_dtype(self, dtype) -> Storage:
+        """A storage of ``dtype`` over these bytes (a complex tensor's real and imaginary
+        parts are floats over its bytes). The two count their writes together: autograd
+        then sees a write through either, as it would through one storage. One such
+        storage per storage, weakly held both ways."""
+        partner = self.__dict__.get("_partner")
+        other = partner() if partner is not None else None
+        if other is None or other.dtype is not dtypes.as_dtype(dtype):
+            other = storage_class(dtype).from_untyped(self._untyped)
+            self._partner, other._partner = weakref.ref(other), weakref.ref(self)
+            other._version = self._version
+        return other
 
     # -- the data ------------------------------------------------------------------------
 

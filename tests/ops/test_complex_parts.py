@@ -144,3 +144,22 @@ def test_real_and_conj_of_real_tensors_keep_their_gradient():
     assert y.real is y and y.real.grad_fn is y.grad_fn
     with pytest.raises(RuntimeError, match="floating point"):  # no gradients for complex
         jg.tensor([1j]).requires_grad_()
+
+
+def test_a_write_through_a_complex_tensor_or_its_parts_is_seen_by_autograd():
+    """The parts and the complex tensor count writes together: a gradient that saved one
+    of them is refused after a write through another, as after a write through itself."""
+    writes = [lambda z: z.__setitem__(0, 100 + 0j), lambda z: z.real.__setitem__(1, 7.0),
+              lambda z: z.imag.add_(1.0), lambda z: z.copy_(jg.zeros(2, dtype=z.dtype))]
+    for write in writes:
+        for part in ("real", "imag"):
+            z = jg.tensor([1 + 2j, 3 - 4j])
+            w = jg.tensor([1.0, 2.0], requires_grad=True)
+            loss = (getattr(z, part) * w).sum()
+            write(z)
+            with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+                loss.backward()
+    z = jg.tensor([1 + 2j, 3 - 4j])
+    w = jg.tensor([1.0, 2.0], requires_grad=True)
+    (z.real * w).sum().backward()  # no write between: the gradient is the real parts
+    assert w.grad.tolist() == [1.0, 3.0]
