@@ -678,6 +678,7 @@ def divmod(a, b) -> tuple[Tensor, Tensor]:  # (shadows the builtin here: numpy's
     """
     return floor_divide(a, b), remainder(a, b)
 
+
 # -- comparisons and logic -----------------------------------------------------------------
 
 
