@@ -115,15 +115,21 @@ class Storage(ElementOps):
         self.__dict__["_untyped_"] = untyped
 
     def __getstate__(self):
-        # A pickled storage carries its untyped storage, so sharing survives.
+        # A pickled storage carries its untyped storage, so sharing survives, and its
+        # partner (``_as_dtype``), so that writes stay counted together.
         state = dict(self.__dict__, _untyped=self._untyped)
-        for name in ("_untyped_", "kernel_array", "_partner"):
+        partner = state.pop("_partner", None)
+        state["_partner"] = partner() if partner is not None else None
+        for name in ("_untyped_", "kernel_array"):
             state.pop(name, None)
         return state
 
     def __setstate__(self, state) -> None:
         state = dict(state)
         self._untyped = state.pop("_untyped")
+        partner = state.pop("_partner", None)
+        if partner is not None:
+            self._partner = weakref.ref(partner)
         self.__dict__.update(state)
 
     @classmethod

@@ -2,6 +2,8 @@
 memory (values, dtypes, strides, writes both ways); real tensors follow numpy's rules (real
 is the tensor, imag read-only zeros) and keep their gradients."""
 
+import pickle
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -163,3 +165,8 @@ def test_a_write_through_a_complex_tensor_or_its_parts_is_seen_by_autograd():
     w = jg.tensor([1.0, 2.0], requires_grad=True)
     (z.real * w).sum().backward()  # no write between: the gradient is the real parts
     assert w.grad.tolist() == [1.0, 3.0]
+    z, part = pickle.loads(pickle.dumps((z, z.imag)))  # the link survives a pickle
+    loss = (part * w).sum()
+    z[1] = 0j
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        loss.backward()
