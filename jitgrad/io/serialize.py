@@ -249,6 +249,7 @@ def _byteswap(path: str, roots: list[UntypedStorage], views: list[_View]) -> Non
 def _build(path: str, header: dict, roots: list[UntypedStorage]):
     untyped: dict[tuple[int, int, int], UntypedStorage] = {}
     typed: dict[_View, Storage] = {}
+    first_typed: dict[tuple[int, int, int], Storage] = {}
 
     def storage_of(v: _View) -> Storage:
         if v not in typed:
@@ -257,7 +258,14 @@ def _build(path: str, header: dict, roots: list[UntypedStorage]):
                 root = roots[v.sid]
                 whole = v.start == 0 and v.nbytes == root.nbytes()
                 untyped[key] = root if whole else root.view_bytes(v.start, v.start + v.nbytes)
-            typed[v] = storage_class(v.dtype).from_untyped(untyped[key])
+            first = first_typed.get(key)
+            if first is not None and first.dtype is not v.dtype:
+                # the same bytes as another dtype (a complex tensor's parts): their writes
+                # are counted together again, as in the saved process
+                typed[v] = first._as_dtype(v.dtype)
+            else:
+                typed[v] = storage_class(v.dtype).from_untyped(untyped[key])
+                first_typed.setdefault(key, typed[v])
         return typed[v]
 
     def make_tensor(entry, where):

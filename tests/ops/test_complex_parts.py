@@ -170,3 +170,16 @@ def test_a_write_through_a_complex_tensor_or_its_parts_is_seen_by_autograd():
     z[1] = 0j
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         loss.backward()
+
+
+def test_saved_and_loaded_parts_still_count_writes_with_their_complex_tensor(tmp_path):
+    z = jg.tensor([1 + 2j, 3 - 4j])
+    jg.save({"z": z, "real": z.real}, tmp_path / "parts.jg")
+    loaded = jg.load(tmp_path / "parts.jg")
+    loaded["real"][1] = 5.0  # still a view of the loaded complex tensor
+    assert loaded["z"].tolist() == [1 + 2j, 5 - 4j]
+    w = jg.tensor([1.0, 2.0], requires_grad=True)
+    loss = (loaded["real"] * w).sum()
+    loaded["z"][0] = 0j
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        loss.backward()
