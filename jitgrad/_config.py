@@ -63,6 +63,9 @@ class Config:
     # imported (ops sit below the jit and must not import it).
     lowering: object = None
     thread: ThreadState = field(default_factory=ThreadState)
+    # How many jg.jit traces run, in all threads together (jit/trace.py): while none does,
+    # no thread has a tape, and the eager hot paths skip reading their thread's.
+    tracing: int = 0
     # The dicts in which eager dispatch remembers what a call signature decided
     # (ops/elementwise.py, jit/lowering.py). A decision includes whether its launches run
     # in parallel, the result dtype and whether kernels run at all, so a new

@@ -62,6 +62,7 @@ from .lowering import Launch
 
 log = logging.getLogger("jitgrad.jit")
 _AS_IS = contextlib.nullcontext()
+_TRACING = threading.Lock()  # (guards config.tracing: traces may start in several threads)
 
 
 class Tape:
@@ -343,12 +344,16 @@ class Jitted:
         originals = [(path, _get(args, path)._storage) for _, path in inputs]
         original_versions = [storage._version for _, storage in originals]
         tape = Tape()
+        with _TRACING:
+            config.tracing += 1
         previous, config.thread.tape = config.thread.tape, tape
         start = time.perf_counter()
         try:
             result = self.fn(*bound[0], **bound[1]) if signature[3] else self.fn(*bound)
         finally:
             config.thread.tape = previous
+            with _TRACING:
+                config.tracing -= 1
         tape.settle()
         written = [(buffer, path) for (buffer, path), version in zip(inputs, versions)
                    if buffer._storage._version != version]  # fmt: skip

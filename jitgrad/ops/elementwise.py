@@ -56,9 +56,8 @@ class Elementwise(Function):
     def __call__(self, *inputs):
         # A call whose signature was seen launches the remembered kernel and records, in
         # this one frame and one pass over the inputs: this is the per-op hot path.
-        state = config.thread
-        if state.tape is not None:  # a trace keeps every launch with its body
-            return self._call_first(inputs, None)
+        if config.tracing and config.thread.tape is not None:  # a trace keeps every launch
+            return self._call_first(inputs, None)  # with its body, for fusion
         signature, recording = (type(self),), False
         if self.params:
             signature += tuple(getattr(self, name) for name in self.params)
@@ -88,7 +87,7 @@ class Elementwise(Function):
         out = known.decision.launch(self, tensors)
         if self.saves_output:
             self._y_storage, self._y_version = out._storage, 0  # (a new storage)
-        if recording and known.differentiable and state.grad_enabled:
+        if recording and known.differentiable and config.thread.grad_enabled:
             self._link(tensors, known.output_meta, (weakref.ref(out),))
             out._grad_fn, out._requires_grad = self, True
         return out
@@ -246,7 +245,7 @@ class Elementwise(Function):
             for x in xs:  # (a loop: no comprehension frame per op)
                 mask += (x._requires_grad,)
             decided = known.backward.get((mask, gy._storage.dtype, gy._shape, gy._strides))
-            if decided is not None and config.thread.tape is None:
+            if decided is not None and not (config.tracing and config.thread.tape is not None):
                 versions = self._versions
                 for i in decided.reads:
                     if xs[i]._storage._version != versions[i]:

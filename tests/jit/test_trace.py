@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import jitgrad as jg
+from jitgrad._config import config
 
 F = jg.nn.functional
 
@@ -1047,8 +1048,6 @@ def test_returning_tensors_that_require_grad_without_backward_warns():
 def test_debug_logs_every_trace_and_kernel_miss(monkeypatch, caplog):
     import logging
 
-    from jitgrad._config import config
-
     monkeypatch.setattr(config, "debug", 2)
     caplog.set_level(logging.INFO, logger="jitgrad.jit")
     fused = jg.function(lambda x: jg.tanh(x) * 3 + x)  # a new body: a kernel miss
@@ -1078,3 +1077,22 @@ def test_reading_a_value_while_tracing_warns_at_the_line_that_reads_it():
         warnings.simplefilter("error")
         step(x)  # a replay reads nothing: no warning
         assert (x * 2).sum().item() == 6.0  # nor eagerly
+
+
+def test_the_count_of_running_traces_returns_to_zero():
+    """Eager hot paths read the thread's tape only while some trace runs (config.tracing):
+    the count must come back down, also when the traced function raises."""
+    seen = []
+
+    @jg.jit
+    def step(x):
+        seen.append(config.tracing)
+        if x.shape[0] == 3:
+            raise ValueError("a failing trace")
+        return jg.tanh(x) * 2.0
+
+    np.testing.assert_allclose(step(jg.ones(2)).numpy(), np.tanh(np.ones(2)) * 2.0)
+    with pytest.raises(ValueError, match="a failing trace"):
+        step(jg.ones(3))
+    assert seen == [1, 1] and config.tracing == 0
+    np.testing.assert_allclose((jg.tanh(jg.ones(2)) * 2.0).numpy(), np.tanh(np.ones(2)) * 2.0)
