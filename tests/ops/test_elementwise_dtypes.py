@@ -1,59 +1,14 @@
 """Elementwise ops on integers, bools and float16 against numpy 2: result dtypes, integer
 semantics (bits, wrapping, out-of-range Python ints) and numpy's TypeErrors."""
 
-import contextlib
-import warnings
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from numpy_oracle import BACKENDS, INTS, assert_matches_numpy, backend
 
 import jitgrad as jg
-from jitgrad._config import config
-
-INTS = ["uint8", "int8", "int16", "int32", "int64"]
-BACKENDS = ["jit", "reference"]
-
-
-@contextlib.contextmanager
-def backend(name):
-    # (a context manager, not monkeypatch: hypothesis runs many examples per fixture)
-    before, config.backend = config.backend, name
-    try:
-        yield
-    finally:
-        config.backend = before
-
-
-def numpy_result(fn, *args):
-    """numpy's result, or the exception type it raises."""
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        try:
-            return fn(*args)
-        except Exception as e:  # noqa: BLE001  the type is what is compared
-            return type(e)
-
-
-def assert_matches_numpy(got_fn, want_fn, *args):
-    """``got_fn`` on tensors of ``args`` gives numpy's values and dtype, or raises what
-    numpy raises."""
-    want = numpy_result(want_fn, *args)
-    converted = [jg.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
-    if isinstance(want, type):
-        # numpy's own subclasses (UFuncTypeError) by the built-in they are
-        builtin = next(c for c in want.__mro__ if c.__module__ == "builtins")
-        with pytest.raises(builtin):
-            got_fn(*converted)
-        return
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        got = got_fn(*converted)
-    want = np.asarray(want)
-    assert got.dtype.numpy == want.dtype, (got.dtype, want.dtype)
-    np.testing.assert_array_equal(got.numpy(), want)
 
 
 def int_arrays(dtype, shape=(7,)):
