@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.tensor import Tensor, as_tensor
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase, _same_layout, wrap_numpy
 from .unary import ComplexByNumpy
 
 _PART_DTYPES = {"complex64": "float32", "complex128": "float64"}
@@ -102,11 +102,7 @@ def _set_imag(x: Tensor, value) -> None:
 def _assign(part: Tensor, value) -> None:
     # ``z.real += 1`` has already written through the view it read; Python then assigns
     # that view back, which is nothing to do.
-    if isinstance(value, TensorBase) and (
-        value._storage.untyped() is part._storage.untyped() and value.dtype is part.dtype
-        and value._offset == part._offset and value._strides == part._strides
-        and value._shape == part._shape
-    ):  # fmt: skip
+    if isinstance(value, TensorBase) and value._shape == part._shape and _same_layout(value, part):
         return
     part[...] = value
 
