@@ -158,7 +158,6 @@ def reshape(x, *shape) -> Tensor:
 def view(x, *shape) -> Tensor:
     """Like reshape, but an error instead of a copy when the strides forbid a view."""
     x = as_tensor(x)
-    shape = _sizes(shape)
     TensorBase.view(x, *shape)  # raises with the reason when impossible
     return reshape(x, *shape)
 
@@ -203,7 +202,7 @@ def matrix_transpose(x) -> Tensor:
 
 def expand(x, *sizes) -> Tensor:
     x = as_tensor(x)
-    target = TensorBase.expand(x, *_sizes(sizes)).shape
+    target = TensorBase.expand(x, *sizes).shape
     return broadcast_to(x, target)
 
 
@@ -268,8 +267,6 @@ def diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
 
 
 def flip(x, axis=None) -> Tensor:
-    if _is_array(axis):
-        axis = tuple(axis)  # an array of axes, which TensorBase.flip would take for one
     return _view_op(x, lambda t: TensorBase.flip(t, axis))
 
 
@@ -310,16 +307,6 @@ def stack(tensors, axis: int = 0) -> Tensor:
 
 def _is_int(value) -> bool:
     return layout.is_index(value)
-
-
-def _sizes(args: tuple) -> tuple:
-    """``f(np.array([2, 3]))`` as ``f(2, 3)``, as numpy takes it: TensorBase's methods
-    take a lone array, which has ``__index__``, for one size."""
-    return tuple(args[0]) if len(args) == 1 and _is_array(args[0]) else args
-
-
-def _is_array(value) -> bool:
-    return isinstance(value, (np.ndarray, TensorBase)) and value.ndim > 0
 
 
 class Cast(Function):
