@@ -128,6 +128,7 @@ def ids(calls):
     return [f"{name}{args}{kwargs or ''}" for name, args, kwargs in calls]
 
 
+@pytest.mark.filterwarnings("ignore:This function is deprecated:DeprecationWarning")
 @pytest.mark.parametrize("name, args, kwargs", LEGACY_CALLS, ids=ids(LEGACY_CALLS))
 def test_legacy_functions_draw_numpys_numbers(name, args, kwargs):
     jg.random.seed(12)
@@ -359,6 +360,17 @@ def test_jitted_draws_are_fresh_and_follow_the_stream():
     ref = np.random.RandomState(0)
     for g in got:
         np.testing.assert_array_equal(g, ref.standard_normal(3))
+
+
+@pytest.mark.parametrize("seeded", [
+    lambda: jg.random.seed(1) or jg.random,
+    lambda: jg.random.RandomState(1),
+], ids=["global seed", "RandomState made in the call"])  # fmt: skip
+def test_a_seed_inside_a_jitted_function_reseeds_on_every_call(seeded):
+    step = jg.jit(lambda x: x + seeded().rand(2))
+    want = np.random.RandomState(1).rand(2)
+    for _ in range(3):
+        assert_same(step(jg.zeros(2)), want)
 
 
 def test_jitted_shuffles_shuffle_again_on_every_call():

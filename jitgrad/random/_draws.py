@@ -120,8 +120,8 @@ def numpy_method(owner: type, name: str):
     paragraphs = (numpy_function.__doc__ or "").split("\n\n")
     summary = paragraphs[1].strip() if len(paragraphs) > 1 else ""
     method.__doc__ = (
-        f"{summary} numpy's ``{owner.__name__}.{name}`` (numpy's numbers for the same "
-        "state), arrays returned as jitgrad tensors."
+        f"{summary.rstrip('.')}: numpy's ``{owner.__name__}.{name}`` (the same numbers "
+        "for the same state), arrays returned as jitgrad tensors."
     )
     return method
 
