@@ -8,7 +8,7 @@
 
 # First: numba's start-up without SciPy's import (see _numba_startup).
 from . import _numba_startup  # noqa: F401  isort: skip
-from . import autograd, data, jit, nn, ops, optim, random
+from . import autograd, data, fft, jit, linalg, nn, ops, optim, random
 from ._config import config
 from .autograd import Tensor, enable_grad, no_grad, set_grad_enabled
 from .creation import (

@@ -52,26 +52,35 @@ def run(fn, *args) -> None:
 def compute(fn, *args):
     """``fn(*args)`` as a new array, recorded so that a replay recomputes it into that same
     array."""
-
-    tape = config.thread.tape
-    config.thread.tape = None
-    try:
-        result = np.asarray(fn(*args))
-    finally:
-        config.thread.tape = tape
-    if any(isinstance(a, np.ndarray) and np.may_share_memory(result, a) for a in args):
-        result = result.copy()  # a view of an input (einsum, 0-d indexing) is no buffer
-    if tape is not None:
-        tape.record(_into, (fn, args, result))
+    (result,) = compute_all(lambda *a: (fn(*a),), *args)
     return result
 
 
-def _into(fn, args, out) -> None:
-    value = fn(*args)
-    if np.shape(value) != out.shape:
-        raise ValueError(
-            f"jg.jit: a result of shape {out.shape} when traced has shape {np.shape(value)} "
-            "now: its shape depends on the data (a boolean mask, nonzero, unique...), which a "
-            "replayed plan cannot follow; call the function without jg.jit"
-        )
-    out[...] = value
+def compute_all(fn, *args) -> tuple:
+    """``compute`` for an ``fn`` that gives a tuple of arrays (a factorization's parts)."""
+    tape = config.thread.tape
+    config.thread.tape = None
+    try:
+        results = tuple(np.asarray(r) for r in fn(*args))
+    finally:
+        config.thread.tape = tape
+    inputs = [a for a in args if isinstance(a, np.ndarray)]
+    # A view of an input (einsum, 0-d indexing) is no buffer of its own.
+    results = tuple(
+        r.copy() if any(np.may_share_memory(r, a) for a in inputs) else r for r in results
+    )
+    if tape is not None:
+        tape.record(_into, (fn, args, results))
+    return results
+
+
+def _into(fn, args, outs) -> None:
+    for value, out in zip(fn(*args), outs):
+        if np.shape(value) != out.shape:
+            raise ValueError(
+                f"jg.jit: a result of shape {out.shape} when traced has shape "
+                f"{np.shape(value)} now: its shape depends on the data (a boolean mask, "
+                "nonzero, unique...), which a replayed plan cannot follow; call the function "
+                "without jg.jit"
+            )
+        out[...] = value

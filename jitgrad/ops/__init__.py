@@ -1,5 +1,7 @@
 """The differentiable op set: every op is a Function with forward and backward together."""
 
+from types import ModuleType
+
 from . import methods  # noqa: F401  binds operators and methods onto Tensor
 from .complex_parts import *  # noqa: F403
 from .elementwise import *  # noqa: F403
@@ -29,3 +31,9 @@ from .movement import (
 )
 from .reduce import *  # noqa: F403
 from .unary import *  # noqa: F403
+
+# The functions, not the modules: jg.linalg is numpy's namespace (jitgrad/linalg.py).
+__all__ = [
+    name for name, value in globals().items()
+    if not name.startswith("_") and not isinstance(value, ModuleType)
+]  # fmt: skip
