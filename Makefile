@@ -1,6 +1,7 @@
 VENV    := .venv
 PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
+TESTING := $(VENV)/.installed-test
 TORCH   := $(VENV)/.installed-torch
 COMPARE := $(VENV)/.installed-compare
 # PyTorch's CPU-only wheels (PyPI's Linux torch depends on the CUDA libraries). Given as
@@ -19,16 +20,20 @@ BYTECODE = $(PYTHON) -m compileall -q jitgrad
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
-	$(PYTHON) -m pip install --quiet -e '.[test,examples]'
+	$(PYTHON) -m pip install --quiet -e '.[examples]'
 	$(BYTECODE)
 	touch $(STAMP)
+
+$(TESTING): $(STAMP)
+	$(PYTHON) -m pip install --quiet -e '.[test,examples]'
+	touch $(TESTING)
 
 demo: $(STAMP)
 	$(PYTHON) -m jitgrad.examples.digits --serve
 
 # The tests check autograd, losses, optimizers and ops against PyTorch where jitgrad
 # follows its semantics (numpy has no gradients): its CPU-only wheel, for the tests alone.
-$(TORCH): $(STAMP)
+$(TORCH): $(TESTING)
 	$(PYTHON) -m pip install --quiet --retries 1 --index-url $(TORCH_INDEX) torch
 	touch $(TORCH)
 
@@ -41,11 +46,9 @@ $(COMPARE): $(TORCH) pyproject.toml
 	$(PYTHON) -m pip install --quiet -e '.[test,examples,compare]'
 	touch $(COMPARE)
 
-# This machine kind's environment pins OpenBLAS to its Haswell (AVX2) kernels, with
-# OPENBLAS_L2_SIZE, for older OpenBLAS builds that fail on its CPU; the OpenBLAS numpy ships
-# picks its own (AVX-512) kernels, as a user's machine would. The benchmarks run without
-# both (every side's numpy alike); tests and the demo keep the machine's environment.
-# RESULTS.md names the kernels that ran.
+# Benchmarks let OpenBLAS pick its own kernels for every side, as on a user's machine: an
+# environment that pins them (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE) is unset for this run
+# alone; tests and the demo keep it. RESULTS.md names the kernels that ran.
 perf: $(COMPARE)
 	$(BYTECODE)
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PYTHON) -m perf
