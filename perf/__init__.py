@@ -99,21 +99,20 @@ class Row:
     target: float | None  # the jitgrad speed-up over numpy to reach; None: informational
     build: Callable[[Context], Case]
     note: str = ""
-    quoted: str = ""  # what the issues quote of the comparators on this operation
-    vs_torch: float | None = None  # the speed-up over PyTorch the issues ask of jitgrad
+    vs_torch: float | None = None  # the speed-up over PyTorch eager to reach; None: none
 
 
 ROWS: dict[str, Row] = {}
 
 
-def row(name: str, target: float | None = None, note: str = "", quoted: str = "",
+def row(name: str, target: float | None = None, note: str = "",
         vs_torch: float | None = None):  # fmt: skip
     """Register ``fn(ctx) -> Case`` as the row ``name`` (in definition order)."""
 
     def register(fn):
         if name in ROWS:
             raise ValueError(f"duplicate perf row {name!r}")
-        ROWS[name] = Row(name, target, fn, note, quoted, vs_torch)
+        ROWS[name] = Row(name, target, fn, note, vs_torch)
         return fn
 
     return register

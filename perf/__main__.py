@@ -16,10 +16,10 @@ from . import rows_compute as _rows_compute  # noqa: F401
 from .runner import (
     COMPARATORS,
     Result,
+    against_torch,
     measure,
     notes,
     plot,
-    quoted,
     report,
     table,
     threading_layer,
@@ -77,7 +77,7 @@ def main(argv=None) -> int:
         print(f"not installed: {', '.join(missing)} (their columns say so; `make perf` "
               "installs them)", file=sys.stderr)  # fmt: skip
     print("\n".join(table(results, installed) + [""] + notes(results)
-                    + quoted(results, installed)))  # fmt: skip
+                    + against_torch(results, installed)))  # fmt: skip
     sections = []
     if not args.quick:
         sections = startup.startup_lines(installed["jax"]) + serving.serving_lines()

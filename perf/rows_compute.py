@@ -54,17 +54,14 @@ def _(ctx):
     return _chain_case(ctx, ctx.pick(1 << 22, 1 << 18), backward=False)
 
 
-@row("chain-forward-2^24", target=10.0, note="the same chain at 2^24",
-     quoted="issue 4: jax.jit ≈ 3× numpy, torch.compile ≈ 2.4× numpy; "
-     "jitgrad ≥ 10× numpy")  # fmt: skip
+@row("chain-forward-2^24", target=10.0, note="the same chain at 2^24")
 def _(ctx):
     return _chain_case(ctx, ctx.pick(1 << 24, 1 << 18), backward=False)
 
 
 @row("chain-backward-2^24", target=10.0, note="d/dx sum(chain) under jg.jit (forward fused "
      "into the backward kernel) vs numpy hand-derived; torch eager backward(), "
-     "jax.jit(jax.grad)",
-     quoted="issue 4: jitgrad ≥ 10× numpy hand-derived (none quoted for torch or jax)")  # fmt: skip
+     "jax.jit(jax.grad)")  # fmt: skip
 def _(ctx):
     return _chain_case(ctx, ctx.pick(1 << 24, 1 << 18), backward=True, jitted=True)
 
@@ -126,9 +123,7 @@ def _python_calls(fn) -> int:
 
 @row("autograd-1000-ops-scalar", note="per-op overhead: forward + backward of a 1000-op "
      "chain on a 1-element tensor (time / 1000 = cost per op); torch eager, jax: jax.grad "
-     "without jit (eager dispatch)",
-     quoted="issue 4: PyTorch eager ≈ 12 µs per op, forward + backward (≈ 12 ms for the "
-     "row's 1000 ops); jitgrad ≤ 4 µs per op")  # fmt: skip
+     "without jit (eager dispatch)")  # fmt: skip
 def _(ctx):
     return _op_chain_case(ctx, 1000, 1)
 
@@ -181,14 +176,12 @@ def _digits_case(ctx, batch: int):
 
 @row("digits-step-batch-64", target=1.0, vs_torch=4.0,
      note="jitted training step vs numpy hand-written; torch eager (nn.Linear, "
-     "F.cross_entropy, optim.SGD), jax.jit of the same step written by hand",
-     quoted="issue 5: numpy ≈ 81 µs, PyTorch eager ≈ 350 µs (0.23× numpy), jax.jit ≈ 160 µs "
-     "(0.5× numpy); jitgrad ≥ numpy and ≥ 4× PyTorch eager")  # fmt: skip
+     "F.cross_entropy, optim.SGD), jax.jit of the same step written by hand")  # fmt: skip
 def _(ctx):
     return _digits_case(ctx, 64)
 
 
-@row("digits-step-full-batch", target=2.3, note="all 1797 samples of the digits in one step",
-     quoted="issue 5: jax.jit ≈ 2.3× numpy at full batch; jitgrad ≥ 2.3× numpy")  # fmt: skip
+@row("digits-step-full-batch", target=2.3,
+     note="all 1797 samples of the digits in one step")  # fmt: skip
 def _(ctx):
     return _digits_case(ctx, 1797)

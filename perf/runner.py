@@ -375,41 +375,24 @@ def table(results: list[Result], installed: dict[str, bool]) -> list[str]:
     return lines
 
 
-def quoted(results: list[Result], installed: dict[str, bool]) -> list[str]:
-    """The rows for which the issues quote PyTorch's or JAX's figures, beside what this
-    run measured of them."""
-    rows = [r for r in results if r.row.quoted]
-    if not rows:
+def against_torch(results: list[Result], installed: dict[str, bool]) -> list[str]:
+    """The rows with a target speed-up over PyTorch eager, and whether this run met it."""
+    rows = [r for r in results if r.row.vs_torch is not None]
+    if not rows or not installed.get("torch", False):
         return []
-
-    def ratio(r: Result, over: str, under: str) -> str:
-        """``over``'s time over ``under``'s: how many times faster ``under`` is."""
-        if any(not installed.get(side, True) for side in (over, under)):
-            return "not installed"
-        if r.error or over not in r.times or under not in r.times:
-            return "—"
-        cell = f"{r.times[over] / r.times[under]:.2f}×"
-        if over == "torch" and under == "jitgrad" and r.row.vs_torch is not None:
-            met = r.times["torch"] / r.times["jitgrad"] >= r.row.vs_torch
-            cell += f" (target ≥ {r.row.vs_torch:g}×: {'PASS' if met else 'MISS'})"
-        return cell
-
-    head = ["row", "the issues quote (measured on this machine kind)", "jitgrad vs numpy",
-            "torch vs numpy", "jax vs numpy", "jitgrad vs torch", "jitgrad vs jax"]  # fmt: skip
     lines = [
-        "## Against the figures the issues quote",
+        "## Targets against PyTorch eager",
         "",
-        'PyTorch and JAX as the issues measured them, beside this run. "jitgrad vs torch" '
-        "is PyTorch's time over jitgrad's (above 1 jitgrad is faster). torch.compile is not "
-        "run here: its first call compiles for about 20 s.",
-        "",
-        _line(head),
-        "|" + "---|" * len(head),
+        "| row | jitgrad vs torch | target | status |",
+        "|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(_line([r.row.name, r.row.quoted, ratio(r, "numpy", "jitgrad"),
-                            ratio(r, "numpy", "torch"), ratio(r, "numpy", "jax"),
-                            ratio(r, "torch", "jitgrad"), ratio(r, "jax", "jitgrad")]))  # fmt: skip
+        if r.error or "torch" not in r.times or "jitgrad" not in r.times:
+            lines.append(_line([r.row.name, "—", f"≥ {r.row.vs_torch:g}×", "ERROR"]))
+            continue
+        ratio = r.times["torch"] / r.times["jitgrad"]
+        status = "PASS" if ratio >= r.row.vs_torch else "MISS"
+        lines.append(_line([r.row.name, f"{ratio:.2f}×", f"≥ {r.row.vs_torch:g}×", status]))
     return [*lines, ""]
 
 
@@ -563,44 +546,18 @@ def report(results: list[Result], quick: bool, installed: dict[str, bool], compa
         "",
         f"Command: `{command}` — {when}" + _QUICK_NOTE * quick,
         "",
-        "Times are medians per call over " + f"{repeats} interleaved rounds (fastest–slowest "
-        "round in brackets), after one warm-up "
-        "call (compilation excluded). \"jitgrad vs numpy\" is numpy's time over jitgrad's: "
-        "above 1 jitgrad is faster. Only ratios within one run compare; absolute times move "
-        'by up to 2× between runs on this shared machine. "others\' load" is the CPU other '
-        f"processes used during the timing, in cores; a row measured while it was ≥ {BUSY} "
-        "is measured again (up to three attempts, the later ones after waiting up to "
-        f"{wait:g} s for a quiet machine) and the least disturbed attempt is kept.",
-        "",
-        "Every row runs in fresh processes: what earlier rows did never reaches its "
-        "times. In one long process the rows interfered: after the large rows had freed "
-        "their 64 MiB arrays, glibc kept the freed heap and served numpy's temporaries from "
-        "memory already faulted in; alone, as in a user's script, glibc returns those pages "
-        "after every call and faults them in again. numpy's full-batch training step ran "
-        "2.5× faster after the large rows than alone (measured on 2026-11-25).",
-        "",
-        '"torch" is PyTorch eager and "jax" is `jax.jit` (on the autograd rows, eager '
-        "`jax.grad`, as their notes say); each JAX call waits for its result with "
-        "`block_until_ready()`. Both run on the CPU in the row's dtype, each in a process of "
-        "its own: neither library is ever imported into the process that times jitgrad and "
-        "numpy, where PyTorch's OpenMP runtime and JAX's thread pools would compete with "
-        "numba's and OpenBLAS's threads for the cores and move their times (on this 2-core "
-        "machine by up to 2×). For each row, the row's process times jitgrad and numpy, then "
-        "PyTorch's process and then JAX's time their side of the same row while the other "
-        "processes wait idle: built by the same row function from the same seeded data "
-        "(checked: same size, same draws), checked against numpy's result computed there "
-        "after a warm-up call, timed in as many rounds with the same batching, medians and "
-        're-measuring when disturbed. "torch vs numpy" and "jax vs numpy" are the numpy '
-        "median measured in the row's process (the one jitgrad is compared with) over "
-        "theirs; \"others' load\" is that of the row's process's timing (a comparator's "
-        "process disturbed by others gets a note). PyTorch's process starts "
-        "with the OMP_WAIT_POLICY this run was started with, not the PASSIVE that jitgrad "
-        "sets for its own threads; unset, PyTorch's OpenMP threads spin while they wait, as "
-        "its users get them: on a quiet machine about twice as fast on its small parallel "
-        "calls as with PASSIVE, but while another process holds a core its calls can stretch "
-        'to whole scheduler ticks (here multiples of 4 ms). "not installed": the library cannot '
-        'be imported (`make perf` installs both: the `compare` extra); "—": the row has no '
-        "side for it.",
+        f"Method: every row runs in fresh processes. Times are medians per call over {repeats} "
+        "interleaved rounds (fastest–slowest round in brackets) after one warm-up call "
+        "(compilation excluded); a ratio is numpy's time over the other side's (above 1: "
+        "faster than numpy), and only ratios within one run compare. PyTorch (eager) and JAX "
+        "(`jax.jit`; eager `jax.grad` on the autograd rows, as their notes say) run the same "
+        "row, built from the same seeded data and checked against numpy's result, each in a "
+        "process of its own while the others wait, on the CPU in the row's dtype. \"others' "
+        f"load\" is the CPU other processes used during the timing; a row measured while it "
+        f"was ≥ {BUSY} cores is measured again (up to three attempts, waiting up to {wait:g} s "
+        "for a quiet machine) and the least disturbed attempt is kept. \"not installed\": the "
+        "library cannot be imported (`make perf` installs both); \"—\": the row has no side "
+        "for it.",
         "",
         *table(results, installed),
         "",
@@ -614,7 +571,7 @@ def report(results: list[Result], quick: bool, installed: dict[str, bool], compa
         "(`getrusage`'s minor faults): where jitgrad's calls reused its pooled buffers, the "
         "notes say so instead.",
         "",
-        *quoted(results, installed),
+        *against_torch(results, installed),
         *sections,
         "## Machine",
         "",

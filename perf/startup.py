@@ -1,5 +1,5 @@
 """Compile and warm-start times, measured in fresh Python processes: the fused chain's
-forward + backward (issue 4) and the jitted digits step (issue 5), each first with an empty
+forward + backward and the jitted digits step, each first with an empty
 cache (cold) and then with the cache a cold process filled (warm), beside ``jax.jit`` of
 the same code with an empty and a filled persistent compilation cache.
 
@@ -25,8 +25,8 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # puts `per
 CHAIN_SIZE = 1 << 16  # small: the first call's time is compiling (or loading), not computing
 
 # The targets: (cold first call, warm from process start to the end of the first call).
-CHAIN_TARGETS = (1.5, 0.6)  # issue 4
-DIGITS_TARGETS = (3.0, 1.0)  # issue 5
+CHAIN_TARGETS = (1.5, 0.6)
+DIGITS_TARGETS = (3.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,7 @@ _HEAD = [
 
 
 def _table(name: str, starts, jax_starts, jax_installed: bool, repeats: int, targets,
-           quoted_jax: str, python: list) -> list[str]:  # fmt: skip
+           python: list) -> list[str]:  # fmt: skip
     """Lines of one table: jitgrad (``name``) cold and warm with their targets, then JAX's;
     appends the jitgrad processes' start-up seconds to ``python``."""
     cold_target, warm_target = targets
@@ -229,7 +229,7 @@ def _table(name: str, starts, jax_starts, jax_installed: bool, repeats: int, tar
     return [
         *lines,
         f"| jax.jit, cold: empty compilation cache | {_seconds(cold, 'first')} "
-        f"| {_seconds(cold, 'total')} | — | {quoted_jax} | info |",
+        f"| {_seconds(cold, 'total')} | — | — | info |",
         f"| jax.jit, warm: compilation cache filled | {_seconds(warm, 'first')} "
         f"| {_seconds(warm, 'total')} | — | — | info |",
     ]
@@ -240,9 +240,9 @@ def startup_lines(jax_installed: bool = False, repeats: int = 3) -> list[str]:
     process never imports it)."""
     python: list[float] = []
     chain = _table("jg.function", chain_starts, jax_chain_starts, jax_installed, repeats,
-                   CHAIN_TARGETS, "issue 4 quotes 0.07–0.36 s", python)  # fmt: skip
+                   CHAIN_TARGETS, python)  # fmt: skip
     digits = _table("jg.jit", digits_starts, jax_digits_starts, jax_installed, repeats,
-                    DIGITS_TARGETS, "issue 5 quotes about 0.3 s", python)  # fmt: skip
+                    DIGITS_TARGETS, python)  # fmt: skip
     spawn = f"{statistics.median(python) * 1e3:.0f} ms" if python else "—"
     return [
         "## Compile and warm start",
@@ -267,17 +267,15 @@ def startup_lines(jax_installed: bool = False, repeats: int = 3) -> list[str]:
         "",
         *chain,
         "",
-        "Targets (issue 4): cold compile of the chain's forward + backward ≤ 1.5 s; a fresh "
-        "process that finds them in the disk cache runs its first call within 0.6 s of "
-        "starting, import included. The issue measured torch.compile's cold compile of the "
-        "same chain at 16–26 s (not run here) and jax.jit's at 0.07–0.36 s.",
+        "Targets: cold compile of the chain's forward + backward ≤ 1.5 s; a fresh process "
+        "that finds them in the disk cache runs its first call within 0.6 s of starting, "
+        "import included. torch.compile is not run here (its first call compiles for tens "
+        "of seconds).",
         "",
         "### The digits training step, batch 64, Adam",
         "",
         *digits,
         "",
-        "Targets (issue 5): cold compile ≤ 3 s; warm start: first step within 1 s of starting "
-        "(the issue quotes torch.compile's first step at about 20 s, jax.jit's at about 0.3 s; "
-        "torch.compile is not run here).",
+        "Targets: cold compile ≤ 3 s; warm start: first step within 1 s of starting.",
         "",
     ]
