@@ -11,7 +11,6 @@ in each comparator's process (``isolated``), which adds its time to the runner's
 
 from __future__ import annotations
 
-import datetime
 import gc
 import hashlib
 import os
@@ -540,11 +539,10 @@ def report(results: list[Result], quick: bool, installed: dict[str, bool], compa
            sections: list[str] = ()) -> str:  # fmt: skip
     """The whole RESULTS.md; ``installed`` and ``compared_with`` (the comparators' versions)
     come from the comparators' processes, ``layer`` from the rows' processes."""
-    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out = [
         "# jitgrad performance against numpy, PyTorch and JAX",
         "",
-        f"Command: `{command}` — {when}" + _QUICK_NOTE * quick,
+        f"Command: `{command}`" + _QUICK_NOTE * quick,
         "",
         f"Method: every row runs in fresh processes. Times are medians per call over {repeats} "
         "interleaved rounds (fastest–slowest round in brackets) after one warm-up call "
