@@ -28,5 +28,6 @@ from .movement import (
     view,
 )
 from .reduce import *  # noqa: F403
+from .selection import *  # noqa: F403
 from .sorting import *  # noqa: F403  (after elementwise: its where also takes one argument)
 from .unary import *  # noqa: F403
