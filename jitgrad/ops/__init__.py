@@ -29,5 +29,6 @@ from .movement import (
 )
 from .reduce import *  # noqa: F403
 from .selection import *  # noqa: F403
+from .sets import *  # noqa: F403
 from .sorting import *  # noqa: F403  (after elementwise: its where also takes one argument)
 from .unary import *  # noqa: F403

@@ -61,8 +61,14 @@ def take(a, indices, axis=None, out=None, mode="raise") -> Tensor:
     3
     """
     _no_out(out, "take")
+    return take_at(a, _index_array(indices, "take"), axis, mode)
+
+
+def take_at(a, idx: np.ndarray, axis=None, mode="raise") -> Tensor:
+    """``take`` at an index array of the caller's own (computed by a recorded step, or
+    a recorded copy): used as it is, so that a ``jg.jit`` replay sees each call's."""
     x, axis = along_axis(as_tensor(a), axis)
-    idx = _in_range(_index_array(indices, "take"), x.shape[axis], mode, "take", axis)
+    idx = _in_range(idx, x.shape[axis], mode, "take", axis)
     return GetItem((slice(None),) * axis + (idx,))(x)
 
 
@@ -72,7 +78,7 @@ def _flat_positions(idx: np.ndarray, shape) -> tuple:
 
 def _cycled(values, n: int) -> Tensor:
     """``n`` elements of the flattened ``values``, repeated as often as needed."""
-    return take(reshape(values, -1), np.arange(n) % values.numel())
+    return take_at(reshape(values, -1), np.arange(n) % values.numel())
 
 
 def put(a, ind, v, mode="raise") -> None:
@@ -137,7 +143,7 @@ def _put_masked(a, mask, values, who: str, by_position: bool) -> None:
         if picked.size:
             raise ValueError(f"{who}: cannot insert from an empty array")
         return
-    a[mask] = take(values, picked % values.numel())
+    a[mask] = take_at(values, picked % values.numel())
 
 
 def choose(a, choices, out=None, mode="raise") -> Tensor:
@@ -184,7 +190,7 @@ def compress(condition, a, axis=None, out=None) -> Tensor:
     condition = _array(condition)
     if condition.ndim != 1:
         raise ValueError(f"compress: condition must be a 1-d array, got shape {condition.shape}")
-    return take(a, compute(np.flatnonzero, condition), axis)
+    return take_at(a, compute(np.flatnonzero, condition), axis)
 
 
 def extract(condition, arr) -> Tensor:
