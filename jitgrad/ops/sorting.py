@@ -188,6 +188,10 @@ def lexsort(keys, axis=-1) -> Tensor:
     return _wrap(compute(lambda *ks: np.lexsort(ks, axis=axis), *arrays))
 
 
+def _searchsorted(a, v, sorter=None, *, side):
+    return np.searchsorted(a, v, side=side, sorter=sorter).astype(np.int64, copy=False)
+
+
 def searchsorted(a, v, side="left", sorter=None) -> Tensor:
     """numpy's ``searchsorted``: int64 positions at which inserting ``v`` keeps the 1-D
     ``a`` sorted (``side="right"`` after equal elements; ``sorter`` the positions that
@@ -201,9 +205,8 @@ def searchsorted(a, v, side="left", sorter=None) -> Tensor:
     """
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
-    find = partial(np.searchsorted, side=side)
     arrays = (_array(a), _array(v)) + (() if sorter is None else (_array(sorter),))
-    return _wrap(compute(lambda *xs: find(*xs).astype(np.int64, copy=False), *arrays))
+    return _wrap(compute(partial(_searchsorted, side=side), *arrays))
 
 
 def nonzero(a, *, as_tuple: bool | None = None):
