@@ -253,6 +253,8 @@ def piecewise(x, condlist, funclist, *args, **kw) -> Tensor:
     """
     x = as_tensor(x)
     n_funcs = len(funclist)
+    if isinstance(condlist, TensorBase):
+        condlist = TensorBase.numpy(condlist)
     # numpy's rule: a single condition (not a list of them) is a list of one.
     if np.isscalar(condlist) or (
         not isinstance(condlist[0], (list, np.ndarray, TensorBase)) and x.ndim != 0
