@@ -39,27 +39,22 @@ class UniqueInverseResult(NamedTuple):
     inverse_indices: Tensor
 
 
-def _unique_arrays(a, return_inverse, return_counts, axis, equal_nan, sorted):
-    """numpy's ``unique`` outputs without the values: the first position of each unique
-    value (always), then the inverse and the counts when asked."""
-    parts = np.unique(
-        a,
-        return_index=True,
-        return_inverse=return_inverse,
-        return_counts=return_counts,
-        axis=axis,
-        equal_nan=equal_nan,
-        sorted=sorted,
-    )
-    first = parts[1]
-    if axis is None and not (sorted or return_inverse or return_counts):
-        # numpy's unsorted values come in its hash table's order: the same values, so
-        # sorting them lines them up with the sorted ones whose first positions we have.
-        values = np.unique(a, equal_nan=equal_nan, sorted=False)
-        order = np.argsort(values, kind="stable")
-        first = np.empty_like(first)
-        first[order] = parts[1]
-    return (first, *parts[2:])
+def _unique_arrays(a, return_index, return_inverse, return_counts, axis, equal_nan, sorted):
+    """numpy's ``unique`` outputs with the values replaced by the first position of each
+    unique value: ``(first, [index], [inverse], [counts])``."""
+    flags = dict(axis=axis, equal_nan=equal_nan)
+    parts = np.unique(a, return_index, return_inverse, return_counts, sorted=sorted, **flags)
+    if return_index:
+        return (parts[1], *parts[1:])
+    # The positions come from a second call: asking numpy's for them could change the
+    # inverse's order among NaNs that are all distinct (equal_nan=False).
+    values = parts[0] if isinstance(parts, tuple) else parts
+    ordered, first = np.unique(a, return_index=True, **flags)
+    if axis is None:
+        # Unsorted values come in numpy's hash table's order: the same values, so sorting
+        # them lines them up with the sorted ones, whose first positions we have.
+        first = first[np.argsort(np.argsort(values, kind="stable"), kind="stable")]
+    return (first, *parts[1:]) if isinstance(parts, tuple) else (first,)
 
 
 def unique(
@@ -88,6 +83,7 @@ def unique(
     x = as_tensor(ar)
     find = partial(
         _unique_arrays,
+        return_index=return_index,
         return_inverse=return_inverse,
         return_counts=return_counts,
         axis=axis,
@@ -98,7 +94,7 @@ def unique(
     values = take_at(x, first, axis)
     if not (return_index or return_inverse or return_counts):
         return values
-    return (values, *(_wrap(first),) * bool(return_index), *(_wrap(r) for r in rest))
+    return (values, *(_wrap(r) for r in rest))
 
 
 def unique_all(x) -> UniqueAllResult:
