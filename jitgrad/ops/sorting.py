@@ -279,6 +279,16 @@ def where(condition, x=None, y=None):
     return ew.where(condition, x, y)
 
 
+# numpy's function -> this module's, for numpy_protocol's dispatch of ``np.<name>(tensor)``
+# (each takes numpy's parameter names).
+NUMPY_FUNCTIONS = {
+    np.sort: sort, np.argsort: argsort, np.partition: partition,
+    np.argpartition: argpartition, np.lexsort: lexsort, np.searchsorted: searchsorted,
+    np.nonzero: nonzero, np.flatnonzero: flatnonzero, np.argwhere: argwhere,
+    np.count_nonzero: count_nonzero, np.where: where,
+}  # fmt: skip
+
+
 # -- Tensor methods ---------------------------------------------------------------------------
 
 

@@ -240,3 +240,21 @@ def test_bad_input_errors():
         jg.put(np.arange(3), [0], 1)
     with pytest.raises(NotImplementedError, match="out="):
         jg.take(jg.arange(3), [0], out=jg.zeros(1))
+
+
+def test_numpy_functions_run_as_jitgrad_ops_once_dispatched(monkeypatch):
+    from jitgrad.ops import numpy_protocol, selection
+
+    for func, op in selection.NUMPY_FUNCTIONS.items():
+        monkeypatch.setitem(numpy_protocol._FUNCTIONS, func, op)
+    x = leaf(4)
+    assert gradcheck(lambda t: np.take(t, [3, 0, 3]), x)
+    assert gradcheck(lambda t: np.compress([True, False, True], t), x)
+    assert gradcheck(lambda t: np.extract(np.array([1, 0, 0, 1]), t), x)
+    assert gradcheck(lambda t: np.choose([1, 0, 1, 0], [t, t * t]), x)
+    assert gradcheck(lambda t: np.select([t.detach() > 0], [t], default=-1.0), x)
+    t = jg.zeros(4)
+    np.put(t, [1], 5.0)
+    np.place(t, t.numpy() == 0, [7.0])
+    np.putmask(t, t.numpy() == 5, jg.tensor([1.0, 2.0]))
+    assert t.tolist() == [7.0, 2.0, 7.0, 7.0]

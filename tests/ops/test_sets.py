@@ -145,3 +145,24 @@ def test_bad_input_errors():
         jg.unique(jg.tensor([1, 2]), axis=1)
     with pytest.raises(ValueError, match="kind"):
         jg.isin(jg.tensor([1.0]), [1.0], kind="table")
+
+
+def test_numpy_functions_run_as_jitgrad_ops_once_dispatched(monkeypatch):
+    from jitgrad.ops import numpy_protocol, sets
+
+    for func, op in sets.NUMPY_FUNCTIONS.items():
+        monkeypatch.setitem(numpy_protocol._FUNCTIONS, func, op)
+    x = jg.tensor([2.0, 1.0, 2.0], requires_grad=True)
+    values, counts = np.unique(x, return_counts=True)
+    assert isinstance(values, jg.Tensor) and counts.tolist() == [1, 2]
+    values.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 0.0]
+    assert np.unique_all(x).counts.tolist() == [1, 2]
+    assert np.unique_counts(x).values.tolist() == [1.0, 2.0]
+    assert np.unique_inverse(x).inverse_indices.tolist() == [1, 0, 1]
+    assert sorted(np.unique_values(x).tolist()) == [1.0, 2.0]
+    assert np.isin(x, [1.0]).tolist() == [False, True, False]
+    assert np.intersect1d(x, [2.0, 5.0]).tolist() == [2.0]
+    assert np.union1d(x, [5.0]).tolist() == [1.0, 2.0, 5.0]
+    assert np.setdiff1d(x, [1.0]).tolist() == [2.0]
+    assert np.setxor1d(x, [1.0, 3.0]).tolist() == [2.0, 3.0]

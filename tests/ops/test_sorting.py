@@ -277,3 +277,25 @@ def test_sort_in_a_jitted_step_follows_each_calls_values():
     step = jg.jit(lambda t: jg.sort(t) * 2)
     for a in ([3.0, 1.0, 2.0], [0.0, 9.0, -1.0], [5.0, 4.0, 3.0]):
         np.testing.assert_array_equal(step(jg.tensor(a)).numpy(), np.sort(a) * 2)
+
+
+def test_numpy_functions_run_as_jitgrad_ops_once_dispatched(monkeypatch):
+    from jitgrad.ops import numpy_protocol, sorting
+
+    for func, op in sorting.NUMPY_FUNCTIONS.items():
+        monkeypatch.setitem(numpy_protocol._FUNCTIONS, func, op)
+    x = jg.tensor([3.0, 1.0, 2.0], requires_grad=True)
+    y = np.sort(x, kind="stable")
+    assert isinstance(y, jg.Tensor)
+    (y * jg.tensor([1.0, 10.0, 100.0])).sum().backward()
+    assert x.grad.tolist() == [100.0, 1.0, 10.0]
+    assert np.argsort(x).tolist() == [1, 2, 0]
+    assert np.partition(x, 1).tolist() == np.partition(x.detach().numpy(), 1).tolist()
+    assert np.searchsorted(jg.tensor([1, 2]), 2, side="right").item() == 2
+    assert [i.tolist() for i in np.nonzero(x)] == [[0, 1, 2]]
+    assert [i.tolist() for i in np.where(x > 1.5)] == [[0, 2]]
+    assert np.where(x > 1.5, x, 0.0).tolist() == [3.0, 0.0, 2.0]
+    assert np.count_nonzero(x > 1.5, axis=0).item() == 2
+    assert np.lexsort([jg.tensor([1, 0])]).tolist() == [1, 0]
+    for func in (np.flatnonzero, np.argwhere):
+        assert isinstance(func(x), jg.Tensor)
