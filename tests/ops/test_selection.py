@@ -258,3 +258,10 @@ def test_numpy_functions_run_as_jitgrad_ops_once_dispatched(monkeypatch):
     np.place(t, t.numpy() == 0, [7.0])
     np.putmask(t, t.numpy() == 5, jg.tensor([1.0, 2.0]))
     assert t.tolist() == [7.0, 2.0, 7.0, 7.0]
+
+
+def test_take_in_a_jitted_step_follows_each_calls_indices():
+    step = jg.jit(lambda t, i: jg.take(t, i, mode="wrap") * 1)
+    x = jg.tensor([1.0, 2.0, 3.0])
+    assert step(x, jg.tensor([4, 0])).tolist() == [2.0, 1.0]
+    assert step(x, jg.tensor([-1, 5])).tolist() == [3.0, 3.0]

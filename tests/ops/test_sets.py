@@ -166,3 +166,9 @@ def test_numpy_functions_run_as_jitgrad_ops_once_dispatched(monkeypatch):
     assert np.union1d(x, [5.0]).tolist() == [1.0, 2.0, 5.0]
     assert np.setdiff1d(x, [1.0]).tolist() == [2.0]
     assert np.setxor1d(x, [1.0, 3.0]).tolist() == [2.0, 3.0]
+
+
+def test_unique_in_a_jitted_step_follows_each_calls_values():
+    step = jg.jit(lambda t: jg.unique(t, return_inverse=True)[1] * 1)
+    for a in ([3, 1, 3], [0, 0, 5], [2, 9, 2]):
+        assert step(jg.tensor(a)).tolist() == np.unique(a, return_inverse=True)[1].tolist()

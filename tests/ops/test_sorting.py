@@ -299,3 +299,11 @@ def test_numpy_functions_run_as_jitgrad_ops_once_dispatched(monkeypatch):
     assert np.lexsort([jg.tensor([1, 0])]).tolist() == [1, 0]
     for func in (np.flatnonzero, np.argwhere):
         assert isinstance(func(x), jg.Tensor)
+
+
+def test_nonzero_in_a_jitted_step_follows_each_calls_values():
+    step = jg.jit(lambda t: jg.nonzero(t)[0] + 0)
+    assert step(jg.tensor([0, 1, 1])).tolist() == [1, 2]
+    assert step(jg.tensor([1, 0, 1])).tolist() == [0, 2]
+    with pytest.raises(ValueError, match="depends on the data"):
+        step(jg.tensor([1, 1, 1]))
