@@ -30,6 +30,9 @@ from .movement import (
     view,
 )
 from .reduce import *  # noqa: F403
+from .selection import *  # noqa: F403
+from .sets import *  # noqa: F403
+from .sorting import *  # noqa: F403  (after elementwise: its where also takes one argument)
 from .unary import *  # noqa: F403
 
 # The functions, not the modules: jg.linalg is numpy's namespace (jitgrad/linalg.py).
