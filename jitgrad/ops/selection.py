@@ -13,14 +13,14 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.tensor import Tensor, as_tensor, zeros
-from ..recording import compute, run
+from ..recording import compute, compute_all, run
 from ..strided import layout
 from ..tensor import TensorBase
 from . import elementwise as ew
 from .indexing import GetItem, _check_along, _index_array, _take_along, advanced_index, index_put
 from .movement import astype, basic_index, reshape, stack
 from .reduce import broadcast_to
-from .sorting import _array, along_axis, recorded_arrays
+from .sorting import _array, along_axis
 
 _MODES = ("raise", "wrap", "clip")
 
@@ -98,7 +98,7 @@ def put(a, ind, v, mode="raise") -> None:
     v = as_tensor(v)
     if v.numel() == 0:
         return  # nothing to write, as in numpy
-    a[recorded_arrays(_flat_positions, idx, a.shape)] = _cycled(v, idx.size)
+    a[compute_all(_flat_positions, idx, a.shape)] = _cycled(v, idx.size)
 
 
 def place(arr, mask, vals) -> None:

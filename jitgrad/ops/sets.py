@@ -16,10 +16,10 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.tensor import Tensor, as_tensor
-from ..recording import compute
+from ..recording import compute, compute_all
 from .movement import astype, concatenate, reshape
 from .selection import compress, take_at
-from .sorting import _array, _wrap, recorded_arrays, sort
+from .sorting import _array, _wrap, sort
 
 
 class UniqueAllResult(NamedTuple):
@@ -90,7 +90,7 @@ def unique(
         equal_nan=equal_nan,
         sorted=sorted,
     )
-    first, *rest = recorded_arrays(find, x.numpy())
+    first, *rest = compute_all(find, x.numpy())
     values = take_at(x, first, axis)
     if not (return_index or return_inverse or return_counts):
         return values
@@ -166,7 +166,7 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
     """
     a1, a2 = _flattened(ar1, ar2)
     find = partial(np.intersect1d, assume_unique=assume_unique, return_indices=True)
-    _, first1, first2 = recorded_arrays(find, a1.numpy(), a2.numpy())
+    _, first1, first2 = compute_all(find, a1.numpy(), a2.numpy())
     values = astype(take_at(a1, first1), dtypes.result_type(a1, a2), copy=False)
     return (values, _wrap(first1), _wrap(first2)) if return_indices else values
 

@@ -5,7 +5,7 @@ tensors that carry no gradient. Results that are input values moved to new place
 (``sort``, ``partition``) are ``take_along_axis`` of the input at the positions numpy's
 routine chose, so their gradient flows back to the elements they came from.
 
-Every index array is recorded (``recorded_arrays``): a ``jg.jit`` replay recomputes it
+Every index array is recorded (``compute_all``): a ``jg.jit`` replay recomputes it
 from that call's values, and fails loudly when its shape changed.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
-from ..recording import compute, run
+from ..recording import compute, compute_all
 from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
 from . import elementwise as ew
@@ -33,29 +33,6 @@ def _wrap(array) -> Tensor:
 def _array(value) -> np.ndarray:
     """The numpy array a tensor shares memory with; other values as numpy reads them."""
     return TensorBase.numpy(value) if isinstance(value, TensorBase) else np.asarray(value)
-
-
-def _refill(fn, args, outs: list) -> None:
-    values = fn(*args)
-    if not outs:  # the first call: these arrays become the results
-        outs.extend(np.array(v) for v in values)
-        return
-    for out, value in zip(outs, values, strict=True):
-        if np.shape(value) != out.shape:
-            raise ValueError(
-                f"jg.jit: a result of shape {out.shape} when traced has shape "
-                f"{np.shape(value)} now: its shape depends on the data (nonzero, unique...), "
-                "which a replayed plan cannot follow; call the function without jg.jit"
-            )
-        out[...] = value
-
-
-def recorded_arrays(fn, *args) -> tuple[np.ndarray, ...]:
-    """``fn(*args)``'s tuple of arrays (new arrays), computed once and recorded so that a
-    ``jg.jit`` replay recomputes them all into these same arrays."""
-    outs: list = []
-    run(_refill, fn, args, outs)
-    return tuple(outs)
 
 
 def along_axis(x: Tensor, axis) -> tuple[Tensor, int]:
@@ -222,7 +199,7 @@ def nonzero(a, *, as_tuple: bool | None = None):
     """
     if as_tuple is False:
         return argwhere(a)
-    return tuple(_wrap(i) for i in recorded_arrays(np.nonzero, _array(as_tensor(a))))
+    return tuple(_wrap(i) for i in compute_all(np.nonzero, _array(as_tensor(a))))
 
 
 def flatnonzero(a) -> Tensor:
