@@ -11,9 +11,7 @@ def run(np):
     total_start = u.sum()
     snapshots = []
     for step in range(200):
-        lap = (
-            u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4 * u[1:-1, 1:-1]
-        ) / dx**2
+        lap = (u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4 * u[1:-1, 1:-1]) / dx**2
         u[1:-1, 1:-1] = u[1:-1, 1:-1] + alpha * dt * lap
         if step % 50 == 49:
             snapshots.append(u[n // 2].copy())

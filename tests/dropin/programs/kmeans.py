@@ -4,9 +4,7 @@
 def run(np):
     rng = np.random.default_rng(0)
     centers_true = np.array([[0.0, 0.0], [5.0, 5.0], [0.0, 6.0]])
-    points = np.concatenate(
-        [c + rng.standard_normal((40, 2)) * 0.8 for c in centers_true], axis=0
-    )
+    points = np.concatenate([c + rng.standard_normal((40, 2)) * 0.8 for c in centers_true], axis=0)
     k = 3
     # Forgy initialisation: k distinct points chosen at random.
     start = rng.choice(points.shape[0], size=k, replace=False)
@@ -18,6 +16,7 @@ def run(np):
         new = np.array([points[labels == j].mean(axis=0) for j in range(k)])
         shift = np.abs(new - centroids).max()
         centroids = new
+        iterations = iteration + 1
         if shift < 1e-10:
             break
     inertia = d2[np.arange(len(points)), labels].sum()
@@ -27,5 +26,5 @@ def run(np):
         "centroids": centroids[order],
         "sizes": sizes[order],
         "inertia": inertia,
-        "iterations": iteration + 1,
+        "iterations": iterations,
     }

@@ -15,7 +15,7 @@ def run(np):
     w = np.zeros(d + 1)
     lr = 0.5
     losses = []
-    for epoch in range(100):
+    for _epoch in range(100):
         p = sigmoid(np, X @ w)
         p = np.clip(p, 1e-12, 1 - 1e-12)
         loss = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))

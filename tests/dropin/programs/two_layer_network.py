@@ -12,7 +12,7 @@ def run(np):
     W2 = rng.standard_normal((hidden, 2)) * np.sqrt(1.0 / hidden)
     b2 = np.zeros(2)
     lr, losses = 0.5, []
-    for epoch in range(150):
+    for _epoch in range(150):
         z1 = X @ W1 + b1
         h = np.maximum(z1, 0)
         logits = h @ W2 + b2
