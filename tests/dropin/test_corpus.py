@@ -50,3 +50,25 @@ def test_the_table_names_only_programs_of_the_corpus():
 
 def test_the_corpus_is_large_enough():
     assert len(names()) >= 24
+
+
+@pytest.mark.parametrize(
+    "got, expected",
+    [
+        (numpy.float32([1.0]), numpy.float64([1.0])),  # dtype
+        (numpy.zeros((1, 2)), numpy.zeros(2)),  # shape
+        (numpy.array([3]), numpy.array([4])),  # integers exactly
+        (numpy.array([1.0 + 1e-6]), numpy.array([1.0])),  # float64 to ~1e-7
+        (numpy.float32([1.001]), numpy.float32([1.0])),  # float32 to ~1e-4
+        ("loss 0.25", "loss 0.250"),
+    ],
+)
+def test_the_comparison_catches_differences(got, expected):
+    with pytest.raises(AssertionError):
+        assert_same_result("r", got, expected)
+
+
+def test_the_comparison_allows_rounding_at_the_results_scale():
+    assert_same_result("r", numpy.array([1e6, 5e-4]), numpy.array([1e6 * (1 + 1e-9), 0.0]))
+    assert_same_result("r", numpy.float32([2.0, 0.0]), numpy.float32([2.00001, 1e-7]))
+    assert_same_result("r", numpy.array([numpy.nan, 1.0]), numpy.array([numpy.nan, 1.0]))
