@@ -9,7 +9,11 @@ def run(np):
     quantities = rng.integers(1, 10, size=60)
     names, inverse, counts = np.unique(categories, return_inverse=True, return_counts=True)
     revenue = np.bincount(inverse, weights=prices * quantities)
-    mean_price = np.bincount(inverse, weights=prices) / counts
+    price_sums = np.bincount(inverse, weights=prices, minlength=len(names) + 1)
+    counts_padded = np.append(counts, 0)  # a category with no sales: no mean price
+    mean_price = np.divide(
+        price_sums, counts_padded, out=np.zeros_like(price_sums), where=counts_padded > 0
+    )
     units = np.zeros(len(names), dtype=np.int64)
     np.add.at(units, inverse, quantities)
     # Largest single sale per group, with maximum.at.
