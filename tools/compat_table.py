@@ -19,12 +19,13 @@ from numpy) is called on small float64 tensors that require grad, with the first
 argument patterns (``f(x)``, ``f(x, x)``, ``f(x, 1)``, ...) that both numpy and jitgrad
 accept and for which numpy's result is floating. **yes**: jitgrad's result carries a graph,
 and ``backward()`` of its sum gives the inputs finite gradients. **no**: it carries no
-graph, or its backward fails. **—**: not a question of gradients: numpy's result is not
-floating for any accepted pattern (integers, booleans, indices), or the name is a
-constant, a type, a module, a random draw, I/O, a question about dtypes, a creation from
-shapes, or piecewise constant (``floor``, ``sign``, ...). **?**: no argument pattern worked
-on both sides, so nothing was measured. The probe shows that a gradient flows, not that it
-is right: the op's own tests check its values.
+graph, its backward fails, or jitgrad refuses operands that require grad there. **—**: not
+a question of gradients: numpy's result is not floating for any accepted pattern
+(integers, booleans, indices), or the name is a constant, a type, a module, a random draw,
+I/O, a question about dtypes, a creation from shapes, or piecewise constant (``floor``,
+``sign``, ...). **?**: no argument pattern worked on both sides, so nothing was measured.
+The probe shows that a gradient flows, not that it is right: the op's own tests check its
+values.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ NO_GRADIENT = {
     "ceil", "fix", "floor", "floor_divide", "heaviside", "rint", "round", "around", "sign",
     "trunc", "spacing", "nextafter",
     # I/O and global state
+    "fftfreq", "rfftfreq",
     "fromfile", "genfromtxt", "load", "loadtxt", "save", "savetxt", "savez",
     "savez_compressed", "errstate", "geterr", "geterrcall", "getbufsize", "get_printoptions",
     "printoptions", "set_printoptions", "setbufsize", "seterr", "seterrcall",
@@ -159,9 +161,9 @@ def _takes_floats(numpy_obj) -> bool:
     return any("d" in signature.split("->")[0] for signature in numpy_obj.types)
 
 
-def _leaf(jitgrad, leaves: list):
-    """A fresh operand that requires grad, kept in ``leaves``."""
-    t = jitgrad.tensor(_X.copy(), requires_grad=True)
+def _leaf(jitgrad, leaves: list, requires_grad: bool = True):
+    """A fresh operand, kept in ``leaves``."""
+    t = jitgrad.tensor(_X.copy(), requires_grad=requires_grad)
     leaves.append(t)
     return t
 
@@ -174,17 +176,32 @@ def _gradient(numpy_fn, jitgrad_fn, jitgrad) -> str:
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         for pattern in _PATTERNS:
-            leaves = []
-            leaf = partial(_leaf, jitgrad, leaves)
             try:
                 expected = numpy_fn(*pattern(_X.copy, lambda: np.array(_INDEX)))
-                got = jitgrad_fn(*pattern(leaf, lambda: jitgrad.tensor(_INDEX)))
             except Exception:
                 continue
+            floating = bool(_floating(expected))  # (integers may come of other arguments)
+            leaves = []
+            try:
+                got = jitgrad_fn(*pattern(partial(_leaf, jitgrad, leaves), _index(jitgrad)))
+            except Exception:
+                # Refused for operands that require grad, but runs on plain ones: "no".
+                try:
+                    jitgrad_fn(*pattern(partial(_leaf, jitgrad, [], False), _index(jitgrad)))
+                except Exception:
+                    continue
+                if floating:
+                    return "no"
+                worked = True
+                continue
             worked = True
-            if _floating(expected):  # (an integer result may come of other arguments)
+            if floating:
                 return _backward_reaches(_floating(got), leaves, jitgrad)
     return "—" if worked else "?"
+
+
+def _index(jitgrad):
+    return lambda: jitgrad.tensor(_INDEX)
 
 
 def _backward_reaches(outputs, inputs, jitgrad) -> str:
