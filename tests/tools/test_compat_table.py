@@ -54,3 +54,17 @@ def test_the_probe_says_no_for_a_function_without_a_graph(monkeypatch):
     monkeypatch.setattr(jitgrad, "expm1", detached)
     monkeypatch.setattr(detached, "__module__", "jitgrad.ops.unary", raising=False)
     assert _entry("numpy", "expm1").gradient == "no"
+
+
+def test_the_probe_says_no_for_a_function_that_refuses_operands_requiring_grad(monkeypatch):
+    def refusing(x):
+        if x.requires_grad:
+            raise RuntimeError("no gradients here")
+        return jitgrad.exp(x)
+
+    refusing.__module__ = "jitgrad.ops.unary"
+    monkeypatch.setattr(jitgrad, "expm1", refusing)
+    assert _entry("numpy", "expm1").gradient == "no"
+    monkeypatch.setattr(jitgrad, "expm1", lambda x: 1 / 0)  # runs on nothing: not measured
+    jitgrad.expm1.__module__ = "jitgrad.ops.unary"
+    assert _entry("numpy", "expm1").gradient == "?"
