@@ -13,6 +13,7 @@ import tempfile
 from . import ROWS, Context, isolated, launch_env, serving, startup
 from . import rows as _rows  # noqa: F401  (registers the rows)
 from . import rows_compute as _rows_compute  # noqa: F401
+from . import rows_corpus as _rows_corpus  # noqa: F401
 from .runner import (
     COMPARATORS,
     Result,

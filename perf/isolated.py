@@ -151,7 +151,7 @@ def serve(library: str, quick: bool) -> None:
         return
     about = comparators.about(library, module)  # (before jitgrad changes the environment)
     # The rows import jitgrad: only after the library (see comparators.load).
-    from . import rows, rows_compute  # noqa: F401  (register the rows)
+    from . import rows, rows_compute, rows_corpus  # noqa: F401  (register the rows)
 
     send({"installed": True, "about": about})
     for line in sys.stdin:

@@ -1,0 +1,1 @@
+"""Maintenance scripts of the jitgrad repository (run from its root as ``python -m tools.X``)."""
