@@ -55,7 +55,7 @@ perf: $(COMPARE)
 
 lint: $(STAMP)
 	$(PYTHON) -m pip install --quiet ruff
-	$(VENV)/bin/ruff check jitgrad tests perf
+	$(VENV)/bin/ruff check jitgrad tests perf tools
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
