@@ -8,8 +8,9 @@
 
 # First: numba's start-up without SciPy's import (see _numba_startup).
 from . import _numba_startup  # noqa: F401  isort: skip
-from . import autograd, data, fft, jit, linalg, nn, ops, optim, random
+from . import array_api, autograd, data, fft, jit, linalg, nn, ops, optim, random
 from ._config import config
+from .array_api import __array_api_version__, __array_namespace_info__, from_dlpack
 from .autograd import Tensor, enable_grad, no_grad, set_grad_enabled
 from .creation import (
     arange,
@@ -49,6 +50,7 @@ from .dtypes import (
 from .io import load, save
 from .jit import function
 from .ops import *  # noqa: F403  numpy's spellings: jg.exp, jg.sum, jg.matmul, ...
+from .device import Device
 from .storage import (
     BoolStorage,
     ByteStorage,

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import dtypes
 from ._config import config
+from .device import CPU, Device, check_device
 from .recording import read_value, run
 from .storage import Storage, UntypedStorage, storage_class
 from .storage import kernels as storage_kernels
@@ -443,6 +444,36 @@ class TensorBase:
                 )
             return a.astype(dtype)
         return a.copy() if copy else a
+
+    # The Array API standard's array protocol: its namespace, its device, DLPack (numpy's
+    # own exporter, over the memory this tensor shares with its array: zero-copy).
+
+    def __array_namespace__(self, *, api_version: str | None = None):
+        import jitgrad
+
+        if api_version not in (None, *jitgrad.array_api.SUPPORTED_VERSIONS):
+            raise ValueError(
+                f"jitgrad implements the Array API standard {jitgrad.__array_api_version__}, "
+                f"not {api_version!r}"
+            )
+        return jitgrad
+
+    @property
+    def device(self) -> Device:
+        return CPU
+
+    def to_device(self, device, /, *, stream=None):
+        """This tensor on ``device``: itself, since jitgrad has the CPU only."""
+        check_device(device)
+        return self
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        return self.numpy().__dlpack__(
+            stream=stream, max_version=max_version, dl_device=dl_device, copy=copy
+        )
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.numpy().__dlpack_device__()
 
     def item(self):
         return self._scalar("item()")
