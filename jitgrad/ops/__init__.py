@@ -27,6 +27,7 @@ from .movement import (
     unsqueeze,
     view,
 )
+from .nanfunctions import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .statistics import *  # noqa: F403
 from .unary import *  # noqa: F403

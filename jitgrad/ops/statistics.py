@@ -97,7 +97,9 @@ def order_statistic(numpy_fn, a, q, axis, method, keepdims, weights=None) -> Ten
     low = np.floor(np.where(unknown, 0, quantile))
     gamma = np.where(unknown, 0, quantile - low)
     low = low.astype(np.int64)
-    high = np.minimum(low + 1, flat.shape[-1] - 1)
+    # the next element, but never past a slice's last value that is not nan
+    last = np.maximum(np.sum(~np.isnan(ranks), axis=-1, keepdims=True) - 1, 0)
+    high = np.minimum(low + 1, last)
     work = flat.astype(out_dtype, copy=False)
     below = take_along_axis(work, _wrap(np.take_along_axis(order, low, -1)), -1)
     if method in _DISCRETE_METHODS:
