@@ -18,6 +18,7 @@ from .movement import (
     expand_dims,
     flatten,
     flip,
+    matrix_transpose,
     narrow,
     permute,
     reshape,
@@ -29,6 +30,7 @@ from .movement import (
     view,
 )
 from .nanfunctions import *  # noqa: F403
+from .products import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .statistics import *  # noqa: F403
 from .unary import *  # noqa: F403
