@@ -4,6 +4,7 @@ from . import methods  # noqa: F401  binds operators and methods onto Tensor
 from .calculus import *  # noqa: F403
 from .complex_parts import *  # noqa: F403
 from .elementwise import *  # noqa: F403
+from .histograms import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .movement import (
