@@ -2,6 +2,7 @@
 
 from . import methods  # noqa: F401  binds operators and methods onto Tensor
 from .calculus import *  # noqa: F403
+from .comparison import *  # noqa: F403
 from .complex_parts import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .histograms import *  # noqa: F403
@@ -31,6 +32,7 @@ from .movement import (
     view,
 )
 from .nanfunctions import *  # noqa: F403
+from .polynomial import *  # noqa: F403
 from .products import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .statistics import *  # noqa: F403
