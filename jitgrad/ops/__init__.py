@@ -3,8 +3,11 @@
 from types import ModuleType
 
 from . import methods  # noqa: F401  binds operators and methods onto Tensor
+from .calculus import *  # noqa: F403
+from .comparison import *  # noqa: F403
 from .complex_parts import *  # noqa: F403
 from .elementwise import *  # noqa: F403
+from .histograms import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .movement import (
@@ -19,6 +22,7 @@ from .movement import (
     expand_dims,
     flatten,
     flip,
+    matrix_transpose,
     narrow,
     permute,
     reshape,
@@ -29,10 +33,14 @@ from .movement import (
     unsqueeze,
     view,
 )
+from .nanfunctions import *  # noqa: F403
+from .polynomial import *  # noqa: F403
+from .products import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .selection import *  # noqa: F403
 from .sets import *  # noqa: F403
 from .sorting import *  # noqa: F403  (after elementwise: its where also takes one argument)
+from .statistics import *  # noqa: F403
 from .unary import *  # noqa: F403
 
 # The functions, not the modules: jg.linalg is numpy's namespace (jitgrad/linalg.py).

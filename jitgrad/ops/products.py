@@ -1,0 +1,174 @@
+"""Products of vectors and arrays beyond matmul: numpy's convolve, correlate, cross and
+kron, and the Array API's vecdot. Each is gathers, products and sums of jitgrad ops, so
+gradients in both operands come free.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.tensor import Tensor, as_tensor
+from ..strided import layout
+from .complex_parts import conj
+from .indexing import advanced_index
+from .movement import concatenate, flip, stack
+from .reduce import sum  # noqa: A004
+
+
+def _move_axis(x: Tensor, source: int, destination: int) -> Tensor:
+    """``x`` with dim ``source`` moved to ``destination`` (a view)."""
+    order = [i for i in range(x.ndim) if i != source]
+    order.insert(destination, source)
+    return x.permute(order)
+
+
+def _vectors(a, v) -> tuple[Tensor, Tensor]:
+    a, v = as_tensor(a), as_tensor(v)
+    for name, t in (("a", a), ("v", v)):
+        if t.ndim != 1:
+            raise ValueError(f"object too deep for desired array: {name} must be 1-D, got shape {t.shape}")  # noqa: E501
+        if t.shape[0] == 0:
+            raise ValueError(f"{name} cannot be empty")
+    return a, v
+
+
+def _sliding(a: Tensor, w: Tensor, start: int, length: int) -> Tensor:
+    """Sums ``Σ_i a[j + i - (m - 1)]·w[i]`` (a zero outside) for j in start..start+length:
+    the full correlation of a with w, rows start.. of it."""
+    m = w.shape[0]
+    zeros = as_tensor(np.zeros(m - 1, a.dtype.numpy))
+    padded = concatenate([zeros, a, zeros]) if m > 1 else a
+    windows = np.arange(start, start + length)[:, None] + np.arange(m)[None, :]
+    out = sum(advanced_index(padded, (windows,)) * w, axis=1)
+    return out.astype(dtypes.result_type(a.dtype, w.dtype), copy=False)
+
+
+def _mode_rows(n: int, m: int, mode: str) -> tuple[int, int]:
+    """(first row, count) of the full correlation's rows that ``mode`` keeps."""
+    if mode in ("full", 2):
+        return 0, n + m - 1
+    if mode in ("valid", 0):
+        return min(n, m) - 1, abs(n - m) + 1
+    if mode in ("same", 1):
+        if n >= m:
+            return (m - 1) - m // 2, n
+        # (numpy correlates the other way round and reverses: its rows from the far end)
+        return (n + m - 1) - ((n - 1) - n // 2) - m, m
+    raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+
+
+def correlate(a, v, mode="valid") -> Tensor:
+    """Cross-correlation of two 1-D sequences, ``c[k] = Σ_n a[n+k]·conj(v[n])``, over the
+    lags ``mode`` keeps ('valid', 'same' or 'full'), as numpy.
+
+    >>> import jitgrad as jg
+    >>> jg.correlate(jg.tensor([1.0, 2.0, 3.0]), jg.tensor([0.0, 1.0, 0.5])).tolist()
+    [3.5]
+    """
+    a, v = _vectors(a, v)
+    start, length = _mode_rows(a.shape[0], v.shape[0], mode)
+    return _sliding(a, conj(v) if v.dtype.is_complex else v, start, length)
+
+
+def convolve(a, v, mode="full") -> Tensor:
+    """Discrete linear convolution of two 1-D sequences, over the positions ``mode`` keeps
+    ('full', 'same' or 'valid'), as numpy.
+
+    >>> import jitgrad as jg
+    >>> jg.convolve(jg.tensor([1.0, 2.0, 3.0]), jg.tensor([0.0, 1.0, 0.5])).tolist()
+    [0.0, 1.0, 2.5, 4.0, 1.5]
+    """
+    a, v = _vectors(a, v)
+    if v.shape[0] > a.shape[0]:
+        a, v = v, a  # convolution commutes; numpy centres 'same' on the longer one
+    start, length = _mode_rows(a.shape[0], v.shape[0], mode)
+    return _sliding(a, flip(v, 0), start, length)
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None) -> Tensor:
+    """Cross product of 3-vectors (or 2-vectors, with numpy's deprecation warning) along
+    ``axisa``/``axisb``, the result's vectors along ``axisc`` (all three ``axis`` if given).
+
+    >>> import jitgrad as jg
+    >>> jg.cross(jg.tensor([1.0, 0.0, 0.0]), jg.tensor([0.0, 1.0, 0.0])).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = as_tensor(a), as_tensor(b)
+    if a.ndim < 1 or b.ndim < 1:
+        raise ValueError("At least one array has zero dimension")
+    a = _move_axis(a, layout.normalize_dim(axisa, a.ndim), a.ndim - 1)
+    b = _move_axis(b, layout.normalize_dim(axisb, b.ndim), b.ndim - 1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    if a.shape[-1] == 2 or b.shape[-1] == 2:
+        warnings.warn(
+            "Arrays of 2-dimensional vectors are deprecated. Use arrays of 3-dimensional "
+            "vectors instead. (deprecated in NumPy 2.0)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+    dtype = dtypes.promote_types(a.dtype, b.dtype)
+    a, b = a.astype(dtype, copy=False), b.astype(dtype, copy=False)
+    a0, a1, b0, b1 = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
+    z = a0 * b1 - a1 * b0
+    if a.shape[-1] == 2 and b.shape[-1] == 2:
+        return z
+    a2 = a[..., 2] if a.shape[-1] == 3 else None
+    b2 = b[..., 2] if b.shape[-1] == 3 else None
+    if a2 is None:
+        x, y = a1 * b2, -(a0 * b2)
+    elif b2 is None:
+        x, y = -(a2 * b1), a2 * b0
+    else:
+        x, y = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2
+    out = stack([x, y, z], axis=-1)
+    return _move_axis(out, out.ndim - 1, layout.normalize_dim(axisc, out.ndim))
+
+
+def kron(a, b) -> Tensor:
+    """Kronecker product: blocks of ``b`` scaled by each element of ``a``, with the
+    shorter shape padded by leading 1s.
+
+    >>> import jitgrad as jg
+    >>> jg.kron(jg.tensor([1, 10]), jg.tensor([1, 2, 3])).tolist()
+    [1, 2, 3, 10, 20, 30]
+    """
+    a, b = as_tensor(a), as_tensor(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    nd = max(a.ndim, b.ndim)
+    a_shape = (1,) * (nd - a.ndim) + a.shape
+    b_shape = (1,) * (nd - b.ndim) + b.shape
+    # a's dims at even places, b's at odd: their product, reshaped, is the block matrix
+    spread_a = a.reshape([n for s in a_shape for n in (s, 1)])
+    spread_b = b.reshape([n for s in b_shape for n in (1, s)])
+    return (spread_a * spread_b).reshape([p * q for p, q in zip(a_shape, b_shape, strict=True)])
+
+
+def vecdot(x1, x2, /, *, axis=-1) -> Tensor:
+    """Dot products of vectors along ``axis`` (other dims broadcast), conjugating ``x1``:
+    the Array API's vecdot.
+
+    >>> import jitgrad as jg
+    >>> jg.vecdot(jg.tensor([[1.0, 2.0], [3.0, 4.0]]), jg.tensor([1.0, 1.0])).tolist()
+    [3.0, 7.0]
+    """
+    x1, x2 = as_tensor(x1), as_tensor(x2)
+    if x1.ndim == 0 or x2.ndim == 0:
+        raise ValueError("vecdot: both operands need at least one dimension")
+    x1 = _move_axis(x1, layout.normalize_dim(axis, x1.ndim), x1.ndim - 1)
+    x2 = _move_axis(x2, layout.normalize_dim(axis, x2.ndim), x2.ndim - 1)
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(
+            f"vecdot: the vectors have different lengths, {x1.shape[-1]} and {x2.shape[-1]}"
+        )
+    out = sum((conj(x1) if x1.dtype.is_complex else x1) * x2, axis=-1)
+    return out.astype(dtypes.result_type(x1.dtype, x2.dtype), copy=False)
+
+
+__all__ = ["convolve", "correlate", "cross", "kron", "vecdot"]
