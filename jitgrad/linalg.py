@@ -46,6 +46,8 @@ from .ops.factorizations import (
 from .ops.linalg import einsum, matmul, tensordot
 from .ops.linalg import outer as _outer
 from .ops.movement import diagonal as _diagonal
+from .ops.products import cross as _cross
+from .ops.products import vecdot
 from .ops.movement import matrix_transpose, reshape
 from .ops.unary import abs as _abs
 from .ops.unary import sign
@@ -63,6 +65,7 @@ __all__ = [
     "SlogdetResult",
     "cholesky",
     "cond",
+    "cross",
     "det",
     "diagonal",
     "eig",
@@ -89,6 +92,7 @@ __all__ = [
     "tensorinv",
     "tensorsolve",
     "trace",
+    "vecdot",
 ]
 
 
@@ -378,6 +382,23 @@ def outer(x1, x2) -> Tensor:
     if x1.ndim != 1 or x2.ndim != 1:
         raise ValueError(f"outer: expected two vectors, got shapes {x1.shape} and {x2.shape}")
     return _outer(x1, x2)
+
+
+def cross(x1, x2, /, *, axis: int = -1) -> Tensor:
+    """The cross product of 3-vectors along ``axis`` (other dims broadcast), as
+    ``np.linalg.cross``; differentiable.
+
+    >>> import jitgrad as jg
+    >>> cross(jg.tensor([0.0, 0.0, 1.0]), jg.tensor([1.0, 0.0, 0.0])).tolist()
+    [0.0, 1.0, 0.0]
+    """
+    x1, x2 = as_tensor(x1), as_tensor(x2)
+    if x1.shape[axis] != 3 or x2.shape[axis] != 3:
+        raise ValueError(
+            "Both input arrays must be (arrays of) 3-dimensional vectors, but they are "
+            f"{x1.shape[axis]} and {x2.shape[axis]} dimensional instead."
+        )
+    return _cross(x1, x2, axis=axis)
 
 
 def diagonal(x, *, offset: int = 0) -> Tensor:

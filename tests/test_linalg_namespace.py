@@ -93,6 +93,8 @@ VALUE_CASES = [
     ("matrix_transpose", lambda m: m.matrix_transpose(data((2, 3, 4))), {}),
     ("tensordot", lambda m: m.tensordot(data((2, 3)), data((3, 4)), axes=1), {}),
     ("matmul", lambda m: m.matmul(data((2, 3)), data(3)), {}),
+    ("cross", lambda m: m.cross(data((2, 3)), data(3), axis=-1), {}),
+    ("vecdot", lambda m: m.vecdot(data((2, 3)), data(3)), {}),
     ("det-int", lambda m: m.det(np.array([[2, 1], [1, 3]])), {}),
     ("inv-float32", lambda m: m.inv(spd(3).astype(np.float32)), {}),
     ("svd-float32", lambda m: m.svd(data((3, 2)).astype(np.float32)).S, {}),
@@ -141,6 +143,8 @@ def test_errors_name_the_problem():
         jg.linalg.eig(jg.tensor(data((2, 2)), requires_grad=True))
     with pytest.raises(ValueError, match="Improper number of dimensions"):
         jg.linalg.norm(jg.ones((2, 2, 2)), ord=1)
+    with pytest.raises(ValueError, match="3-dimensional"):
+        jg.linalg.cross(jg.ones(2), jg.ones(2))
     with pytest.raises(TypeError, match="integer"):
         jg.linalg.matrix_power(jg.eye(2), 1.5)
     with pytest.raises(RuntimeError, match="reduced"):
