@@ -102,6 +102,8 @@ class NpzFile(collections.abc.Mapping):
         return self._npz.files
 
     def __getitem__(self, key: str):
+        if self._npz.zip is None:  # numpy's own would fail on None.open
+            raise ValueError(f"read of {key!r} from a closed NpzFile")
         return _tensor(self._npz[key], f"{key!r} in {_name(self._npz.fid)}")
 
     def __iter__(self):
