@@ -14,6 +14,7 @@ only. Numbers of a dtype jitgrad does not have (uint16, uint32, uint64, datetime
 longdouble) raise a ``TypeError`` naming the dtype. Numbers stored in the other byte order
 load as the same values in native order (a copy; a memory map of them is refused), and a
 masked array (``genfromtxt(usemask=True)``) comes back as numpy's masked array.
+The rules, with how ``save`` and ``load`` choose a format, are in docs/file-formats.md.
 """
 
 from __future__ import annotations
@@ -189,8 +190,9 @@ def _write(file, suffix: str, numpy_save, args: tuple, kwds: dict, allow_pickle:
 def loadtxt(fname, dtype=float, comments="#", delimiter=None, converters=None, skiprows=0,
             usecols=None, unpack=False, ndmin=0, encoding=None, max_rows=None, *,
             quotechar=None, like=None):  # fmt: skip
-    """numpy's ``loadtxt`` (every keyword, numpy's parsing), returning a tensor; a tuple of
-    tensors with ``unpack=True``; numpy's array for a structured ``dtype``.
+    """numpy's ``loadtxt`` (every keyword, numpy's parsing), returning a tensor, whose
+    columns unpack into tensors with ``unpack=True`` (``x, y = loadtxt(f, unpack=True)``);
+    numpy's array for a structured ``dtype``.
 
     >>> import io, jitgrad as jg
     >>> jg.loadtxt(io.StringIO("# x y\\n1 2\\n3 4\\n"), dtype=jg.int32)

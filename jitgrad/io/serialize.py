@@ -58,7 +58,8 @@ def save(obj, path, allow_pickle: bool = True, fix_imports: bool = True) -> None
     either order, a name ending in ``.npz`` given second is numpy's ``.npz`` (``savez``: a
     dict's keys name its arrays), a name ending in ``.jg`` is jitgrad's format in either
     order, and any other name given second is jitgrad's format. ``allow_pickle`` is numpy's
-    (object arrays in numpy's files); ``fix_imports`` does nothing, as in numpy.
+    (object arrays in numpy's files); ``fix_imports`` does nothing, as in numpy. The rule
+    is tabled in docs/file-formats.md.
 
     >>> import numpy as np
     >>> path = os.path.join(tempfile.mkdtemp(), "x")

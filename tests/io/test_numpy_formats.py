@@ -348,3 +348,10 @@ def test_bad_buffer_and_missing_file(tmp_path):
         jg.frombuffer(b"abc", dtype="int16")
     with pytest.raises(FileNotFoundError, match="nope.npy"):
         jg.load(tmp_path / "nope.npy")
+
+
+def test_strings_come_back_as_numpys_array_and_npz_names_follow_numpy(tmp_path):
+    words = jg.loadtxt(io.StringIO("a b\nc d\n"), dtype=str)
+    assert type(words) is np.ndarray and words.tolist() == [["a", "b"], ["c", "d"]]
+    jg.save(tmp_path / "x.npz", jg.arange(2))  # numpy's order: np.save appends .npy
+    assert os.listdir(tmp_path) == ["x.npz.npy"]
