@@ -48,6 +48,7 @@ from .dtypes import (
     uint8,
 )
 from .io import load, save
+from .io.numpy_formats import *  # noqa: F403  numpy's files: jg.savez, jg.loadtxt, ...
 from .jit import function
 from .ops import *  # noqa: F403  numpy's spellings: jg.exp, jg.sum, jg.matmul, ...
 from .device import Device

@@ -489,6 +489,13 @@ class TensorBase:
         read_value("tolist()")
         return self.numpy().tolist()
 
+    def tofile(self, fid, sep: str = "", format: str = "%s") -> None:  # noqa: A002  numpy's
+        """Write the elements in C order to ``fid`` (a file name or open file), as numpy's
+        ``ndarray.tofile``: raw bytes, or text between ``sep`` when ``sep`` is given.
+        ``jg.fromfile`` reads them back."""
+        read_value("tofile()")
+        self.numpy().tofile(fid, sep, format)
+
     def __len__(self) -> int:
         if not self._shape:
             raise TypeError("len() of a 0-d tensor")

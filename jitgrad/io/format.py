@@ -65,6 +65,7 @@ reader refuses versions it does not know.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -123,10 +124,23 @@ def layout_file(header: dict, sizes: list[int]) -> tuple[bytes, list[int]]:
 
 
 def write_atomically(path: str, prefix: bytes, blobs: list, offsets: list[int]) -> None:
-    """Write the file next to ``path`` under a temporary name, fsync, then rename it over
-    ``path``; on any failure the temporary file is removed and ``path`` is untouched.
-    As writing in place would, a symbolic link is written through to its target, and an
-    existing file keeps its permission bits."""
+    """Write ``prefix`` then each blob at its file offset (zero bytes between) to ``path``,
+    atomically (see ``replacing``)."""
+    with replacing(path) as f:
+        f.write(prefix)
+        position = len(prefix)
+        for blob, offset in zip(blobs, offsets, strict=True):
+            f.write(b"\0" * (offset - position))
+            f.write(blob)
+            position = offset + len(blob)
+
+
+@contextlib.contextmanager
+def replacing(path: str):
+    """A binary file to write ``path``'s new contents into: written next to ``path`` under a
+    temporary name, fsynced, then renamed over ``path``; on any failure the temporary file
+    is removed and ``path`` is untouched. As writing in place would, a symbolic link is
+    written through to its target, and an existing file keeps its permission bits."""
     asked = path
     if not path:
         raise FileNotFoundError(errno.ENOENT, "an empty path names no file", asked)
@@ -153,12 +167,7 @@ def write_atomically(path: str, prefix: bytes, blobs: list, offsets: list[int]) 
         with os.fdopen(fd, "wb") as f:
             if mode is not None:
                 os.fchmod(f.fileno(), mode)
-            f.write(prefix)
-            position = len(prefix)
-            for blob, offset in zip(blobs, offsets, strict=True):
-                f.write(b"\0" * (offset - position))
-                f.write(blob)
-                position = offset + len(blob)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -191,7 +200,11 @@ def _fsync_directory(directory: str) -> None:
 def header_length(path: str, prefix: bytes, file_size: int) -> int:
     """Check the magic and return the header length, from the file's first 16 bytes."""
     if not MAGIC.startswith(prefix[: len(MAGIC)]):
-        raise FormatError(path, f"not a jitgrad file (magic {prefix[:8]!r}, expected {MAGIC!r})")
+        raise FormatError(
+            path,
+            f"not a jitgrad file (magic {prefix[:8]!r}, expected {MAGIC!r}), nor numpy's "
+            ".npy or .npz; numpy's pickles load only with allow_pickle=True (runs their code)",
+        )
     if file_size < PREFIX.size:
         raise FormatError(path, f"truncated file: {file_size} bytes, shorter than its prefix")
     _, length = PREFIX.unpack(prefix[: PREFIX.size])

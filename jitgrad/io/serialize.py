@@ -15,7 +15,7 @@ from ..autograd.tensor import Tensor
 from ..dtypes import DType, int16, int32, int64
 from ..storage import Storage, UntypedStorage, buffers, storage_class
 from ..strided import layout
-from . import codec
+from . import codec, numpy_formats
 from .format import (
     FORMAT_VERSION,
     PREFIX,
@@ -37,9 +37,9 @@ _OPTIONAL_TENSOR_KEYS = frozenset({"requires_grad"})
 _SWAP_DTYPE = {2: int16, 4: int32, 8: int64}  # byteswap runs on whole words of this width
 
 
-def save(obj, path: str | os.PathLike) -> None:
+def save(obj, path, allow_pickle: bool = True, fix_imports: bool = True) -> None:
     """Save a tensor, or nested dicts, lists and tuples of tensors and plain values
-    (None, bool, int, float, str), to ``path``.
+    (None, bool, int, float, str), to ``path``; or save as numpy does.
 
     Tensors that share a root storage are saved with it once and load sharing it again.
     The file is replaced atomically: a failed save leaves any old file untouched.
@@ -51,7 +51,34 @@ def save(obj, path: str | os.PathLike) -> None:
     >>> state = jg.load(path)
     >>> state["tail"].tolist(), state["tail"].storage() is state["a"].storage()
     ([3.0, 4.0, 5.0], True)
+
+    numpy's order, ``save(file, arr)`` (a file name or object first, the data second), is
+    numpy's ``np.save``: a ``.npy`` file, ``.npy`` appended to a name without it. The format
+    follows the file: a file object or a name ending in ``.npy`` is numpy's ``.npy`` in
+    either order, a name ending in ``.npz`` given second is numpy's ``.npz`` (``savez``: a
+    dict's keys name its arrays), a name ending in ``.jg`` is jitgrad's format in either
+    order, and any other name given second is jitgrad's format. ``allow_pickle`` is numpy's
+    (object arrays in numpy's files); ``fix_imports`` does nothing, as in numpy. The rule
+    is tabled in docs/file-formats.md.
+
+    >>> import numpy as np
+    >>> path = os.path.join(tempfile.mkdtemp(), "x")
+    >>> jg.save(path, jg.arange(3))
+    >>> np.load(path + ".npy")
+    array([0, 1, 2])
     """
+    if not _is_destination(path) and _is_destination(obj):  # numpy's order: save(file, arr)
+        obj, path = path, obj
+        if not _names_suffix(path, ".jg"):
+            numpy_formats.save_npy(path, obj, allow_pickle)
+            return
+    elif hasattr(path, "write") or _names_suffix(path, ".npy"):
+        numpy_formats.save_npy(path, obj, allow_pickle)
+        return
+    elif _names_suffix(path, ".npz"):
+        named = obj if isinstance(obj, dict) else {"arr_0": obj}
+        numpy_formats.savez(path, allow_pickle=allow_pickle, **named)
+        return
     path = _fspath(path)
     roots: list[UntypedStorage] = []
     storages: list[dict] = []
@@ -103,8 +130,10 @@ def save(obj, path: str | os.PathLike) -> None:
     write_atomically(path, prefix, blobs, offsets)
 
 
-def load(path: str | os.PathLike, mmap: bool = False):
-    """Load what ``save`` wrote, with the same storage sharing.
+def load(file, mmap_mode=None, allow_pickle: bool = False, fix_imports: bool = True,
+         encoding: str = "ASCII", *, max_header_size: int = 10000, mmap: bool = False):  # fmt: skip
+    """Load what ``save`` wrote, with the same storage sharing; or what numpy's ``np.save``
+    and ``np.savez`` wrote, as numpy's ``np.load`` does.
 
     ``mmap=False`` reads the bytes into memory. ``mmap=True`` maps the file copy-on-write:
     nothing is read until used, the tensors are writable, and writes never reach the file.
@@ -121,8 +150,34 @@ def load(path: str | os.PathLike, mmap: bool = False):
     >>> x, none, nan = jg.load(path, mmap=False)
     >>> x.tolist(), x.stride(), none, nan
     ([[0, 2], [1, 3]], (1, 2), None, nan)
+
+    The format is read from the file's first bytes, whatever its name, as ``np.load`` does:
+    a ``.npy`` loads as a tensor, an ``.npz`` as an ``NpzFile`` (a mapping of names to
+    tensors), and a file object is read by numpy. The other arguments are numpy's:
+    ``mmap_mode`` ("r", "r+", "c") maps a ``.npy`` into a tensor sharing the memory map
+    (``mmap=True`` is "c"); on a jitgrad file "r" and "c" are ``mmap=True``. Only with
+    ``allow_pickle=True`` does a file that is neither load as numpy's pickle (running its
+    code, as numpy warns).
+
+    >>> import numpy as np
+    >>> np.save(path := os.path.join(tempfile.mkdtemp(), "a.npy"), np.eye(2, dtype="f4"))
+    >>> jg.load(path, mmap_mode="r")
+    tensor([[1., 0.],
+            [0., 1.]], dtype=jitgrad.float32)
     """
-    path = _fspath(path)
+    if numpy_formats.is_numpy_file(file, allow_pickle):
+        mmap_mode = mmap_mode if mmap_mode is not None else "c" if mmap else None
+        return numpy_formats.load_numpy(
+            file, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size
+        )
+    if mmap_mode is not None:
+        if mmap_mode not in ("r", "c"):
+            raise ValueError(
+                f"mmap_mode={mmap_mode!r}: a jitgrad file maps copy-on-write only (mmap_mode "
+                "'r' or 'c', writes stay in memory); save a .npy to map a file written through"
+            )
+        mmap = True
+    path = _fspath(file)
     if os.path.isdir(path):
         raise IsADirectoryError(errno.EISDIR, "is a directory, not a jitgrad file", path)
     if mmap:
@@ -275,6 +330,14 @@ def _build(path: str, header: dict, roots: list[UntypedStorage]):
         return Tensor(storage_of(v), shape, strides, offset).requires_grad_(requires_grad)
 
     return codec.decode(header["object"], path, make_tensor)
+
+
+def _is_destination(obj) -> bool:
+    return isinstance(obj, (str, bytes, os.PathLike)) or hasattr(obj, "write")
+
+
+def _names_suffix(path, suffix: str) -> bool:
+    return isinstance(path, (str, bytes, os.PathLike)) and os.fsdecode(path).endswith(suffix)
 
 
 def _fspath(path) -> str:
