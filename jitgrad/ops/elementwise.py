@@ -340,18 +340,24 @@ class _KnownCall:
         self.converts, self.backward = converts, {}
         self.no_constants = (None,) * len(slots)  # (the constants of calls without any)
         # Where the call's tensors are among its operands: None when all are tensors, the
-        # place of the one tensor, or a getter of their tuple.
+        # place of the one tensor, or a getter of their tuple (empty for constants alone).
         positions = [p for p, slot in enumerate(slots) if slot is not None]
         if len(positions) == len(slots):
             self.tensor_at = None
         elif len(positions) == 1:
             self.tensor_at = positions[0]
+        elif not positions:
+            self.tensor_at = _no_tensors
         else:
             self.tensor_at = operator.itemgetter(*positions)
         out_dtype = out._storage.dtype
         # Integer and bool outputs never carry gradients; complex ones never run kernels.
         self.differentiable = out_dtype.kind == "f"
         self.output_meta = ((out._shape, out_dtype),)
+
+
+def _no_tensors(inputs) -> tuple:
+    return ()
 
 
 _known_calls: dict = {}
