@@ -25,6 +25,7 @@ from ..recording import compute, run
 from ..strided import layout
 from ..tensor import wrap_numpy
 from . import reference
+from .ufunc import make_ufunc, ufunc
 
 
 class Elementwise(Function):
@@ -483,13 +484,10 @@ def _name(op: Elementwise) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in type(op).__name__)[1:]
 
 
-def _op(cls, name: str, doc: str):
-    def op(*args):
-        return cls()(*args)
-
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = doc
-    return op
+def _op(cls, name: str, doc: str, numpy_name: str | None = None):
+    """The function users call: ``cls``'s op as a ufunc (``ufunc.make_ufunc``)."""
+    return make_ufunc(name, len(cls.grad_rules), doc, cls.__module__, op_class=cls,
+                      numpy_name=numpy_name)  # fmt: skip
 
 
 # -- arithmetic ----------------------------------------------------------------------------
