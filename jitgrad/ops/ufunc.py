@@ -215,9 +215,12 @@ def _write(name, o, r, mask, casting, requires):
     from .elementwise import where
 
     o_dtype = o.dtype if isinstance(o, np.ndarray) else o.dtype.numpy
-    shapes = (r.shape, o.shape) if mask is None else (r.shape, mask.shape, o.shape)
-    shape = layout.broadcast_shapes(*shapes)
-    if shape != tuple(o.shape):
+    shape = r.shape if mask is None else layout.broadcast_shapes(r.shape, mask.shape)
+    try:
+        fits = layout.broadcast_shapes(shape, o.shape) == tuple(o.shape)
+    except ValueError:
+        fits = False
+    if not fits:
         raise ValueError(
             f"non-broadcastable output operand with shape {tuple(o.shape)} doesn't match the "
             f"broadcast shape {shape}"
@@ -296,7 +299,8 @@ def reduce(uf, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_
     >>> jg.maximum.reduce(jg.tensor([1.0, 5.0]), initial=9.0).item()
     9.0
     """
-    from . import elementwise, reduce as reductions
+    from . import elementwise
+    from . import reduce as reductions
 
     _binary_only(uf, "reduce")
     t = _operand(array)
@@ -342,7 +346,7 @@ def accumulate(uf, array, axis=0, dtype=None, out=None):
     if name is None or axis is None or t.ndim == 0 or t.numel() == 0:
         return _method_out(uf, _by_numpy(uf, "accumulate", t, axis=axis, dtype=np_dtype), out)
     # numpy's result dtype (add on int8 accumulates in int64), from a one-element probe
-    d = getattr(uf._numpy, "accumulate")(np.zeros(1, t.dtype.numpy), dtype=np_dtype).dtype
+    d = uf._numpy.accumulate(np.zeros(1, t.dtype.numpy), dtype=np_dtype).dtype
     r = getattr(reductions, name)(t, axis, dtype=dtypes.as_dtype(d))
     return _method_out(uf, r, out)
 
@@ -408,7 +412,8 @@ def at(uf, a, indices, b=None, /):
     [2.0, 0.0, 1.0]
     """
     from ..tensor import TensorBase
-    from . import elementwise, indexing, movement, reduce as reductions
+    from . import elementwise, indexing, movement
+    from . import reduce as reductions
 
     if uf._numpy is None:
         raise TypeError(f"{uf.__name__}.at: numpy has no ufunc {uf.__name__}")

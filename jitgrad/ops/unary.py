@@ -16,8 +16,8 @@ from ..autograd.tensor import Tensor
 from ..recording import compute
 from ..tensor import wrap_numpy
 from .elementwise import Elementwise, Piecewise, Test, Unary, _op, logical_and
-from .ufunc import ufunc
 from .movement import clone
+from .ufunc import ufunc
 
 _LN2, _LN10 = math.log(2), math.log(10)
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -556,7 +556,7 @@ class Spacing(Piecewise):
     result = "float"
 
     def f(self, m, x):
-        return m.spacing(x)
+        return m.spacing(x + 0.0)  # (-0.0 + 0.0 is 0.0, whose spacing numpy gives)
 
 
 class NanToNum(Elementwise):
