@@ -29,7 +29,10 @@ _PY_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floor_divide": "//",
 _VMATH_NAMES = {"power": "pow"}
 _NUMPY_UNARY = {"sqrt", "floor", "ceil", "trunc", "rint", "sign", "isfinite", "log2", "log10",
                 "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arctanh",
-                "exp", "expm1", "log", "log1p", "tanh"}  # fmt: skip
+                "exp", "expm1", "log", "log1p", "tanh", "exp2", "cbrt", "signbit", "isinf",
+                "spacing", "arcsinh", "arccosh"}  # fmt: skip
+_NUMPY_BINARY = {"hypot", "copysign", "nextafter", "logaddexp", "logaddexp2", "fmod", "fmax",
+                 "fmin"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -268,6 +271,8 @@ class _Body:
             return f"np.arctan2({a[0]}, {a[1]})"
         if op in _NUMPY_UNARY:
             return f"np.{op}({a[0]})"
+        if op in _NUMPY_BINARY:
+            return f"np.{op}({a[0]}, {a[1]})"
         raise NotImplementedError(f"no kernel code for the operation {op!r}")
 
     def _shift(self, op: str, a: str, b: str) -> str:

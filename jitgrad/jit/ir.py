@@ -139,11 +139,12 @@ class symbolic:  # noqa: N801  a namespace, used like a module
 
 _UNARY = ("exp expm1 log log1p log2 log10 sqrt square reciprocal sin cos tan arcsin arccos "
           "arctan sinh cosh tanh arctanh abs sign negative positive floor ceil trunc rint isnan "
-          "isfinite logical_not invert erf sigmoid softplus").split()  # fmt: skip
+          "isfinite logical_not invert erf sigmoid softplus exp2 cbrt signbit isinf spacing "
+          "arcsinh arccosh").split()  # fmt: skip
 _BINARY = (
     "maximum minimum arctan2 power floor_divide remainder equal not_equal less less_equal "
     "greater greater_equal logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor "
-    "left_shift right_shift"
+    "left_shift right_shift hypot copysign nextafter logaddexp logaddexp2 fmod fmax fmin"
 ).split()
 
 for _name in _UNARY + _BINARY:

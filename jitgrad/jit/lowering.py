@@ -175,7 +175,9 @@ def _launcher(decided: _Decided, out_storages, scalar_type, compiled, slots):
              "shape": where.shape, "out_strides": layout.contiguous_strides(where.shape),
              "kind": scalar_type, "fit": sum_to_as}  # fmt: skip
     xs = [f"x{k}" for k in range(sum(slot is not None for slot in slots))]
-    lines = [f"def launch(op, xs{', gy' if gradients else ''}):", f"    {', '.join(xs)}, = xs"]
+    lines = [f"def launch(op, xs{', gy' if gradients else ''}):"]
+    if xs:  # (an op of constants alone, jg.sqrt(2.0), has no tensor to unpack)
+        lines.append(f"    {', '.join(xs)}, = xs")
     if gradients is not None:  # the incoming gradient is the kernel's last operand
         lines.append(f"    x{len(xs)} = gy")
         xs.append(f"x{len(xs)}")

@@ -25,6 +25,7 @@ from ..recording import compute, run
 from ..strided import layout
 from ..tensor import wrap_numpy
 from . import reference
+from .ufunc import make_ufunc, ufunc
 
 
 class Elementwise(Function):
@@ -340,18 +341,24 @@ class _KnownCall:
         self.converts, self.backward = converts, {}
         self.no_constants = (None,) * len(slots)  # (the constants of calls without any)
         # Where the call's tensors are among its operands: None when all are tensors, the
-        # place of the one tensor, or a getter of their tuple.
+        # place of the one tensor, or a getter of their tuple (empty for constants alone).
         positions = [p for p, slot in enumerate(slots) if slot is not None]
         if len(positions) == len(slots):
             self.tensor_at = None
         elif len(positions) == 1:
             self.tensor_at = positions[0]
+        elif not positions:
+            self.tensor_at = _no_tensors
         else:
             self.tensor_at = operator.itemgetter(*positions)
         out_dtype = out._storage.dtype
         # Integer and bool outputs never carry gradients; complex ones never run kernels.
         self.differentiable = out_dtype.kind == "f"
         self.output_meta = ((out._shape, out_dtype),)
+
+
+def _no_tensors(inputs) -> tuple:
+    return ()
 
 
 _known_calls: dict = {}
@@ -477,13 +484,10 @@ def _name(op: Elementwise) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in type(op).__name__)[1:]
 
 
-def _op(cls, name: str, doc: str):
-    def op(*args):
-        return cls()(*args)
-
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = doc
-    return op
+def _op(cls, name: str, doc: str, numpy_name: str | None = None):
+    """The function users call: ``cls``'s op as a ufunc (``ufunc.make_ufunc``)."""
+    return make_ufunc(name, len(cls.grad_rules), doc, cls.__module__, op_class=cls,
+                      numpy_name=numpy_name)  # fmt: skip
 
 
 # -- arithmetic ----------------------------------------------------------------------------
@@ -653,6 +657,154 @@ class Remainder(Binary):
         return -gy * m.floor_divide(a, b)
 
 
+class Hypot(Binary):
+    result, saves_output = "float", True
+
+    def f(self, m, a, b):
+        return m.hypot(a, b)
+
+    # At the origin, where the norm has no derivative, both gradients are 0 (PyTorch's
+    # subgradient of a norm), not 0/0.
+    def da(self, m, gy, y, a, b):
+        return m.where(y == 0, 0, gy * a / y)
+
+    def db(self, m, gy, y, a, b):
+        return m.where(y == 0, 0, gy * b / y)
+
+
+class Copysign(Binary):
+    """|a| with b's sign; the gradient is PyTorch's: y / a for a (0 at a = 0), none for b."""
+
+    result, saves_output = "float", True
+
+    def f(self, m, a, b):
+        return m.copysign(a, b)
+
+    def da(self, m, gy, y, a, b):
+        return m.where(a == 0, 0, gy * y / a)
+
+    def db(self, m, gy, y, a, b):
+        return gy * 0
+
+
+class Nextafter(Binary):
+    """The next float after a toward b: piecewise constant, so zero gradients."""
+
+    result = "float"
+
+    def f(self, m, a, b):
+        return m.nextafter(a, b)
+
+    def da(self, m, gy, y, a, b):
+        return gy * 0
+
+    db = da
+
+
+class Logaddexp(Binary):
+    result, saves_output = "float", True
+
+    def f(self, m, a, b):
+        return m.logaddexp(a, b)
+
+    def da(self, m, gy, y, a, b):
+        return gy * m.exp(a - y)
+
+    def db(self, m, gy, y, a, b):
+        return gy * m.exp(b - y)
+
+
+class Logaddexp2(Binary):
+    result, saves_output = "float", True
+
+    def f(self, m, a, b):
+        return m.logaddexp2(a, b)
+
+    def da(self, m, gy, y, a, b):
+        return gy * m.exp2(a - y)
+
+    def db(self, m, gy, y, a, b):
+        return gy * m.exp2(b - y)
+
+
+class Fmod(Binary):
+    """C's remainder: the sign of a (numpy's ``fmod``), PyTorch's gradients."""
+
+    on_bool = "int8"
+
+    def f(self, m, a, b):
+        return m.fmod(a, b)
+
+    def da(self, m, gy, y, a, b):
+        return gy
+
+    def db(self, m, gy, y, a, b):
+        return -gy * m.trunc(a / b)
+
+
+# NaN-ignoring maximum and minimum; PyTorch's gradients: a takes it where it wins, ties
+# included, or where b is NaN; b takes the rest.
+class Fmax(Binary):
+    def f(self, m, a, b):
+        return m.fmax(a, b)
+
+    def da(self, m, gy, y, a, b):
+        return m.where((a >= b) | (b != b), gy, 0)
+
+    def db(self, m, gy, y, a, b):
+        return m.where((a >= b) | (b != b), 0, gy)
+
+
+class Fmin(Binary):
+    def f(self, m, a, b):
+        return m.fmin(a, b)
+
+    def da(self, m, gy, y, a, b):
+        return m.where((a <= b) | (b != b), gy, 0)
+
+    def db(self, m, gy, y, a, b):
+        return m.where((a <= b) | (b != b), 0, gy)
+
+
+class Heaviside(Binary):
+    """0 for a < 0, b at a = 0, 1 for a > 0 (NaN stays NaN): zero gradients."""
+
+    result = "float"
+
+    def f(self, m, a, b):
+        return m.where(a < 0, 0, m.where(a > 0, 1, m.where(a == 0, b, a)))
+
+    def da(self, m, gy, y, a, b):
+        return gy * 0
+
+    db = da
+
+
+class Ldexp(Binary):
+    """a * 2 ** b for integer b; the result has a's float dtype, as numpy's ``ldexp``."""
+
+    result = "float"
+
+    def __call__(self, a, b):
+        if getattr(type(a), "formula_namespace", None) is None:
+            kind = _integer_kind(np.asarray(b) if isinstance(b, (list, tuple)) else b)
+            if kind not in ("i", "u", "b"):
+                raise TypeError("ldexp: the exponents b must be integers (as in numpy)")
+        return super().__call__(a, b)
+
+    def _dtype_operands(self, operands):
+        return operands[:1]
+
+    def f(self, m, a, b):
+        return a * m.exp2(b)
+
+    def da(self, m, gy, y, a, b):
+        return gy * m.exp2(b)
+
+    def db(self, m, gy, y, a, b):
+        return gy * 0
+
+
 add = _op(Add, "add", "a + b, broadcasting (numpy's ``add``).")
 subtract = _op(Subtract, "subtract", "a - b, broadcasting.")
 multiply = _op(Multiply, "multiply", "a * b, broadcasting.")
@@ -663,8 +815,84 @@ minimum = _op(Minimum, "minimum", "Elementwise smaller of a and b (NaN propagate
 arctan2 = _op(Arctan2, "arctan2", "Angle of the point (b, a): numpy's arctan2(a, b).")
 floor_divide = _op(FloorDivide, "floor_divide", "a // b, rounding toward minus infinity.")
 remainder = _op(Remainder, "remainder", "a % b with the sign of b (numpy, Python).")
+hypot = _op(Hypot, "hypot", "sqrt(a ** 2 + b ** 2), without overflow.")
+copysign = _op(Copysign, "copysign", "|a| with the sign of b.")
+nextafter = _op(Nextafter, "nextafter", "The next float after a in the direction of b.")
+logaddexp = _op(Logaddexp, "logaddexp", "log(e ** a + e ** b), without overflow.")
+logaddexp2 = _op(Logaddexp2, "logaddexp2", "log2(2 ** a + 2 ** b), without overflow.")
+fmod = _op(Fmod, "fmod", "The remainder of a / b with the sign of a (C's fmod).")
+fmax = _op(Fmax, "fmax", "Elementwise larger of a and b, ignoring NaN unless both are.")
+fmin = _op(Fmin, "fmin", "Elementwise smaller of a and b, ignoring NaN unless both are.")
+heaviside = _op(Heaviside, "heaviside", "0 where a < 0, b where a == 0, 1 where a > 0.")
+ldexp = _op(Ldexp, "ldexp", "a * 2 ** b, b integers.")
+mod, true_divide, pow = remainder, divide, power  # noqa: A001  numpy's and the Array API's
+atan2 = arctan2
 
 
+@ufunc(nin=2)
+def float_power(x1, x2):
+    """x1 ** x2 computed in float64 (complex128 for complex operands), numpy's
+    ``float_power``.
+
+    >>> import jitgrad as jg
+    >>> jg.float_power(jg.tensor([2, 3], dtype=jg.int8), -1).tolist()
+    [0.5, 0.3333333333333333]
+    """
+    return power(*(_in_float64(x) for x in (x1, x2)))
+
+
+def _in_float64(x):
+    from .movement import astype
+
+    if isinstance(x, (bool, int, float)):
+        return float(x)
+    if isinstance(x, complex):
+        return x
+    x = as_tensor(np.asarray(x) if isinstance(x, (list, tuple)) else x)
+    return astype(x, dtypes.complex128 if x.dtype.is_complex else dtypes.float64, copy=False)
+
+
+@ufunc(nin=1, nout=2)
+def frexp(x):
+    """(mantissa, exponent) with x = mantissa * 2 ** exponent and 0.5 <= |mantissa| < 1,
+    numpy's ``frexp``: values of numpy's, without gradient.
+
+    >>> import jitgrad as jg
+    >>> m, e = jg.frexp(jg.tensor([8.0, 0.75]))
+    >>> m.tolist(), e.tolist(), e.dtype
+    ([0.5, 0.75], [4, 0], jitgrad.int32)
+    """
+    x = as_tensor(np.asarray(x) if isinstance(x, (list, tuple)) else x)
+    values = x.detach().numpy()
+    return tuple(wrap_numpy(compute(_frexp_part, values, k), Tensor) for k in (0, 1))
+
+
+def _frexp_part(x, k: int):
+    return np.frexp(x)[k]
+
+
+@ufunc(nin=1, nout=2)
+def modf(x):
+    """(fractional part, integral part), both with x's sign, numpy's ``modf``; the
+    fractional part carries x's gradient.
+
+    >>> import jitgrad as jg
+    >>> f, i = jg.modf(jg.tensor([-2.5, 3.0]))
+    >>> f.tolist(), i.tolist()
+    ([-0.5, 0.0], [-2.0, 3.0])
+    """
+    from . import unary
+
+    x = as_tensor(np.asarray(x) if isinstance(x, (list, tuple)) else x)
+    if x.dtype.kind in "biu":
+        x = x.astype(dtypes.get_default_dtype())
+    whole = unary.trunc(x)
+    # inf's fraction is 0 (not inf - inf); copysign keeps -0.0 for negative whole numbers.
+    fraction = copysign(where(unary.isinf(x), 0, x - whole), x)
+    return fraction, whole
+
+
+@ufunc(nin=2, nout=2)
 def divmod(a, b) -> tuple[Tensor, Tensor]:  # (shadows the builtin here: numpy's name)
     """``(floor_divide(a, b), remainder(a, b))``, numpy's ``divmod``; also what Python's
     ``divmod(t, b)`` and ``divmod(a, t)`` give for tensors. Each part has its op's dtype,
@@ -781,5 +1009,9 @@ __all__ = [
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "arctan2",
     "floor_divide", "remainder", "divmod", "equal", "not_equal", "less", "less_equal", "greater",
     "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "left_shift", "right_shift", "where",
+    "bitwise_xor", "left_shift", "right_shift", "where", "hypot", "copysign", "nextafter",
+    "logaddexp", "logaddexp2", "fmod", "fmax", "fmin", "heaviside", "ldexp", "float_power",
+    "frexp", "modf", "mod", "true_divide", "pow", "atan2", "bitwise_left_shift",
+    "bitwise_right_shift",
 ]  # fmt: skip
+bitwise_left_shift, bitwise_right_shift = left_shift, right_shift

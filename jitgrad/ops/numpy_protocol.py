@@ -23,31 +23,40 @@ tensor's memory, under the rules of jitgrad's in-place ops.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import warnings
 
 import numpy as np
 
 from .. import dtypes
+from .._config import config
 from ..autograd.tensor import as_tensor
 from ..strided import layout
 from ..tensor import TensorBase
 from . import complex_parts, indexing, linalg, movement, reduce, unary
 from . import elementwise as ew
+from .ufunc import is_ufunc
 
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    """numpy ufuncs on tensors (NEP 13): a plain call of one jitgrad has runs as that op
-    (``np.exp(t)`` and ``array + t`` give tensors, with gradients); any other ufunc, call
-    with ``out=``, ``where=`` or ``dtype=``, or method (``reduce``, ``accumulate``,
-    ``outer``, ``at``) is numpy's own on the tensors' arrays."""
+    """numpy ufuncs on tensors (NEP 13): a ufunc jitgrad has runs as that op, keywords
+    (``out=``, ``where=``, ``dtype=``, ``casting=``) and methods (``reduce``, ``accumulate``,
+    ``reduceat``, ``outer``, ``at``) included (``np.exp(t)``, ``array + t`` and
+    ``np.add.at(t, i, v)`` give or write tensors, with gradients); any other ufunc is
+    numpy's own on the tensors' arrays."""
     import jitgrad.ops as ops
 
-    if method == "__call__" and not kwargs:
-        op = _UFUNC_OPS.get(ufunc.__name__)
-        if op is None:
-            op = getattr(ops, _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__), None)
-        if op is not None:
+    op = _UFUNC_OPS.get(ufunc.__name__)
+    if op is None:
+        op = getattr(ops, _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__), None)
+    if op is not None:
+        if method == "__call__" and not kwargs:
             return op(*inputs)
+        if is_ufunc(op) and kwargs.keys() <= _KEYWORDS.get(method, frozenset()):
+            return getattr(op, method)(*inputs, **kwargs) if method != "__call__" else op(
+                *inputs, **kwargs
+            )
     outs = kwargs.get("out", ())
     for x in (*inputs, *outs):
         if hasattr(type(x), "__array_ufunc__") and not isinstance(x, (TensorBase, np.ndarray)):
@@ -60,6 +69,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         _check_numpy_may_write(t, ufunc, method)
     kwargs = {k: v.numpy if isinstance(v, dtypes.DType) else v for k, v in kwargs.items()}
     kwargs = _as_arrays(kwargs)
+    _report_numpy_fallback(ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}")
     result = getattr(ufunc, method)(*_as_arrays(inputs), **kwargs)
     for t in written:
         t._storage._written()
@@ -92,6 +102,26 @@ def _given_out(result, outs, arrays):
 
 
 _UFUNC_ALIASES = {"true_divide": "divide", "absolute": "abs", "mod": "remainder"}
+# The keywords jitgrad's ufuncs take, by method (numpy's others go to numpy's own).
+_KEYWORDS = {
+    "__call__": frozenset({"out", "where", "casting", "order", "dtype", "subok"}),
+    "reduce": frozenset({"axis", "dtype", "out", "keepdims", "initial", "where"}),
+    "accumulate": frozenset({"axis", "dtype", "out"}),
+    "reduceat": frozenset({"axis", "dtype", "out"}),
+    "outer": frozenset({"out", "where", "casting", "order", "dtype", "subok"}),
+    "at": frozenset(),
+}
+
+
+@functools.cache
+def _report_numpy_fallback(name: str) -> None:
+    """With ``JITGRAD_DEBUG`` set, say once per numpy function that it ran as numpy's own."""
+    if config.debug:
+        warnings.warn(
+            f"jitgrad has no numpy.{name}: it ran as numpy's own on the tensors' numpy "
+            "arrays, without gradients",
+            stacklevel=4,
+        )
 
 
 def _rint(x):
@@ -113,6 +143,7 @@ def array_function(self, func, types, args, kwargs):
         return NotImplemented  # another array library's objects take part: let it try
     op = _FUNCTIONS.get(func)
     if op is None:
+        _report_numpy_fallback(func.__name__)
         return func._implementation(*_as_arrays(args), **_as_arrays(kwargs))
     return op(**_numpy_arguments(func, op, args, kwargs))
 

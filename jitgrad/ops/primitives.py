@@ -20,4 +20,8 @@ GRADIENTS = {
     "arctan": un.Arctan, "sinh": un.Sinh, "cosh": un.Cosh, "tanh": un.Tanh,
     "arctanh": un.Arctanh, "sigmoid": un.Sigmoid, "softplus": un.Softplus, "erf": un.Erf,
     "sign": un.Sign, "floor": un.Floor, "ceil": un.Ceil, "trunc": un.Trunc, "rint": un.Round,
+    "exp2": un.Exp2, "cbrt": un.Cbrt, "spacing": un.Spacing, "arcsinh": un.Arcsinh,
+    "arccosh": un.Arccosh, "hypot": ew.Hypot, "copysign": ew.Copysign,
+    "nextafter": ew.Nextafter, "logaddexp": ew.Logaddexp, "logaddexp2": ew.Logaddexp2,
+    "fmod": ew.Fmod, "fmax": ew.Fmax, "fmin": ew.Fmin,
 }  # fmt: skip

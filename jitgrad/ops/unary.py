@@ -15,8 +15,9 @@ from ..autograd.function import Function
 from ..autograd.tensor import Tensor
 from ..recording import compute
 from ..tensor import wrap_numpy
-from .elementwise import Elementwise, Piecewise, Test, Unary, _op
+from .elementwise import Elementwise, Piecewise, Test, Unary, _op, logical_and
 from .movement import clone
+from .ufunc import ufunc
 
 _LN2, _LN10 = math.log(2), math.log(10)
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -260,6 +261,83 @@ class Arctanh(Unary):
         return gy / (1 - x * x)
 
 
+class Arcsinh(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.arcsinh(x)
+
+    def dx(self, m, gy, y, x):
+        return gy / m.sqrt(x * x + 1)
+
+
+class Arccosh(Unary):
+    result = "float"
+
+    def f(self, m, x):
+        return m.arccosh(x)
+
+    def dx(self, m, gy, y, x):
+        return gy / m.sqrt(x * x - 1)
+
+
+class Exp2(Unary):
+    result, saves_output = "float", True
+
+    def f(self, m, x):
+        return m.exp2(x)
+
+    def dx(self, m, gy, y, x):
+        return gy * y * _LN2
+
+
+class Cbrt(Unary):
+    result, saves_output = "float", True
+
+    def f(self, m, x):
+        return m.cbrt(x)
+
+    def dx(self, m, gy, y, x):
+        return gy / (3 * y * y)
+
+
+class Deg2rad(Unary):
+    result, needs_input_values = "float", False
+
+    def f(self, m, x):
+        return x * (math.pi / 180)  # numpy's formula: one multiplication by pi / 180
+
+    def dx(self, m, gy, y, x):
+        return gy * (math.pi / 180)
+
+
+class Rad2deg(Unary):
+    result, needs_input_values = "float", False
+
+    def f(self, m, x):
+        return x * (180 / math.pi)
+
+    def dx(self, m, gy, y, x):
+        return gy * (180 / math.pi)
+
+
+class Fabs(Abs):
+    result = "float"  # numpy's fabs has float loops only: integers give floats
+
+
+class Sinc(Unary):
+    """sin(pi x) / (pi x), 1 at 0 (numpy's normalised sinc)."""
+
+    result, saves_output = "float", True
+
+    def f(self, m, x):
+        t = m.where(x == 0, 1e-20, x) * math.pi  # numpy's way past 0 / 0
+        return m.sin(t) / t
+
+    def dx(self, m, gy, y, x):
+        return m.where(x == 0, 0, gy * (m.cos(x * math.pi) - y) / x)
+
+
 class Sigmoid(Unary):
     result, saves_output = "float", True
 
@@ -462,6 +540,43 @@ class Isfinite(Test):
         return m.isfinite(x)
 
 
+class Isinf(Test):
+    def f(self, m, x):
+        return m.isinf(x)
+
+
+class Signbit(Test):
+    def f(self, m, x):
+        return m.signbit(x)
+
+
+class Spacing(Piecewise):
+    """The distance from x to the next float away from zero (numpy's ``spacing``)."""
+
+    result = "float"
+
+    def f(self, m, x):
+        return m.spacing(x + 0.0)  # (-0.0 + 0.0 is 0.0, whose spacing numpy gives)
+
+
+class NanToNum(Elementwise):
+    """x with NaN, +inf and -inf replaced by the constants ``nan``, ``posinf`` and
+    ``neginf`` (operands, so new values reuse the kernel); the gradient flows where x is
+    finite."""
+
+    grad_rules = ("dx", None, None, None)
+
+    def _dtype_operands(self, operands):
+        return operands[:1]
+
+    def f(self, m, x, nan, posinf, neginf):
+        return m.where(x != x, nan, m.where(x == math.inf, posinf,
+                                            m.where(x == -math.inf, neginf, x)))  # fmt: skip
+
+    def dx(self, m, gy, y, x, nan, posinf, neginf):
+        return m.where(m.isfinite(x), gy, 0)
+
+
 class Invert(Unary):
     """~x: bitwise not of integers, logical not of bools (numpy's ``invert``)."""
 
@@ -498,6 +613,19 @@ sinh = _op(Sinh, "sinh", "Hyperbolic sine.")
 cosh = _op(Cosh, "cosh", "Hyperbolic cosine.")
 tanh = _op(Tanh, "tanh", "Hyperbolic tangent.")
 arctanh = _op(Arctanh, "arctanh", "Inverse hyperbolic tangent.")
+arcsinh = _op(Arcsinh, "arcsinh", "Inverse hyperbolic sine.")
+arccosh = _op(Arccosh, "arccosh", "Inverse hyperbolic cosine.")
+exp2 = _op(Exp2, "exp2", "2 ** x.")
+cbrt = _op(Cbrt, "cbrt", "The real cube root (negative for negative x).")
+deg2rad = _op(Deg2rad, "deg2rad", "Degrees to radians: x * pi / 180.")
+rad2deg = _op(Rad2deg, "rad2deg", "Radians to degrees: x * 180 / pi.")
+radians, degrees = deg2rad, rad2deg
+fabs = _op(Fabs, "fabs", "|x| as a float (numpy's ``fabs``: no complex, integers give floats).")
+sinc = _op(Sinc, "sinc", "sin(pi x) / (pi x), and 1 at 0: numpy's normalised ``sinc``.",
+           numpy_name="")  # (numpy's sinc is a function, not a ufunc)
+isinf = _op(Isinf, "isinf", "True where x is +inf or -inf.")
+signbit = _op(Signbit, "signbit", "True where x's sign bit is set (-0.0 and -nan included).")
+spacing = _op(Spacing, "spacing", "The distance from x to the next float away from zero.")
 sigmoid = _op(Sigmoid, "sigmoid", "1 / (1 + e ** -x), computed without overflow.")
 relu = _op(Relu, "relu", "max(x, 0).")
 silu = _op(Silu, "silu", "x * sigmoid(x).")
@@ -513,6 +641,7 @@ bitwise_not = invert
 logical_not = _op(LogicalNot, "logical_not", "not x, elementwise, as bool.")
 
 
+@ufunc(nin=1)
 def abs(x):  # noqa: A001  numpy's spelling
     """|x|. Complex x gives real magnitudes of the same precision, as numpy.
 
@@ -528,6 +657,7 @@ def abs(x):  # noqa: A001  numpy's spelling
 absolute = abs
 
 
+@ufunc(nin=1)
 def sign(x):
     """-1, 0 or 1 (NaN stays NaN); for complex x, x / |x| (0 at 0), as numpy 2.
 
@@ -542,6 +672,57 @@ def sign(x):
 
 def _is_complex(x) -> bool:
     return isinstance(x, complex) or getattr(getattr(x, "dtype", None), "kind", None) == "c"
+
+
+@ufunc(nin=1, numpy_name="")  # (numpy's isneginf is a function, not a ufunc)
+def isneginf(x):
+    """True where x is -inf.
+
+    >>> import jitgrad as jg
+    >>> jg.isneginf(jg.tensor([-float("inf"), 0.0, float("inf")])).tolist()
+    [True, False, False]
+    """
+    return logical_and(isinf(x), signbit(x))
+
+
+@ufunc(nin=1, numpy_name="")
+def isposinf(x):
+    """True where x is +inf.
+
+    >>> import jitgrad as jg
+    >>> jg.isposinf(jg.tensor([-float("inf"), 0.0, float("inf")])).tolist()
+    [False, False, True]
+    """
+    return logical_and(isinf(x), logical_not(signbit(x)))
+
+
+def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
+    """x with NaN as ``nan``, +inf as ``posinf`` and -inf as ``neginf`` (by default the
+    largest and the most negative finite value of x's dtype), numpy's ``nan_to_num``;
+    ``copy=False`` writes into x. Integers and bools have none: a copy, or x itself.
+    Complex x: the real and imaginary parts each. Differentiable where x is finite.
+
+    >>> import jitgrad as jg
+    >>> jg.nan_to_num(jg.tensor([float("nan"), float("inf"), -1.0]), posinf=9.0).tolist()
+    [0.0, 9.0, -1.0]
+    """
+    from ..autograd.tensor import as_tensor
+    from .ufunc import _write
+
+    t = as_tensor(np.asarray(x) if isinstance(x, (list, tuple)) else x)
+    if t.dtype.is_complex:
+        a = compute(np.nan_to_num, t.numpy(), True, nan, posinf, neginf)
+        result = wrap_numpy(np.asarray(a), Tensor)
+    elif t.dtype.kind in "biu":
+        result = t
+    else:
+        info = np.finfo(t.dtype.numpy)
+        big = float(info.max) if posinf is None else posinf
+        small = float(info.min) if neginf is None else neginf
+        result = NanToNum()(t, nan, big, small)
+    if not copy:
+        return _write("nan_to_num", t, result, None, "unsafe", t.requires_grad)
+    return clone(result) if result is t else result
 
 
 def leaky_relu(x, negative_slope: float = 0.01):
@@ -588,5 +769,12 @@ __all__ = [
     "sqrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
     "cosh", "tanh", "arctanh", "sigmoid", "relu", "leaky_relu", "gelu", "silu", "softplus",
     "erf", "sign", "floor", "ceil", "round", "trunc", "clip", "isnan", "isfinite",
-    "logical_not", "invert", "bitwise_not",
+    "logical_not", "invert", "bitwise_not", "arcsinh", "arccosh", "exp2", "cbrt", "deg2rad",
+    "rad2deg", "radians", "degrees", "fabs", "sinc", "isinf", "signbit", "spacing", "isneginf",
+    "isposinf", "nan_to_num", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+    "bitwise_invert",
 ]  # fmt: skip
+
+# The Array API standard's spellings.
+asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
+bitwise_invert = invert
