@@ -1000,9 +1000,23 @@ class Where(Elementwise):
         return m.where(c, 0, gy)
 
 
-def where(condition, a, b):
-    """``a`` where ``condition`` holds, else ``b`` (broadcasting all three)."""
-    return Where()(condition, a, b)
+def where(condition, x=None, y=None, /):
+    """``x`` where ``condition`` holds, else ``y`` (broadcasting all three, differentiable
+    in ``x`` and ``y``); with ``condition`` alone, numpy's ``nonzero(condition)``.
+
+    >>> import jitgrad as jg
+    >>> jg.where(jg.tensor([True, False]), 1.0, 2.0).tolist()
+    [1.0, 2.0]
+    >>> [t.tolist() for t in jg.where(jg.tensor([0, 3, 4]))]
+    [[1, 2]]
+    """
+    if x is None and y is None:
+        from .sorting import nonzero  # (sorting builds on this module)
+
+        return nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("where: either both or neither of x and y should be given")
+    return Where()(condition, x, y)
 
 
 __all__ = [

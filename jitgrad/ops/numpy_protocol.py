@@ -142,10 +142,44 @@ def array_function(self, func, types, args, kwargs):
     if not all(issubclass(t, (TensorBase, np.ndarray)) for t in types):
         return NotImplemented  # another array library's objects take part: let it try
     op = _FUNCTIONS.get(func)
-    if op is None:
-        _report_numpy_fallback(func.__name__)
-        return func._implementation(*_as_arrays(args), **_as_arrays(kwargs))
-    return op(**_numpy_arguments(func, op, args, kwargs))
+    if op is not None:
+        return op(**_numpy_arguments(func, op, args, kwargs))
+    same = _same_name_functions().get(func)
+    if same is not None:
+        return same(*args, **kwargs)
+    _report_numpy_fallback(func.__name__)
+    return func._implementation(*_as_arrays(args), **_as_arrays(kwargs))
+
+
+@functools.cache
+def _same_name_functions() -> dict:
+    """numpy's function -> jitgrad's of the same name, for the modules whose functions take
+    numpy's signatures (np.piecewise excepted: its functions expect numpy's arrays)."""
+    import jitgrad  # (these build on the modules this one serves)
+
+    from . import (
+        calculus,
+        comparison,
+        histograms,
+        nanfunctions,
+        polynomial,
+        products,
+        selection,
+        sets,
+        sorting,
+        statistics,
+    )
+
+    namespaces = [(np, m) for m in (calculus, comparison, histograms, nanfunctions,
+                                    polynomial, products, selection, sets, sorting, statistics)]
+    namespaces += [(np.linalg, jitgrad.linalg), (np.fft, jitgrad.fft)]
+    found = {}
+    for numpy_namespace, module in namespaces:
+        for name in module.__all__:
+            func = getattr(numpy_namespace, name, None)
+            if hasattr(func, "_implementation") and name != "piecewise":
+                found[func] = getattr(module, name)
+    return found
 
 
 def _as_arrays(obj):
@@ -207,14 +241,6 @@ def _moveaxis(a, source, destination):
     return movement.permute(a, order)
 
 
-def _where(condition, x=None, y=None):
-    if x is None and y is None:  # numpy's one-argument where is nonzero
-        return np.nonzero(TensorBase.numpy(as_tensor(condition)))
-    if x is None or y is None:
-        raise ValueError("where: either both or neither of x and y should be given")
-    return ew.where(condition, x, y)
-
-
 # numpy function -> jitgrad's op, called with numpy's parameter names (numpy's defaults
 # beside them); a numpy parameter missing here must keep numpy's default.
 # fmt: off
@@ -267,7 +293,7 @@ _FUNCTIONS = {
     np.dot: lambda a, b: linalg.dot(a, b),
     np.outer: lambda a, b: linalg.outer(a, b),
     np.tensordot: lambda a, b, axes=2: linalg.tensordot(a, b, axes),
-    np.where: _where,
+    np.where: lambda condition, x=None, y=None: ew.where(condition, x, y),
     np.real: lambda val: complex_parts.real(val),
     np.imag: lambda val: complex_parts.imag(val),
 }

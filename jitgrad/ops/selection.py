@@ -283,15 +283,6 @@ def piecewise(x, condlist, funclist, *args, **kw) -> Tensor:
     return y
 
 
-# numpy's function -> this module's, for numpy_protocol's dispatch of ``np.<name>(tensor)``
-# (each takes numpy's parameter names).
-NUMPY_FUNCTIONS = {
-    np.take: take, np.put: put, np.place: place, np.putmask: putmask, np.choose: choose,
-    np.compress: compress, np.extract: extract, np.select: select,
-}  # fmt: skip
-# (np.piecewise is not among them: its functions get numpy's arrays, as numpy's own do.)
-
-
 # -- Tensor methods ---------------------------------------------------------------------------
 
 METHODS = {

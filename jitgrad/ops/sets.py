@@ -218,16 +218,6 @@ def setxor1d(ar1, ar2, assume_unique=False) -> Tensor:
     return compress(compute(_alone, values.numpy()), values)
 
 
-# numpy's function -> this module's, for numpy_protocol's dispatch of ``np.<name>(tensor)``
-# (each takes numpy's parameter names).
-NUMPY_FUNCTIONS = {
-    np.unique: unique, np.unique_all: unique_all, np.unique_counts: unique_counts,
-    np.unique_inverse: unique_inverse, np.unique_values: unique_values, np.isin: isin,
-    np.intersect1d: intersect1d, np.union1d: union1d, np.setdiff1d: setdiff1d,
-    np.setxor1d: setxor1d,
-}  # fmt: skip
-
-
 __all__ = [
     "unique", "unique_all", "unique_counts", "unique_inverse", "unique_values", "isin",
     "intersect1d", "union1d", "setdiff1d", "setxor1d",

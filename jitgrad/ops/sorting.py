@@ -21,7 +21,6 @@ from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute, compute_all
 from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
-from . import elementwise as ew
 from .indexing import _take_along
 from .movement import reshape, write_through
 
@@ -238,34 +237,6 @@ def count_nonzero(a, axis=None, *, keepdims: bool = False) -> Tensor:
     return _wrap(compute(lambda x: np.asarray(count(x), np.int64), _array(as_tensor(a))))
 
 
-def where(condition, x=None, y=None):
-    """``x`` where ``condition`` holds, else ``y`` (broadcasting all three,
-    differentiable in ``x`` and ``y``); with ``condition`` alone, numpy's
-    ``nonzero(condition)``.
-
-    >>> import jitgrad as jg
-    >>> jg.where(jg.tensor([True, False]), 1.0, 2.0).tolist()
-    [1.0, 2.0]
-    >>> [t.tolist() for t in jg.where(jg.tensor([0, 3, 4]))]
-    [[1, 2]]
-    """
-    if x is None and y is None:
-        return nonzero(condition)
-    if x is None or y is None:
-        raise ValueError("where: either both or neither of x and y should be given")
-    return ew.where(condition, x, y)
-
-
-# numpy's function -> this module's, for numpy_protocol's dispatch of ``np.<name>(tensor)``
-# (each takes numpy's parameter names).
-NUMPY_FUNCTIONS = {
-    np.sort: sort, np.argsort: argsort, np.partition: partition,
-    np.argpartition: argpartition, np.lexsort: lexsort, np.searchsorted: searchsorted,
-    np.nonzero: nonzero, np.flatnonzero: flatnonzero, np.argwhere: argwhere,
-    np.count_nonzero: count_nonzero, np.where: where,
-}  # fmt: skip
-
-
 # -- Tensor methods ---------------------------------------------------------------------------
 
 
@@ -317,5 +288,5 @@ del _name, _method
 
 __all__ = [
     "sort", "argsort", "partition", "argpartition", "lexsort", "searchsorted", "nonzero",
-    "flatnonzero", "argwhere", "count_nonzero", "where",
+    "flatnonzero", "argwhere", "count_nonzero",
 ]  # fmt: skip
