@@ -28,4 +28,5 @@ from .movement import (
     view,
 )
 from .reduce import *  # noqa: F403
+from .shaping import *  # noqa: F403
 from .unary import *  # noqa: F403
