@@ -11,6 +11,7 @@ from . import _numba_startup  # noqa: F401  isort: skip
 from . import autograd, data, jit, nn, ops, optim, random
 from ._config import config
 from .autograd import Tensor, enable_grad, no_grad, set_grad_enabled
+from .creation import *  # noqa: F403  numpy's other creation functions (its __all__)
 from .creation import (
     arange,
     array,

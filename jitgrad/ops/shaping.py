@@ -227,6 +227,19 @@ def unstack(x, /, *, axis: int = 0) -> tuple:
     return tuple(basic_index(x, lead + (i,)) for i in range(x.shape[axis]))
 
 
+def broadcast_arrays(*args, subok: bool = False) -> tuple:
+    """The tensors broadcast against each other: views (of stride 0 along the broadcast
+    axes), as numpy's.
+
+    >>> import jitgrad as jg
+    >>> [t.shape for t in jg.broadcast_arrays(jg.zeros((2, 1)), jg.zeros(3))]
+    [(2, 3), (2, 3)]
+    """
+    tensors = [as_tensor(a) for a in args]
+    shape = layout.broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t if t.shape == shape else broadcast_to(t, shape) for t in tensors)
+
+
 def append(arr, values, axis: int | None = None) -> Tensor:
     """``values`` joined after ``arr`` along ``axis``; both flattened when it is None.
 
@@ -349,21 +362,32 @@ def ravel(a, order: str = "C") -> Tensor:
 
 def memory_ordered(a: Tensor, order: str, who: str) -> Tensor:
     """``a`` as a view whose row-major order is the element order ``order`` names."""
-    order = (order or "C").upper()
-    if order not in ("C", "F", "A", "K"):
-        raise ValueError(f"{who}: order must be one of 'C', 'F', 'A' or 'K', got {order!r}")
-    if order == "A":
-        order = "F" if _is_fortran(a) and not a.is_contiguous() else "C"
-    if order == "F":
-        return permute(a, list(range(a.ndim - 1, -1, -1)))
-    if order == "K":
-        # Axes from the largest stride to the smallest, negative strides read backwards:
-        # memory order, for layouts without overlap.
+    if str(order).upper() == "K":
+        # Memory order reads negative strides backwards.
         backwards = [d for d in range(a.ndim) if a.stride()[d] < 0 and a.shape[d] > 1]
         if backwards:
             a = flip(a, tuple(backwards))
-        return permute(a, _memory_axes(a))
-    return a
+    axes = storage_axes(a.ndim, order, a, who)
+    return a if axes == sorted(axes) else permute(a, axes)
+
+
+def storage_axes(ndim: int, order, prototype: Tensor | None = None, who: str = "") -> list:
+    """The axes from the slowest to the fastest in memory for numpy's ``order``: 'C'
+    row-major, 'F' column-major; given a ``prototype``, 'A' (column-major for a Fortran-
+    but not C-contiguous prototype) and 'K' (the prototype's own axis order, by stride)."""
+    order = "C" if order is None else str(order).upper()
+    if order not in ("C", "F", "A", "K") or (prototype is None and order not in ("C", "F")):
+        allowed = "'C', 'F', 'A' or 'K'" if prototype is not None else "'C' or 'F'"
+        raise ValueError(f"{who or 'order'}: order must be one of {allowed}, got {order!r}")
+    c_order = list(range(ndim))
+    if order == "C" or ndim < 2 or (prototype is not None and prototype.ndim != ndim):
+        return c_order
+    if order == "F":
+        return c_order[::-1]
+    if order == "A":
+        fortran = _is_fortran(prototype) and not prototype.is_contiguous()
+        return c_order[::-1] if fortran else c_order
+    return sorted(c_order, key=lambda d: -abs(prototype.stride()[d]))
 
 
 def _is_fortran(a: Tensor) -> bool:
@@ -645,29 +669,17 @@ def copy(a, order: str = "K", subok: bool = False) -> Tensor:
 
 
 def laid_out(copier, a: Tensor, order: str, who: str) -> Tensor:
-    """``copier(a)`` (a contiguous copy) in the memory order ``order`` names: numpy's
-    'C', 'F', and 'A'/'K' for ``a``'s own order (Fortran or C; 'K' any axis order)."""
-    order = (order or "K").upper()
-    if order not in ("C", "F", "A", "K"):
-        raise ValueError(f"{who}: order must be one of 'C', 'F', 'A' or 'K', got {order!r}")
-    if order == "A":
-        order = "F" if _is_fortran(a) and not a.is_contiguous() else "C"
-    if order == "C":
+    """``copier(a)`` (a contiguous copy) in the memory order ``order`` names."""
+    axes = storage_axes(a.ndim, "K" if order is None else order, a, who)
+    if axes == sorted(axes):
         return copier(a)
-    axes = list(range(a.ndim - 1, -1, -1)) if order == "F" else _memory_axes(a)
-    inverse = np.argsort(axes).tolist()
-    return permute(copier(permute(a, axes)), inverse)
-
-
-def _memory_axes(a: Tensor) -> list[int]:
-    """The axes from the largest absolute stride to the smallest (numpy's 'K' order)."""
-    return sorted(range(a.ndim), key=lambda d: -abs(a.stride()[d]))
+    return permute(copier(permute(a, axes)), np.argsort(axes).tolist())
 
 
 __all__ = [
     "concat", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "row_stack",
-    "dstack", "column_stack", "block", "unstack", "append", "array_split", "hsplit", "vsplit",
-    "dsplit", "moveaxis", "permute_dims", "rollaxis", "ravel", "tile", "repeat", "roll",
-    "rot90", "fliplr", "flipud", "tril", "triu", "diag", "diagflat", "insert", "delete",
-    "resize", "trim_zeros", "copy",
+    "dstack", "column_stack", "block", "unstack", "broadcast_arrays", "append",
+    "array_split", "hsplit", "vsplit", "dsplit", "moveaxis", "permute_dims", "rollaxis",
+    "ravel", "tile", "repeat", "roll", "rot90", "fliplr", "flipud", "tril", "triu", "diag",
+    "diagflat", "insert", "delete", "resize", "trim_zeros", "copy",
 ]  # fmt: skip
