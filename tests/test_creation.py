@@ -81,7 +81,7 @@ def test_matches_numpy(name, args, kwargs):
     got = getattr(jg, name)(*(_converted(a) for a in args), **kwargs)
     check(got, want)
     # (numpy's ranges along a later axis are views of a row-major result: values suffice)
-    if isinstance(want, np.ndarray) and want.ndim > 1 and "space" not in name:
+    if isinstance(want, np.ndarray) and want.ndim > 1 and want.size > 1 and "space" not in name:
         assert got.stride() == element_strides(want), name
 
 
