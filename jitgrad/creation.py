@@ -506,8 +506,16 @@ def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy")
 
 
 class _GridIndexer:
-    """numpy's ``mgrid``/``ogrid``: indexed with slices, ``start:stop:step`` is numpy's
-    ``arange`` and ``start:stop:Nj`` (a complex step) ``N`` points as ``linspace``."""
+    """numpy's ``mgrid`` (one dense grid) and ``ogrid`` (a tuple of broadcastable ones):
+    indexed with slices, ``start:stop:step`` is numpy's ``arange`` and ``start:stop:Nj``
+    (a complex step) ``N`` points as ``linspace``.
+
+    >>> import jitgrad as jg
+    >>> jg.mgrid[0:2, 0:3].shape, jg.mgrid[0:1:3j].tolist()
+    ((2, 2, 3), [0.0, 0.5, 1.0])
+    >>> [t.shape for t in jg.ogrid[0:2, 0:3]]
+    [(2, 1), (1, 3)]
+    """
 
     def __init__(self, grid, name: str):
         self._grid, self._name = grid, name
@@ -535,12 +543,6 @@ def _item(value):
 
 
 mgrid = _GridIndexer(np.mgrid, "mgrid")
-mgrid.__doc__ = """Dense grids: ``jg.mgrid[0:2, 0:3]`` has shape (2, 2, 3).
-
->>> import jitgrad as jg
->>> jg.mgrid[0:1:3j].tolist()
-[0.0, 0.5, 1.0]
-"""
 ogrid = _GridIndexer(np.ogrid, "ogrid")
 
 

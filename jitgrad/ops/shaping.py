@@ -348,8 +348,8 @@ def rollaxis(a, axis: int, start: int = 0) -> Tensor:
 
 def ravel(a, order: str = "C") -> Tensor:
     """The elements in one dimension, read in ``order`` ('C' row-major, 'F' column-major,
-    'A' column-major for a Fortran-contiguous tensor, 'K' memory order): a view when the
-    layout allows, else a copy, as in numpy.
+    'A' column-major for a Fortran-contiguous tensor, 'K' axes in memory order): a view
+    when the layout allows, else a copy, as in numpy.
 
     >>> import jitgrad as jg
     >>> x = jg.tensor([[1, 2], [3, 4]])
@@ -361,12 +361,8 @@ def ravel(a, order: str = "C") -> Tensor:
 
 
 def memory_ordered(a: Tensor, order: str, who: str) -> Tensor:
-    """``a`` as a view whose row-major order is the element order ``order`` names."""
-    if str(order).upper() == "K":
-        # Memory order reads negative strides backwards.
-        backwards = [d for d in range(a.ndim) if a.stride()[d] < 0 and a.shape[d] > 1]
-        if backwards:
-            a = flip(a, tuple(backwards))
+    """``a`` as a view whose row-major order is the element order ``order`` names ('K':
+    axes by decreasing stride size, each read in its own direction, as numpy's)."""
     axes = storage_axes(a.ndim, order, a, who)
     return a if axes == sorted(axes) else permute(a, axes)
 

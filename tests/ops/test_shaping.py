@@ -395,3 +395,25 @@ def test_shapes_vary(shape, reps, shift, k):
     if len(shape) >= 2:
         check(jg.rot90(t, k, axes=(-1, 0)), np.rot90(a, k, axes=(-1, 0)))
     check(jg.resize(t, reps), np.resize(a, reps))
+
+
+LAYOUTS = [
+    lambda a: a,
+    lambda a: a[:, ::-1],
+    lambda a: a.transpose(2, 0, 1)[::-1],
+    lambda a: a[::2, :, 1:3].T,
+    lambda a: a.transpose(1, 2, 0)[:, ::-1],
+]
+
+
+@pytest.mark.parametrize("order", ["C", "F", "A", "K"])
+@pytest.mark.parametrize("view", LAYOUTS)
+def test_ravel_and_copy_orders(view, order):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    v, t = view(a), view(jg.from_numpy(a))
+    got, want = jg.ravel(t, order), np.ravel(v, order)
+    check(got, want)
+    assert shares(got, t) == np.shares_memory(want, a)
+    got, want = jg.copy(t, order), np.copy(v, order)
+    check(got, want)
+    assert got.stride() == tuple(s // want.itemsize for s in want.strides)
