@@ -253,10 +253,12 @@ def _leaf_dtype(value) -> dtypes.DType:
 
 
 def _check_device(device) -> None:
-    if device not in (None, "cpu"):
-        raise ValueError(
-            f"jitgrad tensors live on the CPU: device must be None or 'cpu', got {device!r}"
-        )
+    # Any spelling of the CPU: "cpu", "cpu:0", a device object of type "cpu" (PyTorch's too).
+    if device is None or str(getattr(device, "type", device)).split(":")[0] == "cpu":
+        return
+    raise ValueError(
+        f"jitgrad tensors live on the CPU: device must be None or 'cpu', got {device!r}"
+    )
 
 
 def _laid_out_empty(shape, d: dtypes.DType, axes: list[int]) -> Tensor:
@@ -613,6 +615,15 @@ def _filled_by_numpy(values: np.ndarray, d: dtypes.DType) -> Tensor:
     out = empty(values.shape, d)
     run(np.copyto, out.numpy(), values)
     return out
+
+
+# numpy's function -> this module's, for numpy_protocol's dispatch of ``np.<name>(tensor)``
+# (each takes numpy's parameter names; meshgrid's ``*xi`` is left to numpy's own).
+NUMPY_FUNCTIONS = {
+    np.empty_like: empty_like, np.zeros_like: zeros_like, np.ones_like: ones_like,
+    np.full_like: full_like, np.vander: vander, np.ascontiguousarray: ascontiguousarray,
+    np.asfortranarray: asfortranarray,
+}  # fmt: skip
 
 
 __all__ = [

@@ -417,3 +417,20 @@ def test_ravel_and_copy_orders(view, order):
     got, want = jg.copy(t, order), np.copy(v, order)
     check(got, want)
     assert got.stride() == tuple(s // want.itemsize for s in want.strides)
+
+
+def test_numpy_functions_run_as_jitgrad_ops_once_dispatched(monkeypatch):
+    from jitgrad import creation
+    from jitgrad.ops import numpy_protocol, shaping
+
+    for func, op in {**shaping.NUMPY_FUNCTIONS, **creation.NUMPY_FUNCTIONS}.items():
+        monkeypatch.setitem(numpy_protocol._FUNCTIONS, func, op)
+    x = leaf((2, 3))
+    assert gradcheck(lambda t: np.hstack([t, t * 2], dtype=np.float64), x)
+    assert gradcheck(lambda t: np.block([[t], [t]]), x)
+    assert gradcheck(lambda t: np.tile(np.roll(t, 1, axis=1), (2, 1)), x)
+    assert gradcheck(lambda t: np.insert(np.delete(t, 0, axis=1), 1, t[:, 0], axis=1), x)
+    assert gradcheck(lambda t: np.vander(np.ravel(np.tril(t), order="F")), x)
+    assert gradcheck(lambda t: np.trim_zeros(np.resize(t, 7)) * np.copy(t, order="F")[0, 0], x)
+    assert type(np.zeros_like(x, shape=(2,))) is jg.Tensor
+    assert type(np.array_split(x, 2, axis=1)[0]) is jg.Tensor
