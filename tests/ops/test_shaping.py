@@ -68,6 +68,7 @@ CASES = [
     ("atleast_3d", (np.float64(1.0),), {}),
     ("atleast_3d", (V, B, A), {}),
     ("unstack", (B,), {}),
+    ("broadcast_arrays", (B[:, :1], V, np.float32(2.0)), {}),
     ("unstack", (A,), {"axis": -1}),
     ("append", (B, A[0]), {}),
     ("append", (B, B), {"axis": 0}),
@@ -166,7 +167,7 @@ VIEWS = [
     ("hsplit", (A, 3), {}), ("moveaxis", (A, 0, 1), {}), ("rollaxis", (A, 2), {}),
     ("ravel", (A,), {}), ("rot90", (A,), {}), ("rot90", (A,), {"k": 2}), ("fliplr", (B,), {}),
     ("flipud", (B,), {}), ("diag", (B,), {}), ("trim_zeros", (np.array([0, 1, 0]),), {}),
-    ("permute_dims", (A, (1, 0, 2)), {}),
+    ("permute_dims", (A, (1, 0, 2)), {}), ("broadcast_arrays", (B, V), {}),
 ]  # fmt: skip
 COPIES = [
     ("tile", (B, 1), {}), ("roll", (B, 0), {}), ("ravel", (A.T,), {}), ("copy", (A,), {}),
