@@ -12,6 +12,7 @@ from . import array_api, autograd, data, fft, jit, linalg, nn, ops, optim, rando
 from ._config import config
 from .array_api import __array_api_version__, __array_namespace_info__, from_dlpack
 from .autograd import Tensor, enable_grad, no_grad, set_grad_enabled
+from .creation import *  # noqa: F403  numpy's other creation functions (its __all__)
 from .creation import (
     arange,
     array,

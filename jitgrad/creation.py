@@ -1,14 +1,17 @@
 """Building tensors: from data, from numpy (zero-copy), and numpy's creation functions.
 
-Every function takes ``requires_grad=`` like PyTorch's.
+Every function takes numpy's arguments, and ``requires_grad=`` like PyTorch's.
 """
 
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
 from . import dtypes
 from .autograd.tensor import Tensor
+from .ops import movement, reduce, shaping
 from .recording import run
 from .storage import storage_class
 from .strided import layout
@@ -29,31 +32,73 @@ def from_numpy(a: np.ndarray) -> Tensor:
     return wrap_numpy(a, Tensor)
 
 
-def asarray(obj, dtype=None, copy: bool | None = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of ``obj``, sharing memory when ``obj`` is a tensor or a numpy array of the
-    right dtype (numpy's ``asarray``; ``copy=True`` always copies, ``False`` never does)."""
+def asarray(a, dtype=None, order=None, *, device=None, copy: bool | None = None, like=None,
+            requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """A tensor of ``a``, sharing memory when ``a`` is a tensor or a numpy array of the
+    right dtype and layout (numpy's ``asarray``; ``copy=True`` always copies, ``False``
+    never does). ``order="C"`` or ``"F"`` asks for that contiguous layout (a copy when
+    ``a`` is laid out otherwise); a copy in order ``"K"`` (the default) or ``"A"`` keeps
+    ``a``'s.
+
+    >>> import jitgrad as jg
+    >>> x = jg.ones((2, 3))
+    >>> jg.asarray(x) is x, jg.asarray(x, order="F").stride()
+    (True, (1, 2))
+    """
+    _check_device(device)
+    t = _converted(a, dtype, copy, order, "asarray")
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _converted(obj, dtype, copy: bool | None, order, who: str) -> Tensor:
+    """``obj`` as a tensor of ``dtype`` laid out in ``order``, copied when ``copy`` is
+    True or when needed (an error then if ``copy`` is False)."""
+    order = "K" if order is None else str(order).upper()
+    if order not in ("C", "F", "A", "K"):
+        raise ValueError(f"{who}: order must be one of 'C', 'F', 'A' or 'K', got {order!r}")
+    t = _as_tensor(obj, dtype, copy is False)
+    relaid = order in ("C", "F") and not _laid_out_in(t, order)
+    if relaid and copy is False:
+        raise ValueError(f"{who}: cannot lay the data out in order {order!r} without a copy")
+    if relaid or (copy and _shares_memory(t, obj)):
+        t = shaping.laid_out(movement.clone, t, order, who)
+    return t
+
+
+def _laid_out_in(t: TensorBase, order: str) -> bool:
+    if order == "C":
+        return t.is_contiguous()
+    return layout.is_contiguous(t.shape[::-1], t.stride()[::-1])
+
+
+def _shares_memory(t: Tensor, obj) -> bool:
+    if isinstance(obj, TensorBase):
+        return t._storage is obj._storage
+    return isinstance(obj, np.ndarray) and np.may_share_memory(TensorBase.numpy(t), obj)
+
+
+def _as_tensor(obj, dtype, must_share: bool) -> Tensor:
+    """``obj`` as a tensor, sharing its memory where it can (and ``must_share`` it)."""
     d = None if dtype is None else dtypes.as_dtype(dtype)
     if isinstance(obj, Tensor):
         t = obj
     elif isinstance(obj, TensorBase):
         t = Tensor._make(obj._storage, obj.shape, obj.stride(), obj.storage_offset())
     elif isinstance(obj, np.ndarray):
-        if not obj.dtype.isnative and copy is not False:
+        if not obj.dtype.isnative and not must_share:
             # A copy may as well be in native byte order (numpy's asarray with a native
             # dtype converts so too); sharing the memory cannot (from_numpy says so).
-            obj, copy = obj.astype(obj.dtype.newbyteorder("=")), None
+            obj = obj.astype(obj.dtype.newbyteorder("="))
         t = from_numpy(obj)
-    elif copy is False:
+    elif must_share:
         t = from_numpy(_shared_array(obj, d))
     else:
-        return _from_data(obj, d).requires_grad_(requires_grad)
+        return _from_data(obj, d)
     if d is not None and d is not t.dtype:
-        if copy is False:
+        if must_share:
             raise ValueError(f"cannot turn {t.dtype.name} data into {d.name} without a copy")
         t = t.astype(d)
-    elif copy:
-        t = t.clone()
-    return t.requires_grad_(True) if requires_grad else t
+    return t
 
 
 def _shared_array(obj, d: dtypes.DType | None) -> np.ndarray:
@@ -73,10 +118,40 @@ def _shared_array(obj, d: dtypes.DType | None) -> np.ndarray:
         ) from None
 
 
-def array(obj, dtype=None, copy: bool | None = True, requires_grad: bool = False) -> Tensor:
-    """numpy's ``array``: a copy of ``obj``; ``copy=None`` shares its memory where it can,
-    ``copy=False`` must share it (a ValueError when a copy is needed), as in numpy 2."""
-    return asarray(obj, dtype, copy=copy, requires_grad=requires_grad)
+def array(
+    object,
+    dtype=None,
+    *,
+    copy: bool | None = True,
+    order="K",
+    subok: bool = False,
+    ndmin: int = 0,
+    ndmax: int = 0,
+    like=None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """numpy's ``array``: a copy of ``object``; ``copy=None`` shares its memory where it can,
+    ``copy=False`` must share it (a ValueError when a copy is needed), as in numpy 2.
+    ``ndmin`` prepends axes of length 1; ``order`` lays a copy out ('K' and 'A' as the
+    data is, 'C' row-major, 'F' column-major).
+
+    >>> import jitgrad as jg
+    >>> jg.array([1, 2], ndmin=3).shape
+    (1, 1, 2)
+    """
+    if ndmax:
+        # numpy reads nested sequences only ``ndmax`` levels deep: deeper ones would be
+        # Python objects, which a tensor cannot hold.
+        values = np.array(object, dtype=None if dtype is None else dtypes.as_dtype(dtype).numpy,
+                          ndmax=ndmax)  # fmt: skip
+        if values.dtype == np.object_:
+            raise TypeError(f"array: ndmax={ndmax} leaves Python objects, not numbers")
+        copy = None if copy and not np.may_share_memory(values, object) else copy
+        object = values
+    t = _converted(object, dtype, copy, order, "array")
+    if t.ndim < ndmin:
+        t = movement.reshape(t, (1,) * (ndmin - t.ndim) + t.shape)
+    return t.requires_grad_(True) if requires_grad else t
 
 
 def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
@@ -169,16 +244,45 @@ def _leaf_dtype(value) -> dtypes.DType:
 
 
 # -- numpy's creation functions ------------------------------------------------------------
+#
+# numpy's signatures, with PyTorch's ``requires_grad=`` as a keyword after them. ``order=``
+# lays the tensor out: "C" row-major, "F" column-major (a permuted view of a row-major
+# buffer, which the strides express), "K"/"A" like the prototype of a ``*_like``. ``like=``
+# (numpy's dispatch to another array library) is accepted and changes nothing: the result
+# is a jitgrad tensor.
 
 
-def empty(shape, dtype=None, requires_grad: bool = False) -> Tensor:
-    """An uninitialised contiguous tensor."""
+def _check_device(device) -> None:
+    # Any spelling of the CPU: "cpu", "cpu:0", a device object of type "cpu" (PyTorch's too).
+    if device is None or str(getattr(device, "type", device)).split(":")[0] == "cpu":
+        return
+    raise ValueError(
+        f"jitgrad tensors live on the CPU: device must be None or 'cpu', got {device!r}"
+    )
+
+
+def _laid_out_empty(shape, d: dtypes.DType, axes: list[int]) -> Tensor:
+    buffer = Tensor(storage_class(d)(layout.numel(shape)), tuple(shape[a] for a in axes))
+    return buffer if axes == sorted(axes) else TensorBase.permute(buffer, np.argsort(axes).tolist())
+
+
+def empty(shape, dtype=None, order="C", *, device=None, like=None,
+          requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """An uninitialised tensor, row-major (``order="C"``) or column-major (``"F"``).
+
+    >>> import jitgrad as jg
+    >>> jg.empty((2, 3)).stride(), jg.empty((2, 3), order="F").stride()
+    ((3, 1), (1, 2))
+    """
+    _check_device(device)
     shape = layout.as_shape(shape)
     d = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(dtype)
-    return Tensor(storage_class(d)(layout.numel(shape)), shape, requires_grad=requires_grad)
+    out = _laid_out_empty(shape, d, shaping.storage_axes(len(shape), order))
+    return out.requires_grad_(requires_grad)
 
 
-def full(shape, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None,
+         requires_grad: bool = False) -> Tensor:  # fmt: skip
     """A tensor of ``fill_value`` (a number, or values broadcast to ``shape`` as numpy's
     ``full`` takes them); its dtype follows the value when none is given.
 
@@ -187,47 +291,69 @@ def full(shape, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
     [[1, 2, 3], [1, 2, 3]]
     """
     if isinstance(fill_value, (bool, int, float, complex, np.generic)):
-        out = empty(shape, dtypes.result_type(fill_value) if dtype is None else dtype)
-        return _filled(out, fill_value, requires_grad)
+        d = dtypes.result_type(fill_value) if dtype is None else dtype
+        return _filled(empty(shape, d, order, device=device), fill_value, requires_grad)
     values = asarray(fill_value).detach()
-    out = empty(shape, values.dtype if dtype is None else dtype)
+    out = empty(shape, values.dtype if dtype is None else dtype, order, device=device)
     TensorBase.copy_(out, values.broadcast_to(out.shape))
     return out.requires_grad_(requires_grad)
 
 
-def zeros(shape, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _filled(empty(shape, dtype), 0, requires_grad)
+def zeros(shape, dtype=None, order="C", *, device=None, like=None,
+          requires_grad: bool = False) -> Tensor:  # fmt: skip
+    return _filled(empty(shape, dtype, order, device=device), 0, requires_grad)
 
 
-def ones(shape, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _filled(empty(shape, dtype), 1, requires_grad)
+def ones(shape, dtype=None, order="C", *, device=None, like=None,
+         requires_grad: bool = False) -> Tensor:  # fmt: skip
+    return _filled(empty(shape, dtype, order, device=device), 1, requires_grad)
 
 
-def empty_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
-    t = asarray(t)
-    return empty(t.shape, t.dtype if dtype is None else dtype, requires_grad)
+def empty_like(prototype, dtype=None, order="K", subok: bool = True, shape=None, *,
+               device=None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """An uninitialised tensor of ``prototype``'s shape and dtype (or ``shape``, ``dtype``),
+    laid out as ``prototype`` with ``order="K"`` (numpy's default).
+
+    >>> import jitgrad as jg
+    >>> jg.empty_like(jg.zeros((2, 3)).T).stride()
+    (1, 3)
+    """
+    _check_device(device)
+    t = asarray(prototype)
+    shape = t.shape if shape is None else layout.as_shape(shape)
+    d = t.dtype if dtype is None else dtypes.as_dtype(dtype)
+    out = _laid_out_empty(shape, d, shaping.storage_axes(len(shape), order, t))
+    return out.requires_grad_(requires_grad)
 
 
-def zeros_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _filled(empty_like(t, dtype), 0, requires_grad)
+def zeros_like(a, dtype=None, order="K", subok: bool = True, shape=None, *, device=None,
+               requires_grad: bool = False) -> Tensor:  # fmt: skip
+    out = empty_like(a, dtype, order, subok, shape, device=device)
+    return _filled(out, 0, requires_grad)
 
 
-def ones_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _filled(empty_like(t, dtype), 1, requires_grad)
+def ones_like(a, dtype=None, order="K", subok: bool = True, shape=None, *, device=None,
+              requires_grad: bool = False) -> Tensor:  # fmt: skip
+    out = empty_like(a, dtype, order, subok, shape, device=device)
+    return _filled(out, 1, requires_grad)
 
 
-def full_like(t, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
-    t = asarray(t)
-    return full(t.shape, fill_value, t.dtype if dtype is None else dtype, requires_grad)
+def full_like(a, fill_value, dtype=None, order="K", subok: bool = True, shape=None, *,
+              device=None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    out = empty_like(a, dtype, order, subok, shape, device=device)
+    TensorBase.copy_(out, asarray(fill_value).detach().broadcast_to(out.shape))
+    return out.requires_grad_(requires_grad)
 
 
-def arange(start, stop=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:
+def arange(start, stop=None, step=1, dtype=None, *, device=None, like=None,
+           requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Evenly spaced values in ``[start, stop)``; integers unless a bound is a float.
 
     >>> import jitgrad as jg
     >>> jg.arange(3).tolist(), jg.arange(0, 1, 0.25).tolist()
     ([0, 1, 2], [0.0, 0.25, 0.5, 0.75])
     """
+    _check_device(device)
     if stop is None:
         start, stop = 0, start
     if step is None:
@@ -245,26 +371,239 @@ def arange(start, stop=None, step=1, dtype=None, requires_grad: bool = False) ->
     return _filled_by_numpy(values, d).requires_grad_(requires_grad)
 
 
-def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None,
-             requires_grad: bool = False) -> Tensor:  # fmt: skip
-    """``num`` evenly spaced values from ``start`` to ``stop``, in the default dtype (its
-    complex counterpart for complex bounds) unless ``dtype`` is given."""
+def _plain(value):
+    """A bound of a spaced range as numpy takes it (tensors as their arrays)."""
+    return TensorBase.numpy(value) if isinstance(value, TensorBase) else value
+
+
+def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype=None, axis: int = 0, *, device=None, requires_grad: bool = False):  # fmt: skip
+    """``num`` evenly spaced values from ``start`` to ``stop`` (arrays of bounds give one
+    range per element, along ``axis``), in the default dtype (its complex counterpart for
+    complex bounds) unless ``dtype`` is given; with ``retstep``, also the step.
+
+    >>> import jitgrad as jg
+    >>> jg.linspace(0, 1, 5).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    _check_device(device)
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
+    start, stop = _plain(start), _plain(stop)
     if dtype is not None:
         d = dtypes.as_dtype(dtype)
     elif np.iscomplexobj(start) or np.iscomplexobj(stop):
         d = dtypes.result_type(dtypes.get_default_dtype(), dtypes.complex64)
     else:
         d = dtypes.get_default_dtype()
-    values = np.linspace(start, stop, num, endpoint=endpoint, dtype=d.numpy)
-    return _filled_by_numpy(values, d).requires_grad_(requires_grad)
+    values, step = np.linspace(start, stop, num, endpoint, retstep=True, dtype=d.numpy, axis=axis)
+    out = _filled_by_numpy(values, d).requires_grad_(requires_grad)
+    return (out, step) if retstep else out
 
 
-def eye(n: int, m: int | None = None, k: int = 0, dtype=None, requires_grad=False) -> Tensor:
-    out = zeros((n, n if m is None else m), dtype)
+def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
+             axis: int = 0) -> Tensor:  # fmt: skip
+    """``base ** linspace(start, stop, num)``: numpy's values and dtype.
+
+    >>> import jitgrad as jg
+    >>> jg.logspace(0, 2, 3).tolist()
+    [1.0, 10.0, 100.0]
+    """
+    d = None if dtype is None else dtypes.as_dtype(dtype).numpy
+    values = np.logspace(_plain(start), _plain(stop), num, endpoint, _plain(base), d, axis)
+    return _numpy_values(values)
+
+
+def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None,
+              axis: int = 0) -> Tensor:  # fmt: skip
+    """``num`` values from ``start`` to ``stop`` in geometric progression: numpy's values
+    and dtype.
+
+    >>> import jitgrad as jg
+    >>> jg.geomspace(1, 1000, 4).tolist()
+    [1.0, 10.0, 100.0, 1000.0]
+    """
+    d = None if dtype is None else dtypes.as_dtype(dtype).numpy
+    return _numpy_values(np.geomspace(_plain(start), _plain(stop), num, endpoint, d, axis))
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype=None, order="C", *, device=None,
+        like=None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Ones on the ``k``-th diagonal of an ``N`` by ``M`` matrix of zeros."""
+    out = zeros((N, N if M is None else M), dtype, order, device=device)
     TensorBase.fill_(out.diagonal(k), 1)
     return out.requires_grad_(requires_grad)
+
+
+def identity(n: int, dtype=None, *, like=None, requires_grad: bool = False) -> Tensor:
+    """The ``n`` by ``n`` identity matrix.
+
+    >>> import jitgrad as jg
+    >>> jg.identity(2, dtype=int).tolist()
+    [[1, 0], [0, 1]]
+    """
+    return eye(n, dtype=dtype, requires_grad=requires_grad)
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype=float, *, like=None) -> Tensor:
+    """Ones at and below the ``k``-th diagonal of an ``N`` by ``M`` matrix, zeros above.
+
+    >>> import jitgrad as jg
+    >>> jg.tri(2, 3).tolist()
+    [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]
+    """
+    return _numpy_values(np.tri(N, M, k, dtype=dtypes.as_dtype(dtype).numpy))
+
+
+def indices(dimensions, dtype=int, sparse: bool = False):
+    """The index of each position of a grid of shape ``dimensions``, one row per axis (an
+    array of shape ``(len(dimensions), *dimensions)``), or, ``sparse``, a tuple of
+    broadcastable ones.
+
+    >>> import jitgrad as jg
+    >>> jg.indices((2, 2)).tolist()
+    [[[0, 0], [1, 1]], [[0, 1], [0, 1]]]
+    """
+    grid = np.indices(tuple(dimensions), dtype=dtypes.as_dtype(dtype).numpy, sparse=sparse)
+    return tuple(map(_numpy_values, grid)) if sparse else _numpy_values(grid)
+
+
+def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
+    """``function`` called with one tensor of coordinates per axis of ``shape``, as numpy's
+    ``fromfunction`` (whatever it returns is the result).
+
+    >>> import jitgrad as jg
+    >>> jg.fromfunction(lambda i, j: i * 10 + j, (2, 3), dtype=int).tolist()
+    [[0, 1, 2], [10, 11, 12]]
+    """
+    grid = indices(shape, dtype=dtype)
+    return function(*(shaping.unstack(grid) if grid.shape[0] else ()), **kwargs)
+
+
+def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> tuple:
+    """Coordinate tensors from coordinate vectors: ``indexing="xy"`` (Cartesian: the first
+    two axes swapped) or ``"ij"`` (matrix). ``sparse`` keeps each one broadcastable
+    instead of full; ``copy=False`` gives views (broadcast ones when not sparse).
+    Gradients reach the vectors.
+
+    >>> import jitgrad as jg
+    >>> x, y = jg.meshgrid(jg.tensor([1, 2, 3]), jg.tensor([4, 5]))
+    >>> x.tolist(), y.tolist()
+    ([[1, 2, 3], [1, 2, 3]], [[4, 4, 4], [5, 5, 5]])
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    ndim = len(xi)
+    ones = (1,) * ndim
+    places = list(range(ndim))
+    if indexing == "xy" and ndim > 1:
+        places[0], places[1] = 1, 0
+    output = [
+        movement.reshape(asarray(x), ones[:p] + (-1,) + ones[p + 1 :])
+        for x, p in zip(xi, places, strict=True)
+    ]
+    if not sparse:
+        output = list(shaping.broadcast_arrays(*output))
+    return tuple(movement.clone(t) for t in output) if copy else tuple(output)
+
+
+class _GridIndexer:
+    """numpy's ``mgrid`` (one dense grid) and ``ogrid`` (a tuple of broadcastable ones):
+    indexed with slices, ``start:stop:step`` is numpy's ``arange`` and ``start:stop:Nj``
+    (a complex step) ``N`` points as ``linspace``.
+
+    >>> import jitgrad as jg
+    >>> jg.mgrid[0:2, 0:3].shape, jg.mgrid[0:1:3j].tolist()
+    ((2, 2, 3), [0.0, 0.5, 1.0])
+    >>> [t.shape for t in jg.ogrid[0:2, 0:3]]
+    [(2, 1), (1, 3)]
+    """
+
+    def __init__(self, grid, name: str):
+        self._grid, self._name = grid, name
+
+    def __getitem__(self, key):
+        values = self._grid[_plain_key(key)]
+        if isinstance(values, (tuple, list)):
+            return tuple(map(_numpy_values, values))
+        return _numpy_values(values)
+
+    def __repr__(self) -> str:
+        return f"jitgrad.{self._name}"
+
+
+def _plain_key(key):
+    if isinstance(key, tuple):
+        return tuple(map(_plain_key, key))
+    if isinstance(key, slice):
+        return slice(*(_item(v) for v in (key.start, key.stop, key.step)))
+    return _item(key)
+
+
+def _item(value):
+    return value.item() if isinstance(value, TensorBase) else value
+
+
+mgrid = _GridIndexer(np.mgrid, "mgrid")
+ogrid = _GridIndexer(np.ogrid, "ogrid")
+
+
+def vander(x, N: int | None = None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix of the vector ``x``: columns ``x**(N-1), ..., x, 1`` (the
+    other way round when ``increasing``), in numpy's dtype (integers stay integers, in
+    int64). Gradients reach ``x``.
+
+    >>> import jitgrad as jg
+    >>> jg.vander(jg.tensor([1, 2, 3]), 3).tolist()
+    [[1, 1, 1], [4, 2, 1], [9, 3, 1]]
+    """
+    x = asarray(x)
+    if x.ndim != 1:
+        raise ValueError(f"vander: x must be a one-dimensional tensor or sequence, got {x.ndim}-d")
+    n = x.shape[0]
+    N = n if N is None else operator.index(N)
+    if N < 0:
+        raise ValueError(f"vander: N must be non-negative, got {N}")
+    d = dtypes.from_numpy_dtype(np.promote_types(x.dtype.numpy, np.int64))
+    if N == 0:
+        return zeros((n, 0), d)
+    x = movement.astype(x, d, copy=False)
+    powers = [ones((n, 1), d), reduce.broadcast_to(movement.reshape(x, (n, 1)), (n, N - 1))]
+    columns = reduce.cumprod(movement.concatenate(powers, 1), 1)
+    return columns if increasing else movement.contiguous(movement.flip(columns, 1))
+
+
+def ascontiguousarray(a, dtype=None, *, like=None) -> Tensor:
+    """``a`` as a row-major contiguous tensor of at least one dimension: ``a`` itself when
+    it already is one.
+
+    >>> import jitgrad as jg
+    >>> jg.ascontiguousarray(jg.ones((2, 3)).T).stride()
+    (2, 1)
+    """
+    t = asarray(a, dtype)
+    return movement.contiguous(movement.reshape(t, 1) if t.ndim == 0 else t)
+
+
+def asfortranarray(a, dtype=None, *, like=None) -> Tensor:
+    """``a`` as a column-major (Fortran) contiguous tensor of at least one dimension:
+    ``a`` itself when it already is one.
+
+    >>> import jitgrad as jg
+    >>> jg.asfortranarray(jg.ones((2, 3))).stride()
+    (1, 2)
+    """
+    t = asarray(a, dtype)
+    t = movement.reshape(t, 1) if t.ndim == 0 else t
+    if layout.is_contiguous(t.shape[::-1], t.stride()[::-1]):
+        return t
+    return shaping.copy(t, order="F")
+
+
+def _numpy_values(values: np.ndarray) -> Tensor:
+    """numpy's freshly computed ``values`` as a tensor of their dtype."""
+    values = np.asarray(values)
+    return _filled_by_numpy(values, dtypes.from_numpy_dtype(values.dtype))
 
 
 def _filled(t: Tensor, value, requires_grad: bool) -> Tensor:
@@ -276,3 +615,20 @@ def _filled_by_numpy(values: np.ndarray, d: dtypes.DType) -> Tensor:
     out = empty(values.shape, d)
     run(np.copyto, out.numpy(), values)
     return out
+
+
+# numpy's function -> this module's, for numpy_protocol's dispatch of ``np.<name>(tensor)``
+# (each takes numpy's parameter names; meshgrid's ``*xi`` is left to numpy's own).
+NUMPY_FUNCTIONS = {
+    np.empty_like: empty_like, np.zeros_like: zeros_like, np.ones_like: ones_like,
+    np.full_like: full_like, np.vander: vander, np.ascontiguousarray: ascontiguousarray,
+    np.asfortranarray: asfortranarray,
+}  # fmt: skip
+
+
+__all__ = [
+    "from_numpy", "asarray", "array", "tensor", "empty", "full", "zeros", "ones",
+    "empty_like", "zeros_like", "ones_like", "full_like", "arange", "linspace", "logspace",
+    "geomspace", "eye", "identity", "tri", "indices", "fromfunction", "meshgrid", "mgrid",
+    "ogrid", "vander", "ascontiguousarray", "asfortranarray",
+]  # fmt: skip

@@ -39,6 +39,7 @@ from .products import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .selection import *  # noqa: F403
 from .sets import *  # noqa: F403
+from .shaping import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .statistics import *  # noqa: F403
 from .unary import *  # noqa: F403

@@ -5,7 +5,8 @@ advanced indexing, a copy) and its adjoint ``ScatterAdd`` (``np.add.at`` into ze
 element picked twice gets both gradients). Each is the other's backward, so gradients of
 any order come free. ``take_along_axis``/``gather`` and the copying modes of ``pad`` are
 ``GetItem`` with a key built for them; ``split`` is basic views, and so is the gradient
-of constant ``pad``.
+of constant ``pad``; the modes linear in the values (mean, linear ramps, odd reflections)
+take numpy's values and send gradients back through each axis's padding matrix.
 """
 
 from __future__ import annotations
@@ -421,9 +422,16 @@ def split(x, indices_or_sections, axis: int = 0) -> list[Tensor]:
     >>> [t.tolist() for t in jg.split(jg.arange(6), [1, 4])]
     [[0], [1, 2, 3], [4, 5]]
     """
+    return split_views(x, indices_or_sections, axis, equal=True)
+
+
+def split_views(x, indices_or_sections, axis: int, equal: bool) -> list[Tensor]:
+    """The views of ``split`` (``equal``) and ``array_split`` (sections that may differ by
+    one: the first ``n % N`` get one element more, as in numpy)."""
+    who = "split" if equal else "array_split"
     x = as_tensor(x)
     if x.ndim == 0:
-        raise ValueError("split needs a tensor with at least one dimension, got a 0-d tensor")
+        raise ValueError(f"{who} needs a tensor with at least one dimension, got a 0-d tensor")
     axis = layout.normalize_dim(axis, x.ndim)
     n = x.shape[axis]
     if isinstance(indices_or_sections, (TensorBase, np.ndarray)):
@@ -431,26 +439,34 @@ def split(x, indices_or_sections, axis: int = 0) -> list[Tensor]:
     if hasattr(indices_or_sections, "__index__"):
         sections = operator.index(indices_or_sections)
         if sections <= 0:
-            raise ValueError(f"split: the number of sections must be positive, got {sections}")
-        if n % sections:
+            raise ValueError(f"{who}: the number of sections must be positive, got {sections}")
+        if equal and n % sections:
             raise ValueError(
-                f"split: axis {axis} of size {n} does not divide into {sections} equal sections"
+                f"split: axis {axis} of size {n} does not divide into {sections} equal "
+                "sections; array_split allows unequal ones"
             )
-        bounds = [i * (n // sections) for i in range(sections + 1)]
+        size, longer = divmod(n, sections)
+        bounds = [i * size + min(i, longer) for i in range(sections + 1)]
     else:
         try:
             bounds = [0, *(operator.index(p) for p in indices_or_sections), n]
         except TypeError:
             raise TypeError(
-                "split: indices_or_sections must be an integer or a sequence of integers, "
+                f"{who}: indices_or_sections must be an integer or a sequence of integers, "
                 f"got {indices_or_sections!r}"
             ) from None
     lead = (slice(None),) * axis
     return [basic_index(x, lead + (slice(a, b),)) for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
-_COPYING_MODES = ("edge", "reflect", "symmetric", "wrap")
-_OTHER_NUMPY_MODES = ("linear_ramp", "maximum", "mean", "median", "minimum", "empty")
+# numpy's pad modes and the keywords each takes.
+_MODE_KEYWORDS = {
+    "constant": ("constant_values",), "empty": (), "edge": (), "wrap": (),
+    "reflect": ("reflect_type",), "symmetric": ("reflect_type",),
+    "linear_ramp": ("end_values",),
+    "maximum": ("stat_length",), "minimum": ("stat_length",),
+    "mean": ("stat_length",), "median": ("stat_length",),
+}  # fmt: skip
 
 
 def _pairs(values, ndim: int, name: str) -> np.ndarray:
@@ -469,18 +485,7 @@ def _pairs(values, ndim: int, name: str) -> np.ndarray:
     )
 
 
-def pad(x, pad_width, mode: str = "constant", constant_values=0) -> Tensor:
-    """numpy's ``pad`` for the modes ``"constant"``, ``"edge"``, ``"reflect"``,
-    ``"symmetric"`` and ``"wrap"``. ``pad_width`` is an int, a ``(before, after)`` pair,
-    one pair per axis, or a dict ``{axis: int or pair}`` (other axes unpadded).
-
-    >>> import jitgrad as jg
-    >>> jg.pad(jg.tensor([1, 2, 3]), (1, 2)).tolist()
-    [0, 1, 2, 3, 0, 0]
-    >>> jg.pad(jg.tensor([1, 2, 3]), 2, mode="reflect").tolist()
-    [3, 2, 1, 2, 3, 2, 1]
-    """
-    x = as_tensor(x)
+def _pad_widths(x: Tensor, pad_width) -> tuple:
     if isinstance(pad_width, dict):  # {axis: width or (before, after)}; others get none
         pairs = [(0, 0)] * x.ndim
         for axis, width in pad_width.items():
@@ -491,27 +496,151 @@ def pad(x, pad_width, mode: str = "constant", constant_values=0) -> Tensor:
         raise TypeError(f"pad: pad_width must be integers, got {pad_width!r}")
     if (widths < 0).any():
         raise ValueError(f"pad: pad_width cannot be negative, got {pad_width!r}")
-    widths = tuple((int(b), int(a)) for b, a in widths)
-    if x.ndim == 0 and mode in ("constant", *_COPYING_MODES):
+    return tuple((int(b), int(a)) for b, a in widths)
+
+
+def _numpy_pad(a, widths, mode, kwargs):
+    return np.pad(a, widths, mode=mode, **kwargs)
+
+
+def _axis_pad_matrix(n: int, width, mode: str, kwargs: dict, axis: int, ndim: int):
+    """The matrix ``M`` of one axis's padding when it is linear in the values (the constant
+    part of ``linear_ramp`` aside): numpy's pad of the identity's columns."""
+    per_axis = {k: _pairs(v, ndim, k)[axis] if k != "reflect_type" else v
+                for k, v in kwargs.items()}  # fmt: skip
+    if "end_values" in per_axis:
+        per_axis["end_values"] = 0  # the ramp's constant part has no gradient
+    if "stat_length" in per_axis:
+        per_axis["stat_length"] = (tuple(per_axis["stat_length"]), (1, 1))
+    return np.pad(np.eye(n), (width, (0, 0)), mode=mode, **per_axis)
+
+
+def _along(matrix: Tensor, t: Tensor, axis: int) -> Tensor:
+    """``matrix`` applied to each line of ``t`` along ``axis``."""
+    from .linalg import tensordot
+
+    moved = tensordot(matrix, t, ([1], [axis]))
+    order = list(range(1, t.ndim))
+    order.insert(axis, 0)
+    return moved.permute(order)
+
+
+class LinearPad(Function):
+    """numpy's pad in a mode linear in the values (``mean``, ``linear_ramp``, odd
+    ``reflect`` and ``symmetric``): numpy's values forward; backward, the transposed
+    per-axis matrices, last axis first (numpy pads the axes in order)."""
+
+    needs_input_values = False
+
+    def __init__(self, widths, mode: str, kwargs: dict):
+        self.widths, self.mode, self.kwargs = widths, mode, kwargs
+
+    def forward(self, x):
+        return _wrap(compute(_numpy_pad, x.numpy(), self.widths, self.mode, self.kwargs))
+
+    def backward(self, gy):
+        shape = self.inputs[0].shape
+        for axis in reversed(range(gy.ndim)):
+            if any(self.widths[axis]):
+                m = _axis_pad_matrix(shape[axis], self.widths[axis], self.mode, self.kwargs,
+                                     axis, gy.ndim)  # fmt: skip
+                gy = _along(_wrap(m.T.astype(gy.dtype.numpy)), gy, axis)
+        return gy
+
+
+def _order_statistics(a, axis: int, side: int, width, length, mode: str):
+    """The indices along ``axis`` of the elements a pad in ``mode`` copies (maximum,
+    minimum) or averages (median: two middle ones) on ``side`` (0 before, 1 after),
+    repeated over the padded width: two arrays, equal but for an even median."""
+    n = a.shape[axis]
+    length = n if length is None else min(int(length), n)
+    if length <= 0:
+        raise ValueError("stat_length of 0 yields no value for padding")
+    start = 0 if side == 0 else n - length
+    chunk = np.take(a, np.arange(start, start + length), axis=axis)
+    if mode == "median":
+        order = np.argsort(chunk, axis=axis, kind="stable")
+        picks = [np.take(order, [(length - 1) // 2], axis), np.take(order, [length // 2], axis)]
+    else:
+        pick = np.argmax if mode == "maximum" else np.argmin
+        picks = [pick(chunk, axis=axis, keepdims=True)] * 2
+    return np.stack([np.repeat(p + start, width[side], axis=axis) for p in picks])
+
+
+def _stat_pad(x: Tensor, widths, mode: str, stat_length) -> Tensor:
+    """``maximum``, ``minimum`` and ``median`` pads, axis by axis, as gathers of the elements
+    numpy's statistic picks: the gradient reaches them."""
+    lengths = _pairs(np.array(stat_length, dtype=object), x.ndim, "stat_length")
+    for axis, width in enumerate(widths):
+        if not any(width):
+            continue
+        sides = [
+            compute(_order_statistics, x.numpy(), axis, side, width, lengths[axis][side], mode)
+            for side in (0, 1)
+        ]
+        centre = np.arange(x.shape[axis]).reshape([-1 if d == axis else 1 for d in range(x.ndim)])
+        centre = np.broadcast_to(centre, x.shape)
+        keys = [np.concatenate([sides[0][i], centre, sides[1][i]], axis=axis) for i in (0, 1)]
+        low = _take_along(x, keys[0], axis)
+        x = low if mode != "median" else (low + _take_along(x, keys[1], axis)) / 2
+    return x
+
+
+def pad(x, pad_width, mode: str = "constant", constant_values=None, **kwargs) -> Tensor:
+    """numpy's ``pad``, every mode: ``"constant"`` (``constant_values``), ``"edge"``,
+    ``"reflect"`` and ``"symmetric"`` (``reflect_type``), ``"wrap"``, ``"linear_ramp"``
+    (``end_values``), ``"maximum"``, ``"minimum"``, ``"mean"``, ``"median"``
+    (``stat_length``) and ``"empty"`` (zeros here). ``pad_width`` is an int, a
+    ``(before, after)`` pair, one pair per axis, or a dict ``{axis: int or pair}`` (other
+    axes unpadded). Gradients reach the input in every mode; ``"median"`` pads of integer
+    tensors (numpy's rounded means) are numpy's values without one.
+
+    >>> import jitgrad as jg
+    >>> jg.pad(jg.tensor([1, 2, 3]), (1, 2)).tolist()
+    [0, 1, 2, 3, 0, 0]
+    >>> jg.pad(jg.tensor([1, 2, 3]), 2, mode="reflect").tolist()
+    [3, 2, 1, 2, 3, 2, 1]
+    >>> jg.pad(jg.tensor([1.0, 2.0]), (2, 1), mode="linear_ramp", end_values=5).tolist()
+    [5.0, 3.0, 1.0, 2.0, 5.0]
+    """
+    x = as_tensor(x)
+    widths = _pad_widths(x, pad_width)
+    if callable(mode):
+        raise NotImplementedError("pad: a function as mode is numpy's only; pad x.numpy()")
+    if mode not in _MODE_KEYWORDS:
+        raise ValueError(f"pad: unknown mode {mode!r}; use one of {list(_MODE_KEYWORDS)}")
+    # numpy's np.pad on tensors passes constant_values=0 whatever the mode: that one is
+    # taken as not given.
+    if constant_values is not None and (mode == "constant" or np.any(constant_values != 0)):
+        kwargs["constant_values"] = constant_values
+    unsupported = set(kwargs) - set(_MODE_KEYWORDS[mode])
+    if unsupported:
+        raise ValueError(f"pad: unsupported keyword arguments for mode {mode!r}: {unsupported}")
+    if x.ndim == 0:
         return clone(x)  # nothing to pad, as in numpy
-    if mode == "constant":
-        values = _pairs(constant_values, x.ndim, "constant_values")
+    if mode in ("constant", "empty"):
+        values = _pairs(kwargs.get("constant_values", 0), x.ndim, "constant_values")
         return Pad(widths, tuple(map(tuple, values.tolist())))(x)
-    if mode in _COPYING_MODES:
-        for d, (n, w) in enumerate(zip(x.shape, widths, strict=True)):
-            if n == 0 and any(w):
-                raise ValueError(f"pad: cannot extend the empty axis {d} with mode {mode!r}")
+    for d, (n, w) in enumerate(zip(x.shape, widths, strict=True)):
+        if n == 0 and any(w):
+            raise ValueError(
+                f"pad: cannot extend the empty axis {d} with mode {mode!r}: only 'constant' "
+                "and 'empty' can"
+            )
+    odd = kwargs.get("reflect_type", "even")
+    if odd not in ("even", "odd"):
+        raise ValueError(f"pad: reflect_type must be 'even' or 'odd', got {odd!r}")
+    if mode in ("edge", "wrap") or (mode in ("reflect", "symmetric") and odd == "even"):
         # Every output element copies one input element, axis by axis: an outer index.
         key = np.ix_(
             *(np.pad(np.arange(n), w, mode=mode) for n, w in zip(x.shape, widths, strict=True))
         )
         return GetItem(key)(x)
-    if mode in _OTHER_NUMPY_MODES:
-        raise NotImplementedError(
-            f"pad: mode {mode!r} is not implemented; use one of 'constant', "
-            + ", ".join(repr(m) for m in _COPYING_MODES)
-        )
-    raise ValueError(f"pad: unknown mode {mode!r}")
+    if mode in ("maximum", "minimum") or (mode == "median" and x.dtype.kind in "fc"):
+        return _stat_pad(x, widths, mode, kwargs.get("stat_length"))
+    if mode == "median":
+        return _wrap(compute(_numpy_pad, x.numpy(), widths, mode, kwargs))
+    return LinearPad(widths, mode, kwargs)(x)
 
 
 __all__ = ["take_along_axis", "gather", "split", "pad"]
