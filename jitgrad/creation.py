@@ -11,6 +11,7 @@ import numpy as np
 
 from . import dtypes
 from .autograd.tensor import Tensor
+from .device import check_device
 from .ops import movement, reduce, shaping
 from .recording import run
 from .storage import storage_class
@@ -45,7 +46,7 @@ def asarray(a, dtype=None, order=None, *, device=None, copy: bool | None = None,
     >>> jg.asarray(x) is x, jg.asarray(x, order="F").stride()
     (True, (1, 2))
     """
-    _check_device(device)
+    check_device(device)
     t = _converted(a, dtype, copy, order, "asarray")
     return t.requires_grad_(True) if requires_grad else t
 
@@ -252,15 +253,6 @@ def _leaf_dtype(value) -> dtypes.DType:
 # is a jitgrad tensor.
 
 
-def _check_device(device) -> None:
-    # Any spelling of the CPU: "cpu", "cpu:0", a device object of type "cpu" (PyTorch's too).
-    if device is None or str(getattr(device, "type", device)).split(":")[0] == "cpu":
-        return
-    raise ValueError(
-        f"jitgrad tensors live on the CPU: device must be None or 'cpu', got {device!r}"
-    )
-
-
 def _laid_out_empty(shape, d: dtypes.DType, axes: list[int]) -> Tensor:
     buffer = Tensor(storage_class(d)(layout.numel(shape)), tuple(shape[a] for a in axes))
     return buffer if axes == sorted(axes) else TensorBase.permute(buffer, np.argsort(axes).tolist())
@@ -274,7 +266,7 @@ def empty(shape, dtype=None, order="C", *, device=None, like=None,
     >>> jg.empty((2, 3)).stride(), jg.empty((2, 3), order="F").stride()
     ((3, 1), (1, 2))
     """
-    _check_device(device)
+    check_device(device)
     shape = layout.as_shape(shape)
     d = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(dtype)
     out = _laid_out_empty(shape, d, shaping.storage_axes(len(shape), order))
@@ -318,7 +310,7 @@ def empty_like(prototype, dtype=None, order="K", subok: bool = True, shape=None,
     >>> jg.empty_like(jg.zeros((2, 3)).T).stride()
     (1, 3)
     """
-    _check_device(device)
+    check_device(device)
     t = asarray(prototype)
     shape = t.shape if shape is None else layout.as_shape(shape)
     d = t.dtype if dtype is None else dtypes.as_dtype(dtype)
@@ -353,7 +345,7 @@ def arange(start, stop=None, step=1, dtype=None, *, device=None, like=None,
     >>> jg.arange(3).tolist(), jg.arange(0, 1, 0.25).tolist()
     ([0, 1, 2], [0.0, 0.25, 0.5, 0.75])
     """
-    _check_device(device)
+    check_device(device)
     if stop is None:
         start, stop = 0, start
     if step is None:
@@ -386,7 +378,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     >>> jg.linspace(0, 1, 5).tolist()
     [0.0, 0.25, 0.5, 0.75, 1.0]
     """
-    _check_device(device)
+    check_device(device)
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     start, stop = _plain(start), _plain(stop)
@@ -617,13 +609,6 @@ def _filled_by_numpy(values: np.ndarray, d: dtypes.DType) -> Tensor:
     return out
 
 
-# numpy's function -> this module's, for numpy_protocol's dispatch of ``np.<name>(tensor)``
-# (each takes numpy's parameter names; meshgrid's ``*xi`` is left to numpy's own).
-NUMPY_FUNCTIONS = {
-    np.empty_like: empty_like, np.zeros_like: zeros_like, np.ones_like: ones_like,
-    np.full_like: full_like, np.vander: vander, np.ascontiguousarray: ascontiguousarray,
-    np.asfortranarray: asfortranarray,
-}  # fmt: skip
 
 
 __all__ = [

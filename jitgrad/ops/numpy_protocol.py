@@ -32,7 +32,6 @@ import numpy as np
 from .. import dtypes
 from .._config import config
 from ..autograd.tensor import as_tensor
-from ..strided import layout
 from ..tensor import TensorBase
 from . import complex_parts, indexing, linalg, movement, reduce, unary
 from . import elementwise as ew
@@ -155,8 +154,7 @@ def array_function(self, func, types, args, kwargs):
 def _same_name_functions() -> dict:
     """numpy's function -> jitgrad's of the same name, for the modules whose functions take
     numpy's signatures (np.piecewise excepted: its functions expect numpy's arrays)."""
-    import jitgrad  # (these build on the modules this one serves)
-
+    from .. import creation, fft, linalg  # (these build on the ops: imported when first asked)
     from . import (
         calculus,
         comparison,
@@ -166,14 +164,16 @@ def _same_name_functions() -> dict:
         products,
         selection,
         sets,
+        shaping,
         sorting,
         statistics,
     )
 
-    namespaces = [(np, m) for m in (calculus, comparison, histograms, nanfunctions,
-                                    polynomial, products, selection, sets, sorting, statistics)]
-    namespaces += [(np.linalg, jitgrad.linalg), (np.fft, jitgrad.fft)]
-    found = {}
+    namespaces = [(np, m) for m in (calculus, comparison, creation, histograms, nanfunctions,
+                                    polynomial, products, selection, sets, shaping, sorting,
+                                    statistics)]
+    namespaces += [(np.linalg, linalg), (np.fft, fft)]
+    found = {np.pad: indexing.pad}
     for numpy_namespace, module in namespaces:
         for name in module.__all__:
             func = getattr(numpy_namespace, name, None)
@@ -229,18 +229,6 @@ def _computed_in(dtype, op, x, *args, **kwargs):
     return movement.astype(op(x, *args, **kwargs), dtype, copy=False)
 
 
-def _moveaxis(a, source, destination):
-    a = as_tensor(a)
-    source = [layout.normalize_dim(d, a.ndim) for d in np.atleast_1d(source).tolist()]
-    destination = [layout.normalize_dim(d, a.ndim) for d in np.atleast_1d(destination).tolist()]
-    if len(source) != len(destination):
-        raise ValueError("moveaxis: source and destination must have the same number of axes")
-    order = [d for d in range(a.ndim) if d not in source]
-    for dest, src in sorted(zip(destination, source)):
-        order.insert(dest, src)
-    return movement.permute(a, order)
-
-
 # numpy function -> jitgrad's op, called with numpy's parameter names (numpy's defaults
 # beside them); a numpy parameter missing here must keep numpy's default.
 # fmt: off
@@ -269,11 +257,9 @@ _FUNCTIONS = {
     np.transpose: lambda a, axes=None:
         movement.transpose(a) if axes is None else movement.permute(a, axes),
     np.reshape: lambda a, shape: movement.reshape(a, shape),
-    np.ravel: lambda a: movement.reshape(a, -1),
     np.squeeze: lambda a, axis=None: movement.squeeze(a, axis),
     np.expand_dims: lambda a, axis: movement.expand_dims(a, axis),
     np.swapaxes: lambda a, axis1, axis2: movement.swapaxes(a, axis1, axis2),
-    np.moveaxis: _moveaxis,
     np.flip: lambda m, axis=None: movement.flip(m, axis),
     np.diagonal: lambda a, offset=0, axis1=0, axis2=1: movement.diagonal(a, offset, axis1, axis2),
     np.trace: lambda a, offset=0, axis1=0, axis2=1, dtype=None:
@@ -284,8 +270,6 @@ _FUNCTIONS = {
     np.split: lambda ary, indices_or_sections, axis=0:
         indexing.split(ary, indices_or_sections, axis),
     np.take_along_axis: lambda arr, indices, axis=-1: indexing.take_along_axis(arr, indices, axis),
-    np.pad: lambda array, pad_width, mode="constant", constant_values=0:
-        indexing.pad(array, pad_width, mode, constant_values),
     np.clip: lambda a, a_min=None, a_max=None, min=None, max=None:
         unary.clip(a, a_min if min is None else min, a_max if max is None else max),
     np.round: lambda a, decimals=0: unary.round(a, decimals),

@@ -672,17 +672,6 @@ def laid_out(copier, a: Tensor, order: str, who: str) -> Tensor:
     return permute(copier(permute(a, axes)), np.argsort(axes).tolist())
 
 
-# numpy's function -> this module's, for numpy_protocol's dispatch of ``np.<name>(tensor)``
-# (each takes numpy's parameter names; those of ``*arrays`` are left to numpy's own).
-NUMPY_FUNCTIONS = {
-    np.hstack: hstack, np.vstack: vstack, np.dstack: dstack, np.column_stack: column_stack,
-    np.block: block, np.unstack: unstack, np.append: append, np.array_split: array_split,
-    np.hsplit: hsplit, np.vsplit: vsplit, np.dsplit: dsplit, np.moveaxis: moveaxis,
-    np.rollaxis: rollaxis, np.ravel: ravel, np.tile: tile, np.repeat: repeat, np.roll: roll,
-    np.rot90: rot90, np.fliplr: fliplr, np.flipud: flipud, np.tril: tril, np.triu: triu,
-    np.diag: diag, np.diagflat: diagflat, np.insert: insert, np.delete: delete,
-    np.resize: resize, np.trim_zeros: trim_zeros, np.copy: copy,
-}  # fmt: skip
 
 
 __all__ = [
