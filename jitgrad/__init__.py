@@ -8,28 +8,14 @@
 
 # First: numba's start-up without SciPy's import (see _numba_startup).
 from . import _numba_startup  # noqa: F401  isort: skip
+
+import numpy as np  # noqa: E402  isort: skip
 from . import array_api, autograd, data, fft, jit, linalg, nn, ops, optim, random
 from ._config import config
 from .array_api import __array_api_version__, __array_namespace_info__, from_dlpack
 from .autograd import Tensor, enable_grad, no_grad, set_grad_enabled
 from .creation import *  # noqa: F403  numpy's other creation functions (its __all__)
-from .creation import (
-    arange,
-    array,
-    asarray,
-    empty,
-    empty_like,
-    eye,
-    from_numpy,
-    full,
-    full_like,
-    linspace,
-    ones,
-    ones_like,
-    tensor,
-    zeros,
-    zeros_like,
-)
+from .device import Device
 from .dtypes import (
     DType,
     bool_,
@@ -52,7 +38,6 @@ from .io import load, save
 from .io.numpy_formats import *  # noqa: F403  numpy's files: jg.savez, jg.loadtxt, ...
 from .jit import function
 from .ops import *  # noqa: F403  numpy's spellings: jg.exp, jg.sum, jg.matmul, ...
-from .device import Device
 from .storage import (
     BoolStorage,
     ByteStorage,
@@ -72,6 +57,10 @@ from .storage import (
 bool = bool_  # noqa: A001  numpy 2 and PyTorch both spell it jg.bool
 half, double, long, short = float16, float64, int64, int16
 cfloat, cdouble = complex64, complex128
+
+# numpy's floating-point error settings, for the numpy routines jitgrad runs; jitgrad's
+# kernels compute as numpy's defaults say (inf and nan results) and never warn or raise.
+errstate, geterr, seterr = np.errstate, np.geterr, np.seterr
 
 __version__ = "0.1.0"
 

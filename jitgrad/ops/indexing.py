@@ -18,7 +18,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor
-from ..recording import compute, run
+from ..recording import compute, compute_all, run
 from ..strided import layout
 from ..tensor import TensorBase, assigned_array, wrap_numpy
 from .movement import basic_index, clone
@@ -643,4 +643,31 @@ def pad(x, pad_width, mode: str = "constant", constant_values=None, **kwargs) ->
     return LinearPad(widths, mode, kwargs)(x)
 
 
-__all__ = ["take_along_axis", "gather", "split", "pad"]
+def unravel_index(indices, shape, order: str = "C") -> tuple[Tensor, ...]:
+    """numpy's ``unravel_index``: the coordinates in an array of ``shape`` of flat
+    ``indices``, one int64 tensor per dimension.
+
+    >>> import jitgrad as jg
+    >>> [t.tolist() for t in jg.unravel_index(jg.tensor([5, 7]), (3, 4))]
+    [[1, 1], [1, 3]]
+    """
+    flat = indices.numpy() if isinstance(indices, TensorBase) else indices
+    coordinates = compute_all(lambda i: np.unravel_index(i, shape, order), flat)
+    return tuple(_wrap(c) for c in coordinates)
+
+
+def ravel_multi_index(multi_index, dims, mode="raise", order: str = "C") -> Tensor:
+    """numpy's ``ravel_multi_index``: the flat indices of coordinates in an array of shape
+    ``dims``, an int64 tensor.
+
+    >>> import jitgrad as jg
+    >>> jg.ravel_multi_index((jg.tensor([1, 1]), jg.tensor([1, 3])), (3, 4)).tolist()
+    [5, 7]
+    """
+    coordinates = [c.numpy() if isinstance(c, TensorBase) else c for c in multi_index]
+    return _wrap(
+        compute(lambda *c: np.ravel_multi_index(c, dims, mode=mode, order=order), *coordinates)
+    )
+
+
+__all__ = ["take_along_axis", "gather", "split", "pad", "unravel_index", "ravel_multi_index"]

@@ -173,7 +173,11 @@ def _same_name_functions() -> dict:
                                     polynomial, products, selection, sets, shaping, sorting,
                                     statistics)]
     namespaces += [(np.linalg, linalg), (np.fft, fft)]
-    found = {np.pad: indexing.pad}
+    found = {
+        np.pad: indexing.pad,
+        np.unravel_index: indexing.unravel_index,
+        np.ravel_multi_index: indexing.ravel_multi_index,
+    }
     for numpy_namespace, module in namespaces:
         for name in module.__all__:
             func = getattr(numpy_namespace, name, None)

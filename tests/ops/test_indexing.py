@@ -699,3 +699,18 @@ def test_jitted_advanced_assignment_from_an_overlapping_view_reads_each_calls_va
     for scale in (1.0, 2.0, 3.0):
         expected = step(jg.arange(5.0) * scale, jg.tensor([0, 1])).tolist()
         assert jitted(jg.arange(5.0) * scale, jg.tensor([0, 1])).tolist() == expected
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_unravel_and_ravel_multi_index_match_numpy(order):
+    flat = np.array([0, 5, 11, 7])
+    got = jg.unravel_index(jg.tensor(flat), (3, 4), order)
+    expected = np.unravel_index(flat, (3, 4), order)
+    for g, e in zip(got, expected, strict=True):
+        assert g.dtype.numpy == e.dtype
+        np.testing.assert_array_equal(g.numpy(), e)
+    back = jg.ravel_multi_index(got, (3, 4), order=order)
+    np.testing.assert_array_equal(back.numpy(), flat)
+    assert [int(c) for c in np.unravel_index(jg.tensor(7), (3, 4))] == [1, 3]
+    with pytest.raises(ValueError, match="invalid entry"):
+        jg.ravel_multi_index((jg.tensor([3]), jg.tensor([0])), (3, 4))
