@@ -1,0 +1,123 @@
+"""PyTorch's keyword names on numpy's functions, in one place.
+
+jitgrad's functions take numpy's parameter names (``axis``, ``keepdims``, ``axis1``).
+``@torch_keywords`` lets each also take PyTorch's (``dim``, ``keepdim``, ``dim1``), so
+``jg.sum(x, dim=1, keepdim=True)`` and ``jg.cat(xs, dim=0)`` read as they do in PyTorch.
+``@values_and_indices`` makes ``dim=`` select PyTorch's meaning where the two libraries
+differ: ``x.max(1)`` is numpy's maximum values, ``x.max(dim=1)`` PyTorch's
+``(values, indices)``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections import namedtuple
+
+# PyTorch's keyword -> numpy's parameter name, for every parameter a function has.
+TORCH_NAMES = {"dim": "axis", "keepdim": "keepdims", "dim1": "axis1", "dim2": "axis2"}
+
+
+def torch_keywords(fn=None, **extra):
+    """Decorate ``fn`` so that PyTorch's keywords stand for numpy's parameters it has.
+
+    ``extra`` adds function-specific names (``dims="axis"`` for ``flip``). Giving both
+    names of one parameter is a TypeError naming both.
+
+    >>> @torch_keywords
+    ... def total(x, axis=None, keepdims=False):
+    ...     return axis, keepdims
+    >>> total(0, dim=1, keepdim=True)
+    (1, True)
+    >>> total(0, 1, dim=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: total() got both axis= and dim=: pass either axis= or dim= ...
+    """
+    if fn is None:
+        return functools.partial(torch_keywords, **extra)
+    params = inspect.signature(fn).parameters
+    names = list(params)
+    aliases = {
+        torch: (numpy, names.index(numpy) if params[numpy].kind <= 1 else None)
+        for torch, numpy in {**TORCH_NAMES, **extra}.items()
+        if numpy in params and torch not in params
+    }  # PyTorch's name -> (numpy's name, its position when it can be given positionally)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if kwargs:
+            for torch in aliases.keys() & kwargs.keys():
+                numpy, position = aliases[torch]
+                if numpy in kwargs or (position is not None and len(args) > position):
+                    raise TypeError(
+                        f"{fn.__name__}() got both {numpy}= and {torch}=: pass either "
+                        f"{numpy}= or {torch}= (numpy's and PyTorch's name for one argument)"
+                    )
+                kwargs[numpy] = kwargs.pop(torch)
+        return fn(*args, **kwargs)
+
+    wrapper.torch_keywords = tuple(aliases)
+    return wrapper
+
+
+_RESULTS: dict[str, type] = {}
+
+
+def values_indices(name: str, values, indices):
+    """PyTorch's named ``(values, indices)`` result of ``name`` (``max``, ``sort`` ...)."""
+    result = _RESULTS.get(name)
+    if result is None:
+        result = _RESULTS[name] = namedtuple(name, ["values", "indices"])
+        result.__doc__ = f"{name}(dim=...)'s result: the values and their indices along dim."
+    return result(values, indices)
+
+
+def values_and_indices(index_fn):
+    """Decorate a numpy-style reduction ``fn(x, axis, keepdims)`` so that PyTorch's
+    ``dim=`` gives PyTorch's ``(values, indices)`` named tuple, the indices from
+    ``index_fn(x, axis, keepdims)`` (``argmax`` for ``max``); ``keepdim=`` keeps the
+    reduced dimension in both. Without ``dim=`` it is numpy's function, values only.
+    """
+
+    def decorate(fn):
+        numpy_fn = torch_keywords(fn)  # keepdim= alone still means keepdims=
+
+        @functools.wraps(fn)
+        def wrapper(x, *args, dim=None, **kwargs):
+            if dim is None:
+                return numpy_fn(x, *args, **kwargs)
+            if args or "axis" in kwargs:
+                raise TypeError(
+                    f"{fn.__name__}() got both axis= and dim=: pass either axis= or dim= "
+                    "(numpy's and PyTorch's name for one argument)"
+                )
+            if not _is_one_dim(dim):
+                raise TypeError(
+                    f"{fn.__name__}(dim=...) takes one dimension and gives values and indices "
+                    f"(PyTorch); got {dim!r}: use axis= for numpy's reduction over several"
+                )
+            keepdims = _keep(fn.__name__, kwargs)
+            return values_indices(
+                fn.__name__, fn(x, dim, keepdims, **kwargs), index_fn(x, dim, keepdims)
+            )
+
+        return wrapper
+
+    return decorate
+
+
+def _is_one_dim(dim) -> bool:
+    return hasattr(dim, "__index__") and not isinstance(dim, (tuple, list))
+
+
+def _keep(name: str, kwargs: dict) -> bool:
+    if "keepdim" in kwargs and "keepdims" in kwargs:
+        raise TypeError(
+            f"{name}() got both keepdims= and keepdim=: pass either keepdims= or keepdim= "
+            "(numpy's and PyTorch's name for one argument)"
+        )
+    return bool(kwargs.pop("keepdim", False) or kwargs.pop("keepdims", False))
+
+
+__all__: list[str] = []
