@@ -360,11 +360,17 @@ def argmin(x, axis=None, keepdims=False) -> Tensor:
     return ArgExtreme(axis, keepdims, False)(x)
 
 
-@torch_keywords
+_PYTORCH_CORRECTION = {"torch_defaults": {"correction": 1},
+                       "unless_given": ("ddof", "correction", "unbiased")}  # fmt: skip
+
+
+@torch_keywords(**_PYTORCH_CORRECTION)
 def var(x, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=None):
     """Variance with ``ddof`` (numpy) or ``correction`` (PyTorch) degrees of freedom;
-    PyTorch's ``unbiased=True`` is ``ddof=1``. For complex x it is the mean of
-    ``|x - mean|**2``: real, as numpy.
+    PyTorch's ``unbiased=True`` is ``ddof=1``. Called with PyTorch's ``dim=`` or
+    ``keepdim=`` and none of these, it divides by ``n - 1`` as PyTorch does; else by
+    ``n - ddof`` (numpy's ``ddof=0``). For complex x it is the mean of ``|x - mean|**2``:
+    real, as numpy.
 
     >>> import jitgrad as jg
     >>> jg.var(jg.tensor([1.0, 2.0, 3.0, 4.0])).item(), jg.var(jg.tensor([1j, -1j])).item()
@@ -386,10 +392,11 @@ def var(x, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=None)
     return sum(centered * centered, axes, keepdims) / builtins.max(count - ddof, 0)
 
 
-@torch_keywords
+@torch_keywords(**_PYTORCH_CORRECTION)
 def std(x, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=None):
-    """Square root of ``var``. Its gradient is 0 where the variance is 0, as PyTorch's:
-    sqrt's slope is infinite there and var's is 0, so the chain rule alone gives nan.
+    """Square root of ``var``, with its degrees of freedom. Its gradient is 0 where the
+    variance is 0, as PyTorch's: sqrt's slope is infinite there and var's is 0, so the
+    chain rule alone gives nan.
 
     >>> import jitgrad as jg
     >>> x = jg.ones(3, requires_grad=True)
@@ -430,7 +437,6 @@ def logsumexp(x, axis=None, keepdims=False) -> Tensor:
     return out if keepdims else out.squeeze(axes)
 
 
-@torch_keywords
 def _ddof(ddof, correction, unbiased) -> int:
     """numpy's ``ddof`` from it or PyTorch's ``correction`` / ``unbiased`` (one of them)."""
     given = [name for name, v in (("correction", correction), ("unbiased", unbiased))
@@ -455,6 +461,7 @@ def ptp(x, axis=None, keepdims=False) -> Tensor:
     return max(x, axis, keepdims) - min(x, axis, keepdims)
 
 
+@torch_keywords
 def all(x, axis=None, keepdims=False) -> Tensor:  # noqa: A001
     x = as_tensor(x)
     return Truth(normalize_axes(axis, x.ndim), keepdims, True)(x)

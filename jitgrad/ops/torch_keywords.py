@@ -18,11 +18,13 @@ from collections import namedtuple
 TORCH_NAMES = {"dim": "axis", "keepdim": "keepdims", "dim1": "axis1", "dim2": "axis2"}
 
 
-def torch_keywords(fn=None, **extra):
+def torch_keywords(fn=None, *, torch_defaults=None, unless_given=(), **extra):
     """Decorate ``fn`` so that PyTorch's keywords stand for numpy's parameters it has.
 
     ``extra`` adds function-specific names (``dims="axis"`` for ``flip``). Giving both
-    names of one parameter is a TypeError naming both.
+    names of one parameter is a TypeError naming both. ``torch_defaults`` are PyTorch's
+    defaults where they differ from numpy's (``var``'s ``correction=1``): a call in
+    PyTorch's spelling gets them unless it gives one of ``unless_given``.
 
     >>> @torch_keywords
     ... def total(x, axis=None, keepdims=False):
@@ -35,26 +37,36 @@ def torch_keywords(fn=None, **extra):
     TypeError: total() got both axis= and dim=: pass either axis= or dim= ...
     """
     if fn is None:
-        return functools.partial(torch_keywords, **extra)
+        return functools.partial(
+            torch_keywords, torch_defaults=torch_defaults, unless_given=unless_given, **extra
+        )
     params = inspect.signature(fn).parameters
-    names = list(params)
+
+    def position(name):  # where the parameter can be given positionally, else None
+        return list(params).index(name) if params[name].kind <= 1 else None
+
     aliases = {
-        torch: (numpy, names.index(numpy) if params[numpy].kind <= 1 else None)
+        torch: (numpy, position(numpy))
         for torch, numpy in {**TORCH_NAMES, **extra}.items()
         if numpy in params and torch not in params
-    }  # PyTorch's name -> (numpy's name, its position when it can be given positionally)
+    }  # PyTorch's name -> (numpy's name, its position)
+    overriders = [(name, position(name)) for name in unless_given]
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if kwargs:
             for torch in aliases.keys() & kwargs.keys():
-                numpy, position = aliases[torch]
-                if numpy in kwargs or (position is not None and len(args) > position):
+                numpy, at = aliases[torch]
+                if numpy in kwargs or (at is not None and len(args) > at):
                     raise TypeError(
                         f"{fn.__name__}() got both {numpy}= and {torch}=: pass either "
                         f"{numpy}= or {torch}= (numpy's and PyTorch's name for one argument)"
                     )
                 kwargs[numpy] = kwargs.pop(torch)
+                if torch_defaults and not any(
+                    name in kwargs or (at is not None and len(args) > at) for name, at in overriders
+                ):
+                    kwargs.update(torch_defaults)
         return fn(*args, **kwargs)
 
     wrapper.torch_keywords = tuple(aliases)
