@@ -241,7 +241,7 @@ METHODS = {
     "sigmoid": unary.sigmoid, "relu": unary.relu, "sign": unary.sign,
     "floor": unary.floor, "ceil": unary.ceil,
     "gather": lambda self, dim, index: indexing.gather(self, dim, index),
-    "take_along_axis": lambda self, indices, axis: indexing.take_along_axis(self, indices, axis),
+    "take_along_axis": indexing.take_along_axis,
 }  # fmt: skip
 
 for _name, _method in METHODS.items():

@@ -171,6 +171,7 @@ KEYWORD_PAIRS = [
     (lambda t, **k: jg.stack([t, t], **k), {"axis": 2}),
     (lambda t, **k: t.repeat(2, **k), {"axis": 1}),
     (lambda t, **k: t.diagonal(**k), {"axis1": 1, "axis2": 2}),
+    (lambda t, **k: t.take_along_axis(jg.zeros((2, 1, 4), dtype=jg.int64), **k), {"axis": 1}),
 ]
 TORCH_NAME = {"axis": "dim", "keepdims": "keepdim", "axis1": "dim1", "axis2": "dim2"}
 
