@@ -97,6 +97,12 @@ def values_and_indices(index_fn):
 
         @functools.wraps(fn)
         def wrapper(x, *args, dim=None, **kwargs):
+            if args and _is_array_of_values(args[0]):
+                pair = "maximum" if fn.__name__ == "max" else "minimum"
+                raise TypeError(
+                    f"{fn.__name__}(other): the second argument is an axis; for PyTorch's "
+                    f"elementwise {fn.__name__}(input, other) use jg.{pair}(x, other)"
+                )
             if dim is None:
                 return numpy_fn(x, *args, **kwargs)
             if args or "axis" in kwargs:
@@ -117,6 +123,12 @@ def values_and_indices(index_fn):
         return wrapper
 
     return decorate
+
+
+def _is_array_of_values(value) -> bool:
+    """A tensor or array that cannot be an axis (numpy's would be a 0-d integer)."""
+    kind = getattr(getattr(value, "dtype", None), "kind", "i")
+    return getattr(value, "ndim", 0) > 0 or kind not in "iu"
 
 
 def _is_one_dim(dim) -> bool:

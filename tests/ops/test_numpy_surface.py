@@ -135,6 +135,9 @@ def test_dim_of_max_is_one_dimension_and_not_also_axis():
         jg.min(t, axis=0, dim=1)
     with pytest.raises(TypeError, match="both keepdims= and keepdim="):
         t.max(dim=0, keepdims=True, keepdim=True)
+    with pytest.raises(TypeError, match=r"use jg.maximum\(x, other\)"):
+        t.max(jg.zeros(4))  # PyTorch's elementwise max(input, other)
+    same(t.max(jg.tensor(1)), A.max(np.int64(1)))  # a 0-d integer is an axis, as in numpy
 
 
 def test_max_with_dim_carries_the_values_gradient():
