@@ -86,18 +86,21 @@ def values_indices(name: str, values, indices):
 
 
 def values_and_indices(index_fn):
-    """Decorate a numpy-style reduction ``fn(x, axis, keepdims)`` so that PyTorch's
-    ``dim=`` gives PyTorch's ``(values, indices)`` named tuple, the indices from
-    ``index_fn(x, axis, keepdims)`` (``argmax`` for ``max``); ``keepdim=`` keeps the
-    reduced dimension in both. Without ``dim=`` it is numpy's function, values only.
+    """Decorate a numpy function ``fn(x, axis, ...)`` whose name PyTorch gives a
+    ``(values, indices)`` result along ``dim`` (``max``, ``min``, ``sort``): with
+    ``dim=``, PyTorch's named tuple, the values ``fn(x, dim, ...)`` and the indices
+    ``index_fn(x, dim, ...)`` (``argmax`` for ``max``, ``argsort`` for ``sort``), passing
+    ``keepdims`` when ``fn`` takes it (``keepdim=`` keeps the reduced dimension in both).
+    Without ``dim=`` it is numpy's function.
     """
 
     def decorate(fn):
         numpy_fn = torch_keywords(fn)  # keepdim= alone still means keepdims=
+        reduces = "keepdims" in inspect.signature(fn).parameters
 
         @functools.wraps(fn)
         def wrapper(x, *args, dim=None, **kwargs):
-            if args and _is_array_of_values(args[0]):
+            if fn.__name__ in ("max", "min") and args and _is_array_of_values(args[0]):
                 pair = "maximum" if fn.__name__ == "max" else "minimum"
                 raise TypeError(
                     f"{fn.__name__}(other): the second argument is an axis; for PyTorch's "
@@ -115,6 +118,8 @@ def values_and_indices(index_fn):
                     f"{fn.__name__}(dim=...) takes one dimension and gives values and indices "
                     f"(PyTorch); got {dim!r}: use axis= for numpy's reduction over several"
                 )
+            if not reduces:
+                return values_indices(fn.__name__, fn(x, dim, **kwargs), index_fn(x, dim, **kwargs))
             keepdims = _keep(fn.__name__, kwargs)
             return values_indices(
                 fn.__name__, fn(x, dim, keepdims, **kwargs), index_fn(x, dim, keepdims)

@@ -402,3 +402,22 @@ def test_byte_attributes_as_numpy(shape, dtype, step):
     assert t.ndim == a.ndim and t.size == a.size and t.T.shape == a.T.shape
     if a.ndim >= 2:
         assert t.mT.shape == np.matrix_transpose(a).shape
+
+
+def test_values_and_indices_serves_any_pytorch_name_with_a_dim():
+    # sort: numpy's copy without dim=, PyTorch's (values, indices) with it
+    from jitgrad.ops.torch_keywords import values_and_indices
+
+    def argsort(a, axis=-1):
+        return jg.from_numpy(np.argsort(a.numpy(), axis, kind="stable"))
+
+    @values_and_indices(argsort)
+    def sort(a, axis=-1):
+        return jg.take_along_axis(a, argsort(a, axis), axis)
+
+    t, ref = jg.from_numpy(A), torch.from_numpy(A)
+    same(sort(t, 0), np.sort(A, 0))
+    got, want = sort(t, dim=1), ref.sort(dim=1, stable=True)
+    same(got.values, want.values.numpy())
+    same(got.indices, want.indices.numpy())
+    assert type(got).__name__ == "sort"
