@@ -227,12 +227,10 @@ METHODS = {
     "conj": complex_parts.conj, "conjugate": complex_parts.conj,
     "to": lambda self, dtype: movement.astype(self, dtype, copy=False),
     # reductions
-    "sum": reduce.sum, "mean": reduce.mean,
-    "prod": reduce.prod, "max": reduce.max,
-    "min": reduce.min, "all": reduce.all, "any": reduce.any,
-    "logsumexp": reduce.logsumexp,
-    "var": reduce.var, "std": reduce.std,
-    "argmax": reduce.argmax, "argmin": reduce.argmin, "ptp": reduce.ptp,
+    "sum": reduce.sum, "mean": reduce.mean, "prod": reduce.prod, "max": reduce.max,
+    "min": reduce.min, "all": reduce.all, "any": reduce.any, "logsumexp": reduce.logsumexp,
+    "var": reduce.var, "std": reduce.std, "ptp": reduce.ptp,
+    "argmax": reduce.argmax, "argmin": reduce.argmin,
     "cumsum": reduce.cumsum, "cumprod": reduce.cumprod,
     # math
     "matmul": linalg.matmul, "clip": _clip, "clamp": _clip, "round": unary.round,

@@ -280,9 +280,9 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 def ravel(a, order: str = "C") -> Tensor:
-    """The elements in one dimension, read in ``order`` ('C' row-major, 'F' column-major,
-    'A' and 'K' column-major for a column-major-only tensor): a view when the strides
-    allow, else a copy (numpy's ``ravel``).
+    """The elements in one dimension, read in ``order``: 'C' row-major, 'F' column-major,
+    'A' and 'K' column-major for a tensor laid out column-major, else row-major. A view
+    when the strides allow, else a copy (numpy's ``ravel``).
 
     >>> import jitgrad as jg
     >>> jg.ravel(jg.arange(6).reshape(2, 3), order="F").tolist()
