@@ -97,23 +97,30 @@ class TensorBase:
     def dim(self) -> int:
         return len(self._shape)
 
-    def size(self, dim: int | None = None):
-        """The shape, or the length of one dimension (PyTorch's ``size``)."""
-        if dim is None:
-            return self._shape
-        return self._shape[layout.normalize_dim(dim, self.ndim)]
+    @property
+    def size(self) -> SizeInt:
+        """The number of elements, an ``int`` as numpy's ``a.size``; calling it gives
+        PyTorch's ``t.size()`` (the shape) and ``t.size(dim)`` (one length)."""
+        return SizeInt(self._shape)
 
     def numel(self) -> int:
         return layout.numel(self._shape)
 
     def stride(self, dim: int | None = None):
-        """Strides in elements, or the stride of one dimension."""
+        """Strides in elements, or the stride of one dimension (PyTorch's ``stride``;
+        numpy's ``strides`` attribute counts bytes)."""
         if dim is None:
             return self._strides
         return self._strides[layout.normalize_dim(dim, self.ndim)]
 
     def storage_offset(self) -> int:
         return self._offset
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Strides in bytes, as numpy's ``a.strides`` (``stride()`` counts elements)."""
+        itemsize = self.dtype.itemsize
+        return tuple(s * itemsize for s in self._strides)
 
     @property
     def itemsize(self) -> int:
@@ -149,11 +156,8 @@ class TensorBase:
     def view(self, *shape) -> TensorBase:
         """The same elements in another shape, without copying; an error when the strides
         make that impossible (``reshape`` copies instead)."""
-        if len(shape) == 1 and isinstance(shape[0], (dtypes.DType, np.dtype, str, type)):
-            raise TypeError(
-                f"view({shape[0]!r}): reinterpreting a tensor's bytes as another dtype is not "
-                "supported; view() takes a shape, and astype() converts the values"
-            )
+        if is_dtype_arg(shape):
+            return self._view_as_dtype(dtypes.as_dtype(shape[0]))
         shape = layout.infer_shape(_shape_args(shape), self.numel())
         strides = layout.view_strides(self._shape, self._strides, shape)
         if strides is None:
@@ -162,6 +166,39 @@ class TensorBase:
                 "not contiguous along the merged dimensions; use reshape()"
             )
         return self._view(shape, strides)
+
+    def _view_as_dtype(self, dtype: dtypes.DType) -> TensorBase:
+        """The same bytes read as ``dtype`` (numpy's ``a.view(dtype)``): a new itemsize
+        rescales the last dimension, which must then be contiguous."""
+        old, new = self.dtype.itemsize, dtype.itemsize
+        shape = list(self._shape)
+        strides = [s * old for s in self._strides]  # in bytes from here on
+        if old != new:
+            if not self.ndim:
+                raise ValueError(
+                    f"cannot view a 0-d {self.dtype.name} tensor as {dtype.name}: the "
+                    "itemsizes differ; view a 1-d tensor instead"
+                )
+            if shape[-1] != 1 and strides[-1] != old:
+                raise ValueError(
+                    f"cannot view a tensor with strides {self._strides} as {dtype.name}: the "
+                    "last dimension must be contiguous when the itemsize changes"
+                )
+            if shape[-1] * old % new:
+                raise ValueError(
+                    f"cannot view shape {self._shape} of {self.dtype.name} as {dtype.name}: the "
+                    f"last dimension's {shape[-1] * old} bytes are not a multiple of {new}"
+                )
+            shape[-1], strides[-1] = shape[-1] * old // new, new
+        offset = self._offset * old
+        if offset % new or any(s % new for s in strides):
+            raise ValueError(
+                f"cannot view this {self.dtype.name} tensor as {dtype.name}: its offset or "
+                f"strides in bytes ({offset}, {tuple(strides)}) are not multiples of {new}"
+            )
+        storage = self._storage._as_dtype(dtype)
+        storage.untyped()._under_tensors = True
+        return self._make(storage, shape, [s // new for s in strides], offset // new)
 
     def reshape(self, *shape) -> TensorBase:
         """A view when the strides allow one, else a contiguous copy (as numpy)."""
@@ -178,14 +215,10 @@ class TensorBase:
             raise ValueError(f"permute({tuple(dims)}) is not a permutation of {self.ndim} dims")
         return self._view([self._shape[a] for a in axes], [self._strides[a] for a in axes])
 
-    def transpose(self, *axes) -> TensorBase:
-        """No argument: reverse the dimensions (numpy). Two dims of a tensor that is not
-        2-D: swap them (PyTorch). Otherwise a full permutation (numpy)."""
-        if not axes or (len(axes) == 1 and axes[0] is None):
-            return self.permute(range(self.ndim - 1, -1, -1))
-        if len(axes) == 2 and self.ndim != 2:
-            return self.swapaxes(*axes)
-        return self.permute(*axes)
+    def transpose(self, *dims, axes=None) -> TensorBase:
+        """See ``transposed_axes``: two dims are swapped (PyTorch), anything else is
+        numpy's permutation."""
+        return self.permute(transposed_axes(self.ndim, dims, axes))
 
     def swapaxes(self, dim0: int, dim1: int) -> TensorBase:
         return self.permute(layout.swapped(self.ndim, dim0, dim1))
@@ -475,8 +508,18 @@ class TensorBase:
     def __dlpack_device__(self) -> tuple[int, int]:
         return self.numpy().__dlpack_device__()
 
-    def item(self):
-        return self._scalar("item()")
+    def item(self, *index):
+        """One element as a Python number: the only one, or the one at a flat index or
+        a multi-index (numpy's ``a.item(*args)``)."""
+        if not index:
+            return self._scalar("item()")
+        read_value("item()")
+        return self.numpy().item(*index)
+
+    def tobytes(self, order: str = "C") -> bytes:
+        """The elements' raw bytes in ``order`` (numpy's ``tobytes``)."""
+        read_value("tobytes()")
+        return self.numpy().tobytes(order)
 
     def _scalar(self, how: str):
         """The one element as a Python number, for ``how`` (item(), float()...)."""
@@ -548,6 +591,54 @@ class TensorBase:
         if self.numel() == 0:
             suffix = f", size={self._shape}{suffix}"
         return f"{prefix}{body}{suffix})"
+
+
+def transposed_axes(ndim: int, dims: tuple, axes=None) -> tuple[int, ...]:
+    """The permutation ``t.transpose(*dims)`` (or ``axes=``) asks for.
+
+    No argument (or None): the dimensions reversed, as numpy's ``a.transpose()``. Two
+    integers: those two dimensions swapped, as PyTorch's ``t.transpose(0, 1)``, whatever
+    the number of dimensions. One sequence, ``axes=``, or one integer per dimension of a
+    tensor that is not 2-D: numpy's full permutation.
+    """
+    if axes is not None:
+        if dims:
+            raise TypeError("transpose: give the axes as arguments or as axes=, not both")
+        dims = (axes,)
+    if not dims or (len(dims) == 1 and dims[0] is None):
+        return tuple(range(ndim - 1, -1, -1))
+    if len(dims) == 2 and all(layout.is_index(d) for d in dims):
+        return tuple(layout.swapped(ndim, *dims))
+    return _shape_args(dims)
+
+
+class SizeInt(int):
+    """A tensor's element count: a real ``int`` (numpy's ``a.size``) that PyTorch's
+    ``t.size()`` and ``t.size(dim)`` can call for the shape and one length.
+
+    >>> import jitgrad as jg
+    >>> t = jg.zeros((2, 3))
+    >>> t.size, t.size == 6, t.size(), t.size(-1)
+    (6, True, (2, 3), 3)
+    """
+
+    def __new__(cls, shape: tuple[int, ...]):
+        self = super().__new__(cls, layout.numel(shape))
+        self.shape = shape
+        return self
+
+    def __call__(self, dim: int | None = None):
+        if dim is None:
+            return self.shape
+        return self.shape[layout.normalize_dim(dim, len(self.shape))]
+
+    def __reduce__(self):
+        return int, (int(self),)  # a plain int once pickled or copied
+
+
+def is_dtype_arg(args: tuple) -> bool:
+    """Whether ``view(*args)`` names a dtype (numpy's ``a.view(dtype)``) rather than a shape."""
+    return len(args) == 1 and isinstance(args[0], (dtypes.DType, np.dtype, str, type))
 
 
 def _int_tuple(values) -> tuple[int, ...]:

@@ -23,6 +23,7 @@ from ..strided import layout
 from ..tensor import TensorBase, assigned_array, wrap_numpy
 from .movement import basic_index, clone
 from .reduce import sum_to
+from .torch_keywords import torch_keywords
 
 
 def _wrap(array) -> Tensor:
@@ -315,6 +316,7 @@ def index_put(x, key, value) -> Tensor:
     return IndexPut(index_key(x.shape, key))(x, value)
 
 
+@torch_keywords
 def take_along_axis(x, indices, axis: int | None = -1) -> Tensor:
     """Pick ``x``'s elements along ``axis`` at ``indices`` (same number of dimensions as
     ``x``; other dimensions broadcast): numpy's ``take_along_axis``. ``axis=None`` works on

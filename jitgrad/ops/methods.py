@@ -110,6 +110,15 @@ def _fill_(self, value):
     return self
 
 
+def _fill(self, value) -> None:
+    """numpy's ``a.fill(value)``: in place, returning None."""
+    _fill_(self, value)
+
+
+def _clip(self, min=None, max=None):  # noqa: A002  numpy's and PyTorch's keyword names
+    return unary.clip(self, min, max)
+
+
 def _setitem(self, key, value):
     value_requires = isinstance(value, Tensor) and value.requires_grad
     if self._check_inplace(value_requires):
@@ -160,15 +169,6 @@ def _contains(self, value) -> bool:
     return bool(reduce.any(found))
 
 
-def _reduction(fn):
-    def method(self, axis=None, keepdims=False, **kwargs):
-        return fn(self, axis, keepdims, **kwargs)
-
-    method.__name__ = fn.__name__
-    method.__doc__ = fn.__doc__
-    return method
-
-
 METHODS = {
     # arithmetic, both sides
     "__add__": ew.add, "__radd__": _swap(ew.add),
@@ -206,17 +206,19 @@ METHODS = {
     "__iand__": _inplace(ew.bitwise_and), "__ior__": _inplace(ew.bitwise_or),
     "__ixor__": _inplace(ew.bitwise_xor), "__ilshift__": _inplace(ew.left_shift),
     "__irshift__": _inplace(ew.right_shift),
-    "copy_": _copy_, "fill_": _fill_, "zero_": lambda self: _fill_(self, 0),
+    "copy_": _copy_, "fill_": _fill_, "fill": _fill, "zero_": lambda self: _fill_(self, 0),
     "__setitem__": _setitem_method,
     # indexing and shape
     "__getitem__": _getitem,
     "reshape": movement.reshape, "view": movement.view, "permute": movement.permute,
-    "transpose": movement.transpose, "swapaxes": movement.swapaxes,
+    "transpose": movement.transpose_method, "swapaxes": movement.swapaxes,
     "T": property(movement.transpose), "mT": property(movement.matrix_transpose),
     "expand": movement.expand, "broadcast_to": reduce.broadcast_to,
     "squeeze": movement.squeeze, "unsqueeze": movement.unsqueeze,
-    "flatten": movement.flatten, "narrow": movement.narrow, "diagonal": movement.diagonal,
+    "flatten": movement.flatten_method, "ravel": movement.ravel,
+    "narrow": movement.narrow, "diagonal": movement.diagonal,
     "flip": movement.flip, "astype": movement.astype, "clone": movement.clone,
+    "copy": movement.copy, "repeat": movement.repeat, "flat": property(movement.FlatIterator),
     "dot": linalg.dot, "trace": linalg.trace,
     "contiguous": movement.contiguous,
     # complex parts (numpy's properties, setters included: ``z.imag += 1`` assigns back)
@@ -225,21 +227,19 @@ METHODS = {
     "conj": complex_parts.conj, "conjugate": complex_parts.conj,
     "to": lambda self, dtype: movement.astype(self, dtype, copy=False),
     # reductions
-    "sum": _reduction(reduce.sum), "mean": _reduction(reduce.mean),
-    "prod": _reduction(reduce.prod), "max": _reduction(reduce.max),
-    "min": _reduction(reduce.min), "all": _reduction(reduce.all), "any": _reduction(reduce.any),
-    "logsumexp": _reduction(reduce.logsumexp),
-    "var": _reduction(reduce.var), "std": _reduction(reduce.std),
-    "argmax": _reduction(reduce.argmax), "argmin": _reduction(reduce.argmin),
+    "sum": reduce.sum, "mean": reduce.mean, "prod": reduce.prod, "max": reduce.max,
+    "min": reduce.min, "all": reduce.all, "any": reduce.any, "logsumexp": reduce.logsumexp,
+    "var": reduce.var, "std": reduce.std, "ptp": reduce.ptp,
+    "argmax": reduce.argmax, "argmin": reduce.argmin,
     "cumsum": reduce.cumsum, "cumprod": reduce.cumprod,
     # math
-    "matmul": linalg.matmul, "clip": unary.clip, "clamp": unary.clip, "round": unary.round,
+    "matmul": linalg.matmul, "clip": _clip, "clamp": _clip, "round": unary.round,
     "abs": unary.abs, "exp": unary.exp, "log": unary.log, "sqrt": unary.sqrt,
     "square": unary.square, "sin": unary.sin, "cos": unary.cos, "tanh": unary.tanh,
     "sigmoid": unary.sigmoid, "relu": unary.relu, "sign": unary.sign,
     "floor": unary.floor, "ceil": unary.ceil,
     "gather": lambda self, dim, index: indexing.gather(self, dim, index),
-    "take_along_axis": lambda self, indices, axis: indexing.take_along_axis(self, indices, axis),
+    "take_along_axis": indexing.take_along_axis,
 }  # fmt: skip
 
 for _name, _method in METHODS.items():

@@ -4,6 +4,7 @@ output shares the input's storage; the backward puts the gradient back in place.
 
 from __future__ import annotations
 
+import builtins
 import operator
 from functools import partial
 
@@ -13,8 +14,9 @@ from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor, zeros
 from ..recording import compute
 from ..strided import layout
-from ..tensor import TensorBase, assigned_value
+from ..tensor import TensorBase, assigned_value, is_dtype_arg, transposed_axes
 from .reduce import broadcast_to, sum_to
+from .torch_keywords import torch_keywords
 
 
 class _ViewFunction(Function):
@@ -156,9 +158,20 @@ def reshape(x, *shape) -> Tensor:
 
 
 def view(x, *shape) -> Tensor:
-    """Like reshape, but an error instead of a copy when the strides forbid a view."""
+    """Like reshape, but an error instead of a copy when the strides forbid a view. Given
+    a dtype, the same bytes read as that dtype (numpy's and PyTorch's ``view(dtype)``):
+    a new tensor without gradient, the last dimension rescaled by the itemsizes.
+
+    >>> import jitgrad as jg
+    >>> jg.arange(6).view(3, 2).shape, jg.ones(2).view(jg.int32).tolist()
+    ((3, 2), [0, 1072693248, 0, 1072693248])
+    """
     x = as_tensor(x)
-    TensorBase.view(x, *shape)  # raises with the reason when impossible
+    viewed = TensorBase.view(x, *shape)  # raises with the reason when impossible
+    if is_dtype_arg(shape):
+        # Another dtype's values have no gradient; the same dtype is a view as any other.
+        same = viewed.dtype is x.dtype
+        return _view_op(x, lambda t: TensorBase.view(t, *shape)) if same else viewed.detach()
     return reshape(x, *shape)
 
 
@@ -171,26 +184,48 @@ def permute(x, *axes) -> Tensor:
     return Permute(axes)(x)
 
 
-def transpose(x, *dims, axes=None) -> Tensor:
-    """No axes: reverse the dimensions (numpy). Two dims of a tensor that is not 2-D:
-    swap them (PyTorch). Otherwise a full permutation (numpy), also as numpy's keyword
-    ``axes=``."""
+def transpose_method(x, *dims, axes=None) -> Tensor:
+    """``t.transpose(...)``: no argument reverses the dimensions (numpy); two integers
+    swap those two dimensions (PyTorch), whatever ``t.ndim``; one sequence, ``axes=`` or
+    one integer per dimension is numpy's full permutation.
+
+    >>> import jitgrad as jg
+    >>> points = jg.tensor([[4.0, 1.0], [5.0, 3.0], [2.0, 1.0]])
+    >>> points.transpose(0, 1).shape, points.transpose((1, 0)).shape
+    ((2, 3), (2, 3))
+    >>> jg.ones((2, 3, 4)).transpose(0, 2).shape, jg.ones((2, 3, 4)).transpose(2, 0, 1).shape
+    ((4, 3, 2), (4, 2, 3))
+    """
     x = as_tensor(x)
-    if axes is not None:
-        if dims:
-            raise TypeError("transpose: give the axes as arguments or as axes=, not both")
-        return permute(x, axes)
-    axes = dims
-    if not axes or (len(axes) == 1 and axes[0] is None):
-        return permute(x, list(range(x.ndim - 1, -1, -1)))
-    if len(axes) == 2 and x.ndim != 2:
-        return swapaxes(x, *axes)
-    return permute(x, *axes)
+    return permute(x, transposed_axes(x.ndim, dims, axes))
 
 
-def swapaxes(x, a: int, b: int) -> Tensor:
+def transpose(a, axes=None, *dim1) -> Tensor:
+    """numpy's ``transpose(a, axes=None)``: ``axes`` is a full permutation (None
+    reverses the dimensions). PyTorch's ``transpose(x, dim0, dim1)``, which numpy
+    refuses, swaps two dimensions.
+
+    >>> import jitgrad as jg
+    >>> x = jg.ones((2, 3, 4))
+    >>> jg.transpose(x).shape, jg.transpose(x, (1, 0, 2)).shape, jg.transpose(x, 0, 2).shape
+    ((4, 3, 2), (3, 2, 4), (4, 3, 2))
+    """
+    a = as_tensor(a)
+    if not dim1:
+        return permute(a, transposed_axes(a.ndim, (), axes))
+    if len(dim1) > 1 or not (_is_int(axes) and _is_int(dim1[0])):
+        raise TypeError(
+            "transpose takes numpy's axes (one permutation) or PyTorch's two dimensions "
+            f"to swap, got {(axes, *dim1)!r}"
+        )
+    return swapaxes(a, axes, dim1[0])
+
+
+@torch_keywords(dim0="axis1", dim1="axis2")
+def swapaxes(x, axis1: int, axis2: int) -> Tensor:
+    """Swap two dimensions (numpy's ``swapaxes``, PyTorch's ``transpose(dim0, dim1)``)."""
     x = as_tensor(x)
-    return permute(x, layout.swapped(x.ndim, a, b))
+    return permute(x, layout.swapped(x.ndim, axis1, axis2))
 
 
 def matrix_transpose(x) -> Tensor:
@@ -206,6 +241,7 @@ def expand(x, *sizes) -> Tensor:
     return broadcast_to(x, target)
 
 
+@torch_keywords
 def squeeze(x, axis=None) -> Tensor:
     x = as_tensor(x)
     return reshape(x, TensorBase.squeeze(x, axis).shape)
@@ -216,6 +252,7 @@ def unsqueeze(x, dim: int) -> Tensor:
     return reshape(x, TensorBase.unsqueeze(x, dim).shape)
 
 
+@torch_keywords
 def expand_dims(x, axis) -> Tensor:
     """numpy's ``expand_dims``: new axes of length 1 at each of ``axis`` (an int or a
     tuple), counted in the result's dimensions."""
@@ -242,6 +279,143 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(x, x.shape[:start] + (merged,) + x.shape[end + 1 :])
 
 
+def ravel(a, order: str = "C") -> Tensor:
+    """The elements in one dimension, read in ``order``: 'C' row-major, 'F' column-major,
+    'A' and 'K' column-major for a tensor laid out column-major, else row-major. A view
+    when the strides allow, else a copy (numpy's ``ravel``).
+
+    >>> import jitgrad as jg
+    >>> jg.ravel(jg.arange(6).reshape(2, 3), order="F").tolist()
+    [0, 3, 1, 4, 2, 5]
+    """
+    a = as_tensor(a)
+    if _reads_column_major(a, order):
+        a = transpose(a)
+    return reshape(a, -1)
+
+
+def _reads_column_major(a: Tensor, order: str) -> bool:
+    if order not in ("C", "F", "A", "K"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A' or 'K', got {order!r}")
+    if order in ("A", "K"):  # the memory order of a column-major tensor
+        return a.ndim > 1 and not a.is_contiguous() and transpose(a).is_contiguous()
+    return order == "F"
+
+
+def copy(a, order: str = "K") -> Tensor:
+    """A copy in new memory (numpy's ``copy``, PyTorch's ``clone``); the gradient flows
+    back to ``a``.
+
+    >>> import jitgrad as jg
+    >>> x = jg.zeros(2)
+    >>> y = x.copy(); y[0] = 1.0; x.tolist()
+    [0.0, 0.0]
+    """
+    a = as_tensor(a)
+    _reads_column_major(a, order)  # checks the order; jitgrad's copies are row-major
+    return clone(a)
+
+
+def flatten_method(x, start_dim=None, end_dim: int = -1, order: str = "C") -> Tensor:
+    """``t.flatten()``: numpy's, a row-major (``order``) copy in one dimension; given
+    PyTorch's ``start_dim``/``end_dim``, PyTorch's ``flatten`` (a view when possible).
+
+    >>> import jitgrad as jg
+    >>> x = jg.zeros((2, 3, 4))
+    >>> x.flatten().shape, x.flatten(1).shape, x.flatten("F").shape
+    ((24,), (2, 12), (24,))
+    """
+    if isinstance(start_dim, str):
+        start_dim, order = None, start_dim
+    if start_dim is None and end_dim == -1:
+        return clone(ravel(x, order))
+    return flatten(x, 0 if start_dim is None else start_dim, end_dim)
+
+
+@torch_keywords
+def repeat(a, repeats, axis=None) -> Tensor:
+    """Each element repeated ``repeats`` times (an int, or one count per element) along
+    ``axis``; None repeats over the flattened tensor (numpy's ``repeat``; PyTorch's
+    ``repeat`` is numpy's ``tile``).
+
+    >>> import jitgrad as jg
+    >>> x = jg.tensor([[1, 2], [3, 4]])
+    >>> x.repeat(2).tolist(), x.repeat([1, 2], axis=0).tolist()
+    ([1, 1, 2, 2, 3, 3, 4, 4], [[1, 2], [3, 4], [3, 4]])
+    """
+    a = as_tensor(a)
+    if axis is None:
+        a, axis = reshape(a, -1), 0
+    axis = layout.normalize_dim(axis, a.ndim)
+    counts = repeats.numpy() if isinstance(repeats, TensorBase) else repeats
+    # numpy checks the counts (negative, wrong length, not integers) and names the problem
+    index = np.repeat(np.arange(a.shape[axis]), counts)
+    return a[(slice(None),) * axis + (index,)]
+
+
+def tile(A, reps) -> Tensor:
+    """``A`` repeated ``reps`` times along each dimension (numpy's ``tile``, PyTorch's
+    ``repeat``).
+
+    >>> import jitgrad as jg
+    >>> jg.tile(jg.tensor([1, 2]), (2, 2)).tolist()
+    [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
+    A = as_tensor(A)
+    reps = (operator.index(reps),) if _is_int(reps) else tuple(operator.index(r) for r in reps)
+    ndim = builtins.max(len(reps), A.ndim)
+    reps = (1,) * (ndim - len(reps)) + reps
+    shape = (1,) * (ndim - A.ndim) + A.shape
+    # Each dimension n becomes (r, n): broadcast r copies, then merge them.
+    paired = reshape(A, tuple(v for n in shape for v in (1, n)))
+    spread = broadcast_to(paired, tuple(v for r, n in zip(reps, shape) for v in (r, n)))
+    return clone(reshape(spread, tuple(r * n for r, n in zip(reps, shape))))
+
+
+class FlatIterator:
+    """``t.flat``: the tensor's elements in row-major order, as numpy's ``flatiter``:
+    ``t.flat[i]`` reads, ``t.flat[i] = v`` writes into ``t``, iterating gives 0-d
+    tensors.
+
+    >>> import jitgrad as jg
+    >>> t = jg.zeros((2, 2))
+    >>> t.flat[3] = 7.0; t.flat[1:].tolist(), len(t.flat)
+    ([0.0, 0.0, 7.0], 4)
+    """
+
+    def __init__(self, base: Tensor):
+        self.base = base
+
+    def _key(self, index):
+        # numpy's flat index -> the multi-index into ``base`` (a basic one for an integer).
+        flat = np.arange(self.base.numel())[_plain(index)]
+        return np.unravel_index(flat, self.base.shape)
+
+    def __getitem__(self, index) -> Tensor:
+        return self.base[self._key(index)]
+
+    def __setitem__(self, index, value) -> None:
+        self.base[self._key(index)] = value
+
+    def __len__(self) -> int:
+        return self.base.numel()
+
+    def __iter__(self):
+        return iter(reshape(self.base, -1))
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(ravel(self.base).numpy(), dtype=dtype)
+
+
+def _plain(index):
+    """A flat index with tensors as numpy arrays, for numpy to apply to a range."""
+    if isinstance(index, TensorBase):
+        return index.numpy()
+    if isinstance(index, tuple):
+        return tuple(_plain(i) for i in index)
+    return index
+
+
 def _view_op(x, take) -> Tensor:
     x = as_tensor(x)
     take(x)  # validate eagerly: errors name the problem before anything is recorded
@@ -256,6 +430,7 @@ def narrow(x, dim: int, start: int, length: int) -> Tensor:
     return _view_op(x, lambda t: TensorBase.narrow(t, dim, start, length))
 
 
+@torch_keywords
 def diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     if not _is_int(offset):
         # The view's layout is computed from it: a float would make a float shape.
@@ -266,10 +441,12 @@ def diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     return _view_op(x, lambda t: TensorBase.diagonal(t, offset, axis1, axis2))
 
 
+@torch_keywords(dims="axis")
 def flip(x, axis=None) -> Tensor:
     return _view_op(x, lambda t: TensorBase.flip(t, axis))
 
 
+@torch_keywords
 def concatenate(tensors, axis: int = 0) -> Tensor:
     """Join tensors along an existing axis (numpy's ``concatenate``, PyTorch's ``cat``);
     ``axis=None`` joins them flattened."""
@@ -293,6 +470,7 @@ def concatenate(tensors, axis: int = 0) -> Tensor:
 cat = concatenate
 
 
+@torch_keywords
 def stack(tensors, axis: int = 0) -> Tensor:
     """Join same-shaped tensors along a new axis."""
     xs = [as_tensor(t) for t in tensors]

@@ -1,8 +1,9 @@
 """Reductions: each a Function with forward (numpy) and backward (jitgrad ops) side by side.
 
-Reductions whose gradient follows from others (mean, var, std, logsumexp) are written as
-compositions of these, so their higher-order gradients come for free. All take numpy's
-``axis``/``keepdims`` and PyTorch's ``dim``/``keepdim``.
+Reductions whose gradient follows from others (mean, var, std, logsumexp, ptp) are written
+as compositions of these, so their higher-order gradients come for free. All take numpy's
+``axis``/``keepdims`` and PyTorch's ``dim``/``keepdim`` (``torch_keywords``); ``max`` and
+``min`` given ``dim=`` return PyTorch's ``(values, indices)``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..autograd.tensor import Tensor, as_tensor, zeros
 from ..recording import compute
 from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
+from .torch_keywords import torch_keywords, values_and_indices
 
 
 def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
@@ -37,15 +39,6 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
         if isinstance(a, (bool, np.bool_)):
             raise TypeError(f"an axis must be an integer, not a bool: got {axis!r}")
     return tuple(sorted(layout.normalize_dims(axes, ndim)))
-
-
-def _resolve(axis, keepdims, dim, keepdim):
-    """Accept PyTorch's ``dim``/``keepdim`` as aliases of numpy's names."""
-    if dim is not None:
-        if axis is not None:
-            raise TypeError("pass either axis= or dim=, not both")
-        axis = dim
-    return axis, keepdims or bool(keepdim)
 
 
 def _kept_shape(shape, axes):
@@ -267,7 +260,8 @@ def _accumulated(x, dtype) -> Tensor:
     return _accumulator(x) if dtype is None else x.astype(dtype, copy=False)
 
 
-def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None) -> Tensor:  # noqa: A001
+@torch_keywords
+def sum(x, axis=None, keepdims=False, *, dtype=None) -> Tensor:  # noqa: A001
     """Sum over ``axis`` (None: all). Integers and bools sum in int64, as numpy; so does
     uint8 (numpy's uint64 is not a jitgrad dtype), as in PyTorch.
 
@@ -276,11 +270,11 @@ def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None) ->
     [3, 12]
     """
     x = _accumulated(x, dtype)
-    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     return Sum(normalize_axes(axis, x.ndim), keepdims)(x)
 
 
-def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None) -> Tensor:
+@torch_keywords
+def mean(x, axis=None, keepdims=False, *, dtype=None) -> Tensor:
     """Mean over ``axis`` (None: all), in ``dtype`` if given (a float or complex one, as
     PyTorch asks). Integers and bools average in the default float dtype; float16 adds up
     in float32 and rounds the mean once, as numpy and PyTorch (a float16 sum overflows
@@ -291,7 +285,6 @@ def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None) -
     60000.0
     """
     x = as_tensor(x)
-    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     axes = normalize_axes(axis, x.ndim)
     if dtype is not None:
         dtype = dtypes.as_dtype(dtype)
@@ -306,7 +299,8 @@ def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None) -
     return Sum(axes, keepdims)(x) / count
 
 
-def prod(x, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None) -> Tensor:
+@torch_keywords
+def prod(x, axis=None, keepdims=False, *, dtype=None) -> Tensor:
     """Product over ``axis`` (None: all), in ``dtype`` if given. Integers, bools and uint8
     multiply in int64, as ``sum``.
 
@@ -315,42 +309,68 @@ def prod(x, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None) -
     400
     """
     x = _accumulated(x, dtype)
-    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     return Prod(normalize_axes(axis, x.ndim), keepdims)(x)
 
 
-def max(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:  # noqa: A001
+@values_and_indices(lambda x, axis, keepdims: argmax(x, axis, keepdims))
+def max(x, axis=None, keepdims=False) -> Tensor:  # noqa: A001
+    """The largest values over ``axis`` (None: all), as numpy's ``max``; with PyTorch's
+    ``dim=`` (one dimension), PyTorch's ``(values, indices)`` named tuple. Tied maxima
+    share the gradient equally.
+
+    >>> import jitgrad as jg
+    >>> t = jg.tensor([[1, 5, 2], [7, 0, 3]])
+    >>> t.max(1).tolist(), jg.max(t, axis=0).tolist()
+    ([5, 7], [7, 5, 3])
+    >>> values, indices = t.max(dim=1)
+    >>> values.tolist(), indices.tolist()
+    ([5, 7], [1, 0])
+    """
     x = as_tensor(x)
-    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     return Extreme(normalize_axes(axis, x.ndim), keepdims, True)(x)
 
 
-def min(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:  # noqa: A001
+@values_and_indices(lambda x, axis, keepdims: argmin(x, axis, keepdims))
+def min(x, axis=None, keepdims=False) -> Tensor:  # noqa: A001
+    """The smallest values over ``axis``, as numpy's ``min``; with PyTorch's ``dim=``,
+    PyTorch's ``(values, indices)`` named tuple (see ``max``).
+
+    >>> import jitgrad as jg
+    >>> jg.min(jg.tensor([[1, 5], [7, 0]]), dim=0, keepdim=True).indices.tolist()
+    [[0, 1]]
+    """
     x = as_tensor(x)
-    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     return Extreme(normalize_axes(axis, x.ndim), keepdims, False)(x)
 
 
-amax, amin = max, min
+amax, amin = torch_keywords(max.__wrapped__), torch_keywords(min.__wrapped__)
 
 
-def argmax(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
+@torch_keywords
+def argmax(x, axis=None, keepdims=False) -> Tensor:
     x = as_tensor(x)
-    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     axis = None if axis is None else layout.normalize_dim(axis, x.ndim)
     return ArgExtreme(axis, keepdims, True)(x)
 
 
-def argmin(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
+@torch_keywords
+def argmin(x, axis=None, keepdims=False) -> Tensor:
     x = as_tensor(x)
-    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     axis = None if axis is None else layout.normalize_dim(axis, x.ndim)
     return ArgExtreme(axis, keepdims, False)(x)
 
 
-def var(x, axis=None, keepdims=False, ddof=0, *, dim=None, keepdim=False, correction=None):
-    """Variance with ``ddof`` (numpy) or ``correction`` (PyTorch) degrees of freedom. For
-    complex x it is the mean of ``|x - mean|**2``: real, as numpy.
+_PYTORCH_CORRECTION = {"torch_defaults": {"correction": 1},
+                       "unless_given": ("ddof", "correction", "unbiased")}  # fmt: skip
+
+
+@torch_keywords(**_PYTORCH_CORRECTION)
+def var(x, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=None):
+    """Variance with ``ddof`` (numpy) or ``correction`` (PyTorch) degrees of freedom;
+    PyTorch's ``unbiased=True`` is ``ddof=1``. Called with PyTorch's ``dim=`` or
+    ``keepdim=`` and none of these, it divides by ``n - 1`` as PyTorch does; else by
+    ``n - ddof`` (numpy's ``ddof=0``). For complex x it is the mean of ``|x - mean|**2``:
+    real, as numpy.
 
     >>> import jitgrad as jg
     >>> jg.var(jg.tensor([1.0, 2.0, 3.0, 4.0])).item(), jg.var(jg.tensor([1j, -1j])).item()
@@ -359,8 +379,7 @@ def var(x, axis=None, keepdims=False, ddof=0, *, dim=None, keepdim=False, correc
     from .unary import abs  # unary builds on elementwise, which builds on reductions
 
     x = as_tensor(x)
-    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
-    ddof = ddof if correction is None else correction
+    ddof = _ddof(ddof, correction, unbiased)
     axes = normalize_axes(axis, x.ndim)
     count = layout.numel(x.shape[i] for i in axes)
     if ddof >= count:
@@ -373,9 +392,11 @@ def var(x, axis=None, keepdims=False, ddof=0, *, dim=None, keepdim=False, correc
     return sum(centered * centered, axes, keepdims) / builtins.max(count - ddof, 0)
 
 
-def std(x, axis=None, keepdims=False, ddof=0, *, dim=None, keepdim=False, correction=None):
-    """Square root of ``var``. Its gradient is 0 where the variance is 0, as PyTorch's:
-    sqrt's slope is infinite there and var's is 0, so the chain rule alone gives nan.
+@torch_keywords(**_PYTORCH_CORRECTION)
+def std(x, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=None):
+    """Square root of ``var``, with its degrees of freedom. Its gradient is 0 where the
+    variance is 0, as PyTorch's: sqrt's slope is infinite there and var's is 0, so the
+    chain rule alone gives nan.
 
     >>> import jitgrad as jg
     >>> x = jg.ones(3, requires_grad=True)
@@ -385,13 +406,14 @@ def std(x, axis=None, keepdims=False, ddof=0, *, dim=None, keepdim=False, correc
     from .elementwise import where  # elementwise builds on reductions
     from .unary import sqrt
 
-    v = var(x, axis, keepdims, ddof, dim=dim, keepdim=keepdim, correction=correction)
+    v = var(x, axis, keepdims, ddof, correction=correction, unbiased=unbiased)
     zero = v == 0
     # sqrt runs on v with its zeros replaced, so no inf slope meets where's 0 gradient.
     return where(zero, 0, sqrt(where(zero, 1, v)))
 
 
-def logsumexp(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:
+@torch_keywords
+def logsumexp(x, axis=None, keepdims=False) -> Tensor:
     """log(sum(exp(x))) without overflow: the max is taken out first. Over an empty axis
     it is -inf, as PyTorch and SciPy.
 
@@ -403,7 +425,6 @@ def logsumexp(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tenso
     from .unary import exp, isfinite, log
 
     x = as_tensor(x)
-    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     axes = normalize_axes(axis, x.ndim)
     if layout.numel(x.shape[i] for i in axes) == 0:
         # An empty axis has no max; its sum of no exponentials is 0, so log gives -inf
@@ -416,23 +437,46 @@ def logsumexp(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tenso
     return out if keepdims else out.squeeze(axes)
 
 
-def all(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:  # noqa: A001
+def _ddof(ddof, correction, unbiased) -> int:
+    """numpy's ``ddof`` from it or PyTorch's ``correction`` / ``unbiased`` (one of them)."""
+    given = [name for name, v in (("correction", correction), ("unbiased", unbiased))
+             if v is not None]  # fmt: skip
+    if len(given) > 1 or (given and ddof != 0):
+        named = ", ".join(f"{n}=" for n in (["ddof"] if ddof != 0 else []) + given)
+        raise TypeError(f"got {named}: they all set the degrees of freedom; pass one")
+    if unbiased is not None:
+        return int(bool(unbiased))
+    return ddof if correction is None else correction
+
+
+@torch_keywords
+def ptp(x, axis=None, keepdims=False) -> Tensor:
+    """Peak to peak: ``max - min`` over ``axis`` (numpy's ``ptp``).
+
+    >>> import jitgrad as jg
+    >>> jg.ptp(jg.tensor([[4, 9, 2], [3, 3, 8]]), axis=1).tolist()
+    [7, 5]
+    """
     x = as_tensor(x)
-    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
+    return max(x, axis, keepdims) - min(x, axis, keepdims)
+
+
+@torch_keywords
+def all(x, axis=None, keepdims=False) -> Tensor:  # noqa: A001
+    x = as_tensor(x)
     return Truth(normalize_axes(axis, x.ndim), keepdims, True)(x)
 
 
-def any(x, axis=None, keepdims=False, *, dim=None, keepdim=False) -> Tensor:  # noqa: A001
+@torch_keywords
+def any(x, axis=None, keepdims=False) -> Tensor:  # noqa: A001
     x = as_tensor(x)
-    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     return Truth(normalize_axes(axis, x.ndim), keepdims, False)(x)
 
 
-def _scanned(x, axis, dim, dtype):
+def _scanned(x, axis, dtype):
     """(operand, axis) of a running sum or product: axis None flattens x, as numpy; so
     does a 0-d x, whose only axes are 0 and -1 (numpy's result has shape (1,) too)."""
     x = _accumulated(x, dtype)
-    axis, _ = _resolve(axis, False, dim, False)
     if axis is not None:
         axis = layout.normalize_dim(axis, x.ndim)
     if axis is None or x.ndim == 0:
@@ -440,7 +484,8 @@ def _scanned(x, axis, dim, dtype):
     return x, axis
 
 
-def cumsum(x, axis=None, *, dim=None, dtype=None) -> Tensor:
+@torch_keywords
+def cumsum(x, axis=None, dtype=None) -> Tensor:
     """Running sum along ``axis`` (None: over the flattened tensor, as numpy), in ``dtype``
     if given. Integers, bools and uint8 accumulate in int64, as ``sum``.
 
@@ -448,11 +493,12 @@ def cumsum(x, axis=None, *, dim=None, dtype=None) -> Tensor:
     >>> jg.cumsum(jg.tensor([200, 200], dtype=jg.uint8)).tolist()
     [200, 400]
     """
-    x, axis = _scanned(x, axis, dim, dtype)
+    x, axis = _scanned(x, axis, dtype)
     return Cumulative(axis, False)(x)
 
 
-def cumprod(x, axis=None, *, dim=None, dtype=None) -> Tensor:
+@torch_keywords
+def cumprod(x, axis=None, dtype=None) -> Tensor:
     """Running product along ``axis``, in ``dtype`` if given; its gradient is exact with
     zeros in x too. Integers, bools and uint8 multiply in int64, as ``sum``.
 
@@ -461,11 +507,11 @@ def cumprod(x, axis=None, *, dim=None, dtype=None) -> Tensor:
     >>> x.cumprod(0).sum().backward(); x.grad.tolist()
     [1.0, 32.0, 0.0, 0.0]
     """
-    x, axis = _scanned(x, axis, dim, dtype)
+    x, axis = _scanned(x, axis, dtype)
     return Cumulative(axis, True)(x)
 
 
 __all__ = [
     "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
-    "logsumexp", "all", "any", "cumsum", "cumprod", "sum_to", "broadcast_to",
+    "logsumexp", "ptp", "all", "any", "cumsum", "cumprod", "sum_to", "broadcast_to",
 ]  # fmt: skip
