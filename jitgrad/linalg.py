@@ -46,9 +46,9 @@ from .ops.factorizations import (
 from .ops.linalg import einsum, matmul, tensordot
 from .ops.linalg import outer as _outer
 from .ops.movement import diagonal as _diagonal
+from .ops.movement import matrix_transpose, reshape
 from .ops.products import cross as _cross
 from .ops.products import vecdot
-from .ops.movement import matrix_transpose, reshape
 from .ops.unary import abs as _abs
 from .ops.unary import sign
 from .recording import compute_all

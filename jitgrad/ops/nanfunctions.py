@@ -17,8 +17,9 @@ from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute, read_value
 from ..tensor import wrap_numpy
 from .elementwise import where
-from .reduce import _resolve, cumprod, cumsum, max, mean, min, normalize_axes, prod, sum  # noqa: A004
+from .reduce import cumprod, cumsum, max, mean, min, normalize_axes, prod, sum  # noqa: A004
 from .statistics import _into, order_statistic
+from .torch_keywords import torch_keywords
 from .unary import abs, isnan, sqrt  # noqa: A004
 
 
@@ -186,32 +187,33 @@ def nanmin(a, axis=None, out=None, keepdims=False) -> Tensor:
     return _nan_extreme(a, axis, out, keepdims, False)
 
 
-def _nan_arg_extreme(numpy_fn, a, axis, out, keepdims, dim, keepdim) -> Tensor:
+def _nan_arg_extreme(numpy_fn, a, axis, out, keepdims) -> Tensor:
     x = as_tensor(a)
-    axis, keepdims = _resolve(axis, keepdims, dim, keepdim)
     find = partial(numpy_fn, axis=axis, keepdims=keepdims)  # raises numpy's errors
     found = compute(lambda v: find(v).astype(np.int64), x.numpy())
     return _into(out, wrap_numpy(np.asarray(found), Tensor))
 
 
-def nanargmax(a, axis=None, out=None, *, keepdims=False, dim=None, keepdim=False) -> Tensor:
+@torch_keywords
+def nanargmax(a, axis=None, out=None, *, keepdims=False) -> Tensor:
     """Index of the maximum ignoring nans; ValueError for a slice of nans only.
 
     >>> import jitgrad as jg
     >>> jg.nanargmax(jg.tensor([float("nan"), 2.0, 1.0])).item()
     1
     """
-    return _nan_arg_extreme(np.nanargmax, a, axis, out, keepdims, dim, keepdim)
+    return _nan_arg_extreme(np.nanargmax, a, axis, out, keepdims)
 
 
-def nanargmin(a, axis=None, out=None, *, keepdims=False, dim=None, keepdim=False) -> Tensor:
+@torch_keywords
+def nanargmin(a, axis=None, out=None, *, keepdims=False) -> Tensor:
     """Index of the minimum ignoring nans; ValueError for a slice of nans only.
 
     >>> import jitgrad as jg
     >>> jg.nanargmin(jg.tensor([float("nan"), 2.0, 1.0])).item()
     2
     """
-    return _nan_arg_extreme(np.nanargmin, a, axis, out, keepdims, dim, keepdim)
+    return _nan_arg_extreme(np.nanargmin, a, axis, out, keepdims)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
