@@ -12,7 +12,17 @@ import numpy as np
 from ..autograd.tensor import Tensor, as_tensor
 from ..strided import layout
 from ..tensor import TensorBase
-from . import complex_parts, indexing, linalg, movement, numpy_protocol, reduce, unary
+from . import (
+    complex_parts,
+    indexing,
+    linalg,
+    movement,
+    numpy_protocol,
+    reduce,
+    shaping,
+    statistics,
+    unary,
+)
 from . import elementwise as ew
 
 
@@ -215,10 +225,10 @@ METHODS = {
     "T": property(movement.transpose), "mT": property(movement.matrix_transpose),
     "expand": movement.expand, "broadcast_to": reduce.broadcast_to,
     "squeeze": movement.squeeze, "unsqueeze": movement.unsqueeze,
-    "flatten": movement.flatten_method, "ravel": movement.ravel,
+    "flatten": shaping.flatten_method, "ravel": shaping.ravel,
     "narrow": movement.narrow, "diagonal": movement.diagonal,
     "flip": movement.flip, "astype": movement.astype, "clone": movement.clone,
-    "copy": movement.copy, "repeat": movement.repeat, "flat": property(movement.FlatIterator),
+    "copy": shaping.copy, "repeat": shaping.repeat, "flat": property(movement.FlatIterator),
     "dot": linalg.dot, "trace": linalg.trace,
     "contiguous": movement.contiguous,
     # complex parts (numpy's properties, setters included: ``z.imag += 1`` assigns back)
@@ -229,7 +239,7 @@ METHODS = {
     # reductions
     "sum": reduce.sum, "mean": reduce.mean, "prod": reduce.prod, "max": reduce.max,
     "min": reduce.min, "all": reduce.all, "any": reduce.any, "logsumexp": reduce.logsumexp,
-    "var": reduce.var, "std": reduce.std, "ptp": reduce.ptp,
+    "var": reduce.var, "std": reduce.std, "ptp": statistics.ptp,
     "argmax": reduce.argmax, "argmin": reduce.argmin,
     "cumsum": reduce.cumsum, "cumprod": reduce.cumprod,
     # math

@@ -4,7 +4,6 @@ output shares the input's storage; the backward puts the gradient back in place.
 
 from __future__ import annotations
 
-import builtins
 import operator
 from functools import partial
 
@@ -279,99 +278,6 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(x, x.shape[:start] + (merged,) + x.shape[end + 1 :])
 
 
-def ravel(a, order: str = "C") -> Tensor:
-    """The elements in one dimension, read in ``order``: 'C' row-major, 'F' column-major,
-    'A' and 'K' column-major for a tensor laid out column-major, else row-major. A view
-    when the strides allow, else a copy (numpy's ``ravel``).
-
-    >>> import jitgrad as jg
-    >>> jg.ravel(jg.arange(6).reshape(2, 3), order="F").tolist()
-    [0, 3, 1, 4, 2, 5]
-    """
-    a = as_tensor(a)
-    if _reads_column_major(a, order):
-        a = transpose(a)
-    return reshape(a, -1)
-
-
-def _reads_column_major(a: Tensor, order: str) -> bool:
-    if order not in ("C", "F", "A", "K"):
-        raise ValueError(f"order must be one of 'C', 'F', 'A' or 'K', got {order!r}")
-    if order in ("A", "K"):  # the memory order of a column-major tensor
-        return a.ndim > 1 and not a.is_contiguous() and transpose(a).is_contiguous()
-    return order == "F"
-
-
-def copy(a, order: str = "K") -> Tensor:
-    """A copy in new memory (numpy's ``copy``, PyTorch's ``clone``); the gradient flows
-    back to ``a``.
-
-    >>> import jitgrad as jg
-    >>> x = jg.zeros(2)
-    >>> y = x.copy(); y[0] = 1.0; x.tolist()
-    [0.0, 0.0]
-    """
-    a = as_tensor(a)
-    _reads_column_major(a, order)  # checks the order; jitgrad's copies are row-major
-    return clone(a)
-
-
-def flatten_method(x, start_dim=None, end_dim: int = -1, order: str = "C") -> Tensor:
-    """``t.flatten()``: numpy's, a row-major (``order``) copy in one dimension; given
-    PyTorch's ``start_dim``/``end_dim``, PyTorch's ``flatten`` (a view when possible).
-
-    >>> import jitgrad as jg
-    >>> x = jg.zeros((2, 3, 4))
-    >>> x.flatten().shape, x.flatten(1).shape, x.flatten("F").shape
-    ((24,), (2, 12), (24,))
-    """
-    if isinstance(start_dim, str):
-        start_dim, order = None, start_dim
-    if start_dim is None and end_dim == -1:
-        return clone(ravel(x, order))
-    return flatten(x, 0 if start_dim is None else start_dim, end_dim)
-
-
-@torch_keywords
-def repeat(a, repeats, axis=None) -> Tensor:
-    """Each element repeated ``repeats`` times (an int, or one count per element) along
-    ``axis``; None repeats over the flattened tensor (numpy's ``repeat``; PyTorch's
-    ``repeat`` is numpy's ``tile``).
-
-    >>> import jitgrad as jg
-    >>> x = jg.tensor([[1, 2], [3, 4]])
-    >>> x.repeat(2).tolist(), x.repeat([1, 2], axis=0).tolist()
-    ([1, 1, 2, 2, 3, 3, 4, 4], [[1, 2], [3, 4], [3, 4]])
-    """
-    a = as_tensor(a)
-    if axis is None:
-        a, axis = reshape(a, -1), 0
-    axis = layout.normalize_dim(axis, a.ndim)
-    counts = repeats.numpy() if isinstance(repeats, TensorBase) else repeats
-    # numpy checks the counts (negative, wrong length, not integers) and names the problem
-    index = np.repeat(np.arange(a.shape[axis]), counts)
-    return a[(slice(None),) * axis + (index,)]
-
-
-def tile(A, reps) -> Tensor:
-    """``A`` repeated ``reps`` times along each dimension (numpy's ``tile``, PyTorch's
-    ``repeat``).
-
-    >>> import jitgrad as jg
-    >>> jg.tile(jg.tensor([1, 2]), (2, 2)).tolist()
-    [[1, 2, 1, 2], [1, 2, 1, 2]]
-    """
-    A = as_tensor(A)
-    reps = (operator.index(reps),) if _is_int(reps) else tuple(operator.index(r) for r in reps)
-    ndim = builtins.max(len(reps), A.ndim)
-    reps = (1,) * (ndim - len(reps)) + reps
-    shape = (1,) * (ndim - A.ndim) + A.shape
-    # Each dimension n becomes (r, n): broadcast r copies, then merge them.
-    paired = reshape(A, tuple(v for n in shape for v in (1, n)))
-    spread = broadcast_to(paired, tuple(v for r, n in zip(reps, shape) for v in (r, n)))
-    return clone(reshape(spread, tuple(r * n for r, n in zip(reps, shape))))
-
-
 class FlatIterator:
     """``t.flat``: the tensor's elements in row-major order, as numpy's ``flatiter``:
     ``t.flat[i]`` reads, ``t.flat[i] = v`` writes into ``t``, iterating gives 0-d
@@ -404,7 +310,7 @@ class FlatIterator:
         return iter(reshape(self.base, -1))
 
     def __array__(self, dtype=None, copy=None):
-        return np.asarray(ravel(self.base).numpy(), dtype=dtype)
+        return np.asarray(reshape(self.base, -1).numpy(), dtype=dtype)
 
 
 def _plain(index):

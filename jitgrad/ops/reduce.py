@@ -450,18 +450,6 @@ def _ddof(ddof, correction, unbiased) -> int:
 
 
 @torch_keywords
-def ptp(x, axis=None, keepdims=False) -> Tensor:
-    """Peak to peak: ``max - min`` over ``axis`` (numpy's ``ptp``).
-
-    >>> import jitgrad as jg
-    >>> jg.ptp(jg.tensor([[4, 9, 2], [3, 3, 8]]), axis=1).tolist()
-    [7, 5]
-    """
-    x = as_tensor(x)
-    return max(x, axis, keepdims) - min(x, axis, keepdims)
-
-
-@torch_keywords
 def all(x, axis=None, keepdims=False) -> Tensor:  # noqa: A001
     x = as_tensor(x)
     return Truth(normalize_axes(axis, x.ndim), keepdims, True)(x)
@@ -513,5 +501,5 @@ def cumprod(x, axis=None, dtype=None) -> Tensor:
 
 __all__ = [
     "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
-    "logsumexp", "ptp", "all", "any", "cumsum", "cumprod", "sum_to", "broadcast_to",
+    "logsumexp", "all", "any", "cumsum", "cumprod", "sum_to", "broadcast_to",
 ]  # fmt: skip

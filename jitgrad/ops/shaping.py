@@ -30,11 +30,13 @@ from .movement import (
     clone,
     concatenate,
     diagonal,
+    flatten,
     flip,
     permute,
     reshape,
 )
 from .reduce import broadcast_to
+from .torch_keywords import torch_keywords
 
 # -- numpy's joins ---------------------------------------------------------------------------
 
@@ -360,6 +362,22 @@ def ravel(a, order: str = "C") -> Tensor:
     return reshape(memory_ordered(a, order, "ravel"), -1)
 
 
+def flatten_method(x, start_dim=None, end_dim: int = -1, order: str = "C") -> Tensor:
+    """``t.flatten()``: numpy's, a row-major (``order``) copy in one dimension; given
+    PyTorch's ``start_dim``/``end_dim``, PyTorch's ``flatten`` (a view when possible).
+
+    >>> import jitgrad as jg
+    >>> x = jg.zeros((2, 3, 4))
+    >>> x.flatten().shape, x.flatten(1).shape, x.flatten("F").shape
+    ((24,), (2, 12), (24,))
+    """
+    if isinstance(start_dim, str):
+        start_dim, order = None, start_dim
+    if start_dim is None and end_dim == -1:
+        return clone(ravel(x, order))
+    return flatten(x, 0 if start_dim is None else start_dim, end_dim)
+
+
 def memory_ordered(a: Tensor, order: str, who: str) -> Tensor:
     """``a`` as a view whose row-major order is the element order ``order`` names ('K':
     axes by decreasing stride size, each read in its own direction, as numpy's)."""
@@ -415,6 +433,7 @@ def tile(A, reps) -> Tensor:
     return clone(out) if out._storage is a._storage else out
 
 
+@torch_keywords
 def repeat(a, repeats, axis: int | None = None) -> Tensor:
     """Each element repeated ``repeats`` times (a number, or one per element along
     ``axis``); the flattened tensor when ``axis`` is None. Gradients of the copies add up.

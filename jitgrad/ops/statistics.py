@@ -27,6 +27,7 @@ from .indexing import take_along_axis
 from .linalg import matmul
 from .movement import clone, concatenate, diagonal
 from .reduce import broadcast_to, max, mean, min, normalize_axes, sum  # noqa: A004
+from .torch_keywords import torch_keywords
 from .unary import clip, sqrt
 
 # numpy's methods that pick one observed value (never interpolate): numpy takes the value
@@ -291,6 +292,7 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None) -> Tensor:
     return clip(c, -1, 1)
 
 
+@torch_keywords
 def ptp(a, axis=None, out=None, keepdims=False) -> Tensor:
     """Range of values (maximum - minimum) over ``axis``, in a's dtype.
 
