@@ -45,6 +45,8 @@ from .dtypes import (
     result_type,
     set_default_dtype,
     uint8,
+    uint32,
+    uint64,
 )
 from .io import load, save
 from .jit import function
@@ -62,6 +64,8 @@ from .storage import (
     LongStorage,
     ShortStorage,
     Storage,
+    UInt32Storage,
+    UInt64Storage,
     UntypedStorage,
 )
 

@@ -15,10 +15,20 @@ import numpy as np
 from ._config import config
 
 
-# One instance per dtype (the table below): identity is equality, which keeps hashing a
-# dtype (every eager dispatch key holds some) as cheap as hashing an object.
+class _DTypeMeta(type):
+    """``DType(spec)`` (``jitgrad.dtype(spec)``) looks ``spec`` up in the table, as
+    ``np.dtype(spec)`` does: the table's rows are the only instances."""
+
+    def __call__(cls, spec) -> DType:
+        return as_dtype(spec)
+
+
+# One instance per dtype (the table below): two jitgrad dtypes are equal only when they are
+# the same object, and hashing one is hashing an object (every eager dispatch key holds
+# some). Equality with numpy's spellings (np.float32, np.dtype("f4"), "float32") goes
+# through numpy, off the hot path: jitgrad's own code compares dtypes with ``is``.
 @dataclass(frozen=True, eq=False)
-class DType:
+class DType(metaclass=_DTypeMeta):
     name: str
     numpy: np.dtype = field(repr=False)
     storage_name: str = field(repr=False)
@@ -27,6 +37,24 @@ class DType:
     @property
     def itemsize(self) -> int:
         return self.numpy.itemsize
+
+    @property
+    def dtype(self) -> np.dtype:
+        """numpy's dtype: what ``np.dtype(jg.float32)`` and ``dtype=jg.float32`` read."""
+        return self.numpy
+
+    @property
+    def char(self) -> str:
+        return self.numpy.char
+
+    @property
+    def str(self) -> str:  # noqa: A003  numpy's attribute name
+        return self.numpy.str
+
+    @property
+    def type(self) -> type:  # noqa: A003  numpy's attribute name
+        """numpy's scalar type (``np.float32``), for ``issubclass(d.type, np.floating)``."""
+        return self.numpy.type
 
     @property
     def is_floating_point(self) -> bool:
@@ -40,6 +68,44 @@ class DType:
     def is_integer(self) -> bool:
         return self.kind in "ui"
 
+    @property
+    def is_signed(self) -> bool:
+        return self.kind in "ifc"
+
+    def __getattr__(self, attr: str):
+        # The rest of numpy's dtype attributes (byteorder, alignment, shape, fields...).
+        if attr in _NUMPY_ATTRIBUTES:
+            return getattr(self.numpy, attr)
+        raise AttributeError(f"'jitgrad.dtype' object has no attribute {attr!r}")
+
+    def __eq__(self, other) -> bool:
+        if other is self:
+            return True
+        if type(other) is DType or other is None:
+            return False
+        try:
+            return self.numpy == np.dtype(other)
+        except (TypeError, ValueError):
+            return False
+
+    # Identity, at C speed; ``a == b`` implies ``hash(a) == hash(b)`` among jitgrad dtypes
+    # (numpy's own np.float32 and np.dtype("f4") also compare equal with unequal hashes).
+    __hash__ = object.__hash__
+
+    def __call__(self, value=0):
+        """``jg.float32(1.5)``: a 0-d tensor of this dtype (a tensor of it for sequences
+        and tensors), as ``np.float32(1.5)`` makes a numpy scalar."""
+        return _construct(self, value)
+
+    def __instancecheck__(self, obj) -> bool:
+        """``isinstance(x, jg.float32)``: a 0-d tensor of this dtype, or numpy's scalar."""
+        if isinstance(obj, np.generic):
+            return obj.dtype == self.numpy
+        return getattr(obj, "ndim", None) == 0 and getattr(obj, "dtype", None) is self
+
+    def __str__(self) -> str:
+        return self.name
+
     def __repr__(self) -> str:
         return f"jitgrad.{self.name}"
 
@@ -47,13 +113,35 @@ class DType:
         return as_dtype, (self.name,)
 
 
+_NUMPY_ATTRIBUTES = frozenset((
+    "alignment", "base", "byteorder", "descr", "fields", "flags", "hasobject", "isalignedstruct",
+    "isbuiltin", "isnative", "metadata", "names", "ndim", "num", "shape", "subdtype",
+))  # fmt: skip
+
+
+def _construct(d: DType, value):
+    from .creation import array  # creation builds on this layer
+    from .tensor import TensorBase
+
+    if isinstance(value, TensorBase):
+        return value.astype(d)
+    if isinstance(value, (bool, int, float, complex, str, bytes, np.generic)):
+        # numpy's scalar constructor: its parsing of strings and its overflow errors.
+        return array(d.numpy.type(value), dtype=d)
+    return array(value, dtype=d)
+
+
 def _row(name: str, storage_name: str) -> DType:
     np_dtype = np.dtype(name)
-    return DType(name, np_dtype, storage_name, np_dtype.kind)
+    row = object.__new__(DType)
+    row.__init__(name, np_dtype, storage_name, np_dtype.kind)
+    return row
 
 
 bool_ = _row("bool", "Bool")
 uint8 = _row("uint8", "Byte")
+uint32 = _row("uint32", "UInt32")
+uint64 = _row("uint64", "UInt64")
 int8 = _row("int8", "Char")
 int16 = _row("int16", "Short")
 int32 = _row("int32", "Int")
@@ -65,7 +153,7 @@ complex64 = _row("complex64", "ComplexFloat")
 complex128 = _row("complex128", "ComplexDouble")
 
 ALL_DTYPES: tuple[DType, ...] = (
-    bool_, uint8, int8, int16, int32, int64,
+    bool_, uint8, uint32, uint64, int8, int16, int32, int64,
     float16, float32, float64, complex64, complex128,
 )  # fmt: skip
 
