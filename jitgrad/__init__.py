@@ -31,22 +31,35 @@ from .creation import (
 from .dtypes import (
     DType,
     bool_,
+    can_cast,
     complex64,
     complex128,
+    complexfloating,
+    finfo,
     float16,
     float32,
     float64,
+    floating,
+    generic,
     get_default_dtype,
+    iinfo,
+    inexact,
     int8,
     int16,
     int32,
     int64,
+    integer,
+    isdtype,
+    issubdtype,
+    number,
     promote_types,
     result_type,
     set_default_dtype,
+    signedinteger,
     uint8,
     uint32,
     uint64,
+    unsignedinteger,
 )
 from .io import load, save
 from .jit import function
@@ -72,6 +85,8 @@ from .storage import (
 bool = bool_  # noqa: A001  numpy 2 and PyTorch both spell it jg.bool
 half, double, long, short = float16, float64, int64, int16
 cfloat, cdouble = complex64, complex128
+dtype, ndarray = DType, Tensor  # jg.dtype("float32"); isinstance(t, jg.ndarray)
+from numpy import e, euler_gamma, inf, nan, newaxis, pi  # noqa: E402  numpy's constants
 
 __version__ = "0.1.0"
 

@@ -228,7 +228,11 @@ def default_complex_dtype() -> DType:
 
 
 def promote_types(a, b) -> DType:
-    """The smallest dtype both ``a`` and ``b`` cast to safely (numpy's table)."""
+    """The smallest dtype both ``a`` and ``b`` cast to safely (numpy's table).
+
+    >>> promote_types(uint64, "int64"), promote_types(np.uint8, int8)
+    (jitgrad.float64, jitgrad.int16)
+    """
     return from_numpy_dtype(np.promote_types(as_dtype(a).numpy, as_dtype(b).numpy))
 
 
@@ -255,8 +259,8 @@ def scalar_dtype(value) -> DType:
 
 
 def result_type(*operands) -> DType:
-    """The dtype of an operation over ``operands`` (dtypes, tensors, arrays or Python
-    scalars), by NEP 50.
+    """The dtype of an operation over ``operands`` (dtypes in any spelling, tensors, numpy
+    arrays and scalars, which are strong, or Python scalars, which are weak), by NEP 50.
 
     >>> result_type(int8, 1.0), result_type(float32, 2), result_type(float32, 1j)
     (jitgrad.float64, jitgrad.float32, jitgrad.complex64)
@@ -264,11 +268,10 @@ def result_type(*operands) -> DType:
     strong: DType | None = None
     weak = []
     for op in operands:
-        if isinstance(op, (bool, int, float, complex)) and not isinstance(op, np.generic):
+        if _is_python_scalar(op):
             weak.append(op)
             continue
-        d = op if isinstance(op, DType) else getattr(op, "dtype", op)
-        d = as_dtype(d)
+        d = dtype_of(op)
         strong = d if strong is None else promote_types(strong, d)
     if strong is None:
         if not weak:
@@ -283,3 +286,91 @@ def result_type(*operands) -> DType:
         else:
             strong = scalar_dtype(w)
     return strong
+
+
+def _is_python_scalar(value) -> bool:
+    # (numpy's float64 and bool subclass Python's: they are strong, numpy's scalars)
+    return isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic)
+
+
+def dtype_of(x) -> DType:
+    """The jitgrad dtype of a dtype in any spelling, a tensor, a numpy array or scalar, or a
+    Python scalar (alone: bool, int64 or the default float/complex dtype).
+
+    >>> dtype_of(np.float32(1)), dtype_of(np.zeros(2, np.uint8)), dtype_of(2)
+    (jitgrad.float32, jitgrad.uint8, jitgrad.int64)
+    """
+    if isinstance(x, DType):
+        return x
+    if _is_python_scalar(x):
+        return scalar_dtype(x)
+    if not isinstance(x, (type, str, np.dtype)) and hasattr(x, "dtype"):
+        x = x.dtype
+    return as_dtype(x)
+
+
+def finfo(x) -> np.finfo:
+    """numpy's machine limits of a floating or complex dtype (given in any spelling, or as
+    a tensor or array): ``bits, eps, max, min, tiny, smallest_normal, resolution, dtype``.
+    The object is numpy's own; its ``dtype`` compares equal to the jitgrad dtype.
+
+    >>> f = finfo(float32); f.bits, f.eps == 2.0**-23, f.dtype == float32
+    (32, True, True)
+    """
+    return np.finfo(dtype_of(x).numpy)
+
+
+def iinfo(x) -> np.iinfo:
+    """numpy's machine limits of an integer dtype (any spelling, a tensor or an array):
+    ``bits, min, max, dtype``, in numpy's own object.
+
+    >>> iinfo(uint8).max, iinfo("int16").min, iinfo(uint64).bits
+    (255, -32768, 64)
+    """
+    return np.iinfo(dtype_of(x).numpy)
+
+
+def can_cast(from_, to, casting: str = "safe") -> bool:
+    """Whether ``from_`` (a dtype, tensor or array) casts to ``to`` under ``casting`` (no,
+    equiv, safe, same_kind, unsafe), as ``np.can_cast``. Python scalars are refused as by
+    numpy 2: the answer would depend on the value.
+
+    >>> can_cast(int8, float32), can_cast(int64, float32), can_cast(uint64, "int64")
+    (True, False, False)
+    """
+    if _is_python_scalar(from_):
+        return np.can_cast(from_, as_dtype(to).numpy, casting)  # numpy's TypeError
+    return bool(np.can_cast(dtype_of(from_).numpy, as_dtype(to).numpy, casting))
+
+
+def isdtype(dtype, kind) -> bool:
+    """The Array API's dtype test: ``kind`` is a dtype, one of 'bool', 'signed integer',
+    'unsigned integer', 'integral', 'real floating', 'complex floating', 'numeric', or a
+    tuple of these.
+
+    >>> isdtype(uint32, "unsigned integer"), isdtype(float16, ("integral", "complex floating"))
+    (True, False)
+    """
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    kinds = tuple(k if isinstance(k, str) else as_dtype(k).numpy for k in kinds)
+    return bool(np.isdtype(as_dtype(dtype).numpy, kinds))
+
+
+# numpy's abstract scalar types, for ``issubdtype(t.dtype, jg.floating)``.
+generic, number = np.generic, np.number
+integer, signedinteger, unsignedinteger = np.integer, np.signedinteger, np.unsignedinteger
+inexact, floating, complexfloating = np.inexact, np.floating, np.complexfloating
+
+
+def issubdtype(arg1, arg2) -> bool:
+    """``np.issubdtype`` over jitgrad dtypes too: is ``arg1`` (a dtype) below ``arg2`` (a
+    dtype or an abstract type such as ``floating``) in numpy's type hierarchy?
+
+    >>> issubdtype(float32, floating), issubdtype(uint8, signedinteger)
+    (True, False)
+    """
+    return bool(np.issubdtype(_numpy_spelling(arg1), _numpy_spelling(arg2)))
+
+
+def _numpy_spelling(spec):
+    return spec if isinstance(spec, type) and issubclass(spec, np.generic) else dtype_of(spec).numpy

@@ -1,6 +1,7 @@
 """The differentiable op set: every op is a Function with forward and backward together."""
 
 from . import methods  # noqa: F401  binds operators and methods onto Tensor
+from .broadcasting import *  # noqa: F403
 from .complex_parts import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .indexing import *  # noqa: F403
