@@ -314,7 +314,7 @@ def finfo(x) -> np.finfo:
     a tensor or array): ``bits, eps, max, min, tiny, smallest_normal, resolution, dtype``.
     The object is numpy's own; its ``dtype`` compares equal to the jitgrad dtype.
 
-    >>> f = finfo(float32); f.bits, f.eps == 2.0**-23, f.dtype == float32
+    >>> f = finfo(float32); f.bits, float(f.eps) == 2.0**-23, f.dtype == float32
     (32, True, True)
     """
     return np.finfo(dtype_of(x).numpy)
