@@ -82,10 +82,17 @@ def test_dtypes_equal_numpy_spellings_both_ways(d):
     assert d != None and d != "no such dtype" and d != 3  # noqa: E711
     assert str(d) == d.name == d.numpy.name and f"{d}" == d.name
     assert (d.kind, d.itemsize, d.char, d.type, d.str) == (
-        d.numpy.kind, d.numpy.itemsize, d.numpy.char, d.numpy.type, d.numpy.str
+        d.numpy.kind,
+        d.numpy.itemsize,
+        d.numpy.char,
+        d.numpy.type,
+        d.numpy.str,
     )
     assert (d.byteorder, d.alignment, d.shape, d.names) == (
-        d.numpy.byteorder, d.numpy.alignment, d.numpy.shape, d.numpy.names
+        d.numpy.byteorder,
+        d.numpy.alignment,
+        d.numpy.shape,
+        d.numpy.names,
     )
     assert isinstance(d, jg.dtype) and issubclass(d.type, np.generic)
 
@@ -202,8 +209,10 @@ def test_can_cast_matches_numpy_over_all_pairs(casting):
         jg.can_cast(3, jg.uint8)
 
 
-KINDS = ["bool", "signed integer", "unsigned integer", "integral", "real floating",
-         "complex floating", "numeric", ("bool", "real floating"), jg.int8, (jg.uint8, "bool")]  # fmt: skip
+KINDS = [
+    "bool", "signed integer", "unsigned integer", "integral", "real floating",
+    "complex floating", "numeric", ("bool", "real floating"), jg.int8, (jg.uint8, "bool"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=str)
