@@ -4,6 +4,18 @@ Promotion follows numpy 2 (NEP 50): tensors and dtypes are *strong*, Python scal
 *weak* and only decide the kind (bool < int < float < complex) of the result, never its
 precision. A float or complex Python scalar meeting only integer operands takes the
 default dtype, as in PyTorch; with the default (float64) this is exactly numpy's rule.
+
+A jitgrad dtype stands where numpy's dtypes and scalar types stand:
+
+- it compares equal to every numpy spelling of itself (``jg.float32 == np.float32 ==
+  np.dtype("f4") == "float32"``) and numpy reads it (``np.dtype(jg.float32)``,
+  ``np.zeros(2, dtype=t.dtype)``) through its ``dtype`` attribute;
+- it is also the scalar type: ``jg.float32(1.5)`` is a 0-d float32 *tensor*, not a numpy
+  scalar, so that it stays in jitgrad (strong under NEP 50 like numpy's scalars, with
+  autograd and every tensor method), and ``isinstance(x, jg.float32)`` holds for 0-d
+  float32 tensors and numpy float32 scalars;
+- ``finfo``/``iinfo`` return numpy's own objects, whose ``dtype`` compares equal to the
+  jitgrad dtype.
 """
 
 from __future__ import annotations
