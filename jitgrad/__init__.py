@@ -19,20 +19,35 @@ from .device import Device
 from .dtypes import (
     DType,
     bool_,
+    can_cast,
     complex64,
     complex128,
+    complexfloating,
+    finfo,
     float16,
     float32,
     float64,
+    floating,
+    generic,
     get_default_dtype,
+    iinfo,
+    inexact,
     int8,
     int16,
     int32,
     int64,
+    integer,
+    isdtype,
+    issubdtype,
+    number,
     promote_types,
     result_type,
     set_default_dtype,
+    signedinteger,
     uint8,
+    uint32,
+    uint64,
+    unsignedinteger,
 )
 from .io import load, save
 from .io.numpy_formats import *  # noqa: F403  numpy's files: jg.savez, jg.loadtxt, ...
@@ -51,12 +66,16 @@ from .storage import (
     LongStorage,
     ShortStorage,
     Storage,
+    UInt32Storage,
+    UInt64Storage,
     UntypedStorage,
 )
 
 bool = bool_  # noqa: A001  numpy 2 and PyTorch both spell it jg.bool
 half, double, long, short = float16, float64, int64, int16
 cfloat, cdouble = complex64, complex128
+dtype, ndarray = DType, Tensor  # jg.dtype("float32"); isinstance(t, jg.ndarray)
+from numpy import e, euler_gamma, inf, nan, newaxis, pi  # noqa: E402  numpy's constants
 
 # numpy's floating-point error settings, for the numpy routines jitgrad runs; jitgrad's
 # kernels compute as numpy's defaults say (inf and nan results) and never warn or raise.

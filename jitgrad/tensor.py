@@ -552,8 +552,11 @@ class TensorBase:
     def __bool__(self) -> bool:
         if self.numel() != 1:
             raise ValueError(
-                f"the truth value of a tensor with {self.numel()} elements is ambiguous"
-            )
+                "The truth value of an empty array is ambiguous. Use `array.size > 0` to "
+                "check that an array is not empty." if self.numel() == 0 else
+                "The truth value of an array with more than one element is ambiguous. "
+                "Use a.any() or a.all()"
+            )  # fmt: skip
         return bool(self._scalar("bool()"))
 
     def __float__(self) -> float:
@@ -566,13 +569,26 @@ class TensorBase:
         return complex(self._scalar("complex()"))
 
     def __index__(self) -> int:
-        # As PyTorch (numpy: 0-d only): a one-element integer or bool tensor is an index.
-        if self.numel() != 1 or self.dtype.kind not in "biu":
+        # numpy's rule for the dtype (integers only, not bools); PyTorch's for the shape
+        # (any one-element tensor).
+        if self.numel() != 1 or self.dtype.kind not in "iu":
             raise TypeError(
-                "only integer scalar tensors can be converted to an index, got dtype "
+                "only integer scalar arrays can be converted to a scalar index, got dtype "
                 f"{self.dtype.name} and shape {self._shape}"
             )
         return int(self._scalar("an index"))
+
+    def __round__(self, ndigits: int | None = None):
+        """``round(t)`` is a Python int and ``round(t, 2)`` a 0-d tensor of t's dtype, as
+        for numpy's scalars (0-d tensors only, as numpy's arrays have no ``__round__``)."""
+        if self.ndim != 0 or self.dtype.kind not in "iuf":
+            raise TypeError(
+                f"round() needs a 0-d real number tensor, got dtype {self.dtype.name} and "
+                f"shape {self._shape}"
+            )
+        if ndigits is None:
+            return round(self._scalar("round()"))
+        return self.round(ndigits)
 
     def __format__(self, spec: str) -> str:
         """A 0-d tensor formats as its number (``f"{loss:.3f}"``), as numpy's scalars do."""

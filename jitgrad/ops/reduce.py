@@ -249,9 +249,12 @@ class Truth(Function):
 
 
 def _accumulator(x: Tensor) -> Tensor:
-    """``x`` in the dtype sums and products accumulate in: numpy's int64 for integers and
-    bool, and for uint8 too, where numpy's uint64 is not a jitgrad dtype (as PyTorch)."""
-    return x.astype(dtypes.int64, copy=False) if x.dtype.kind in "biu" else x
+    """``x`` in the dtype sums and products accumulate in, numpy's: uint64 for unsigned
+    integers, int64 for signed integers and bool."""
+    kind = x.dtype.kind
+    if kind == "u":
+        return x.astype(dtypes.uint64, copy=False)
+    return x.astype(dtypes.int64, copy=False) if kind in "bi" else x
 
 
 def _accumulated(x, dtype) -> Tensor:
@@ -262,8 +265,8 @@ def _accumulated(x, dtype) -> Tensor:
 
 @torch_keywords
 def sum(x, axis=None, keepdims=False, *, dtype=None) -> Tensor:  # noqa: A001
-    """Sum over ``axis`` (None: all). Integers and bools sum in int64, as numpy; so does
-    uint8 (numpy's uint64 is not a jitgrad dtype), as in PyTorch.
+    """Sum over ``axis`` (None: all). Signed integers and bools sum in int64, unsigned
+    integers in uint64, as numpy.
 
     >>> import jitgrad as jg
     >>> jg.sum(jg.arange(6).reshape(2, 3), axis=1).tolist()
@@ -301,8 +304,8 @@ def mean(x, axis=None, keepdims=False, *, dtype=None) -> Tensor:
 
 @torch_keywords
 def prod(x, axis=None, keepdims=False, *, dtype=None) -> Tensor:
-    """Product over ``axis`` (None: all), in ``dtype`` if given. Integers, bools and uint8
-    multiply in int64, as ``sum``.
+    """Product over ``axis`` (None: all), in ``dtype`` if given. Integers and bools
+    multiply in int64 or uint64, as ``sum``.
 
     >>> import jitgrad as jg
     >>> jg.prod(jg.tensor([200, 2], dtype=jg.uint8)).item()
@@ -475,7 +478,7 @@ def _scanned(x, axis, dtype):
 @torch_keywords
 def cumsum(x, axis=None, dtype=None) -> Tensor:
     """Running sum along ``axis`` (None: over the flattened tensor, as numpy), in ``dtype``
-    if given. Integers, bools and uint8 accumulate in int64, as ``sum``.
+    if given. Integers and bools accumulate in int64 or uint64, as ``sum``.
 
     >>> import jitgrad as jg
     >>> jg.cumsum(jg.tensor([200, 200], dtype=jg.uint8)).tolist()
@@ -488,7 +491,7 @@ def cumsum(x, axis=None, dtype=None) -> Tensor:
 @torch_keywords
 def cumprod(x, axis=None, dtype=None) -> Tensor:
     """Running product along ``axis``, in ``dtype`` if given; its gradient is exact with
-    zeros in x too. Integers, bools and uint8 multiply in int64, as ``sum``.
+    zeros in x too. Integers and bools multiply in int64 or uint64, as ``sum``.
 
     >>> import jitgrad as jg
     >>> x = jg.tensor([2.0, 0.0, 3.0, 4.0], requires_grad=True)

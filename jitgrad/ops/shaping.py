@@ -229,6 +229,16 @@ def unstack(x, /, *, axis: int = 0) -> tuple:
     return tuple(basic_index(x, lead + (i,)) for i in range(x.shape[axis]))
 
 
+def broadcast_shapes(*shapes) -> tuple[int, ...]:
+    """The shape that arrays of ``shapes`` (ints or sequences of ints) broadcast to.
+
+    >>> import jitgrad as jg
+    >>> jg.broadcast_shapes((2, 1), (3,), 1)
+    (2, 3)
+    """
+    return layout.broadcast_shapes(*(layout.as_shape(s) for s in shapes))
+
+
 def broadcast_arrays(*args, subok: bool = False) -> tuple:
     """The tensors broadcast against each other: views (of stride 0 along the broadcast
     axes), as numpy's.
@@ -695,7 +705,7 @@ def laid_out(copier, a: Tensor, order: str, who: str) -> Tensor:
 
 __all__ = [
     "concat", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "row_stack",
-    "dstack", "column_stack", "block", "unstack", "broadcast_arrays", "append",
+    "dstack", "column_stack", "block", "unstack", "broadcast_shapes", "broadcast_arrays", "append",
     "array_split", "hsplit", "vsplit", "dsplit", "moveaxis", "permute_dims", "rollaxis",
     "ravel", "tile", "repeat", "roll", "rot90", "fliplr", "flipud", "tril", "triu", "diag",
     "diagflat", "insert", "delete", "resize", "trim_zeros", "copy",

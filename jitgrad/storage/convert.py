@@ -65,6 +65,7 @@ _F64_HALF_MIN_NORMAL = np.float64(2.0**-14).view(np.uint64)
 _F64_REBIAS = np.uint64((1023 - 15) << 52)
 _F64_HALF_ULP_MINUS_ONE = np.uint64((1 << 41) - 1)  # in units of the 42 bits float16 drops
 _ONE = np.uint64(1)
+_TWO_TO_63 = 2.0**63
 # Adding 2**28 (whose ulp is 2**-24, the half subnormal step) makes the FPU
 # round |x| to a subnormal half significand with a single, correct rounding.
 _SUBNORMAL_MAGIC = 2.0**28
@@ -179,7 +180,18 @@ def _store_impl(dst, i, x):
                 dst[i] = x != 0
         else:
             def impl(dst, i, x):
-                dst[i] = x.real
+                store(dst, i, x.real)
+    elif isinstance(x, types.Float) and isinstance(dtype, types.Integer) and not dtype.signed:
+        # numpy's C cast goes through a signed conversion, so negatives wrap around
+        # (-2.0 -> 254 in uint8); LLVM's float -> unsigned saturates or is undefined.
+        if dtype.bitwidth < 64:
+            def impl(dst, i, x):
+                dst[i] = np.int64(x)
+        else:
+            def impl(dst, i, x):
+                high = x >= _TWO_TO_63
+                low = np.uint64(np.int64(x - _TWO_TO_63 if high else x))
+                dst[i] = low ^ _F64_SIGN if high else low
     else:
         # numba's implicit casts already match numpy, including NaN -> True.
         def impl(dst, i, x):

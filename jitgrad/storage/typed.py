@@ -368,6 +368,8 @@ def storage_class(dtype) -> type[Storage]:
 
 BoolStorage = storage_class(dtypes.bool_)
 ByteStorage = storage_class(dtypes.uint8)
+UInt32Storage = storage_class(dtypes.uint32)
+UInt64Storage = storage_class(dtypes.uint64)
 CharStorage = storage_class(dtypes.int8)
 ShortStorage = storage_class(dtypes.int16)
 IntStorage = storage_class(dtypes.int32)
