@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import logging
@@ -210,14 +211,19 @@ def _kernel_directory() -> Path:
     return directory
 
 
+@functools.cache
 def _environment() -> str:
     from .. import __version__
 
     cpu = numba.config.CPU_NAME or llvmlite.binding.get_host_cpu_name()
+    from ..storage import convert
     from .vmath import SOURCE_HASH  # inlined into kernels: numba would not notice a change
 
+    # convert.py's loads and stores are inlined too.
+    stores = hashlib.sha256(Path(convert.__file__).read_bytes()).hexdigest()[:16]
     versions = (
-        f"jitgrad {__version__}; vmath {SOURCE_HASH}; interleave {VECTOR_INTERLEAVE}; "
+        f"jitgrad {__version__}; vmath {SOURCE_HASH}; stores {stores}; "
+        f"interleave {VECTOR_INTERLEAVE}; "
         f"numba {numba.__version__}; llvmlite {llvmlite.__version__}"
     )
     return f"{versions}; {cpu}; {platform.machine()}"

@@ -149,7 +149,7 @@ def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool):
     """``kind`` ("sum", "max", "min") of tensor ``x`` over sorted ``axes``, as a new
     tensor of x's dtype; None when the kernel does not apply."""
     d = x.dtype
-    if d not in (dtypes.float32, dtypes.float64) or x.numel() == 0:
+    if not (d is dtypes.float32 or d is dtypes.float64) or x.numel() == 0:
         return None
     described = _describe(x.shape, x.stride(), axes)
     if described is None:

@@ -109,7 +109,7 @@ def backward(z, labels, ignore_index, mean, g, per_row, count, dz):
 def applies(logits, target) -> bool:
     """Whether the kernels cover these operands: (N, C) float32/64 logits, 1-d labels."""
     return (logits.ndim == 2 and target.ndim == 1
-            and logits.dtype in (dtypes.float32, dtypes.float64))  # fmt: skip
+            and (logits.dtype is dtypes.float32 or logits.dtype is dtypes.float64))  # fmt: skip
 
 
 def _kernel(d):
