@@ -126,6 +126,12 @@ class TensorBase:
     def itemsize(self) -> int:
         return self.dtype.itemsize
 
+    @property
+    def flags(self) -> TensorFlags:
+        """numpy's memory-layout flags (``t.flags["C_CONTIGUOUS"]``, ``t.flags.writeable``),
+        read-only: a tensor's layout changes only through its methods."""
+        return TensorFlags(self)
+
     def element_size(self) -> int:
         return self.dtype.itemsize
 
@@ -713,6 +719,54 @@ def _may_overlap(a: TensorBase, b: TensorBase) -> bool:
 
 def _same_layout(a: TensorBase, b: TensorBase) -> bool:
     return a.data_ptr() == b.data_ptr() and a._strides == b._strides and a.dtype is b.dtype
+
+
+class TensorFlags:
+    """numpy's ``flagsobj`` of a tensor, by key or by attribute, read-only.
+
+    >>> import jitgrad as jg
+    >>> t = jg.zeros((2, 3))
+    >>> t.flags["C_CONTIGUOUS"], t.T.flags.f_contiguous, t.T.flags.owndata
+    (True, True, False)
+    """
+
+    _KEYS = {"C": "C_CONTIGUOUS", "F": "F_CONTIGUOUS", "W": "WRITEABLE", "A": "ALIGNED",
+             "O": "OWNDATA", "CONTIGUOUS": "C_CONTIGUOUS", "FORTRAN": "F_CONTIGUOUS",
+             "FNC": "FNC", "FORC": "FORC", "X": "WRITEBACKIFCOPY"}  # fmt: skip
+
+    def __init__(self, tensor: TensorBase):
+        array = tensor.numpy()
+        storage = tensor._storage
+        whole = tensor._offset == 0 and array.size == storage.size()
+        self._values = {key: bool(array.flags[key]) for key in set(self._KEYS.values())}
+        self._values["OWNDATA"] = whole and tensor.is_contiguous()
+
+    def __getitem__(self, key: str) -> bool:
+        name = self._KEYS.get(key.upper(), key.upper())
+        if name not in self._values:
+            raise KeyError(f"unknown flag {key!r}")
+        return self._values[name]
+
+    def __getattr__(self, name: str) -> bool:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"tensor flags have no attribute {name!r}") from None
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "_values":
+            object.__setattr__(self, name, value)
+            return
+        raise AttributeError(
+            f"tensor flags are read-only (setting {name!r}); a tensor is writeable unless it "
+            "shares a read-only buffer"
+        )
+
+    __setitem__ = __setattr__
+
+    def __repr__(self) -> str:
+        shown = ("C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA", "WRITEABLE", "ALIGNED")
+        return "\n".join(f"  {k} : {self._values[k]}" for k in shown)
 
 
 def wrap_numpy(a: np.ndarray, cls: type[TensorBase]):

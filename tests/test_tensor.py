@@ -686,3 +686,17 @@ def test_array_copy_false_never_copies_as_numpy_2():
     shared = jg.asarray(buffer, copy=False)
     buffer[0] = 7
     assert shared.tolist() == [7, 2]
+
+
+def test_flags_match_numpys_and_are_read_only():
+    a = np.zeros((3, 4), dtype=np.float32)
+    t = jg.tensor(a)
+    for view, array in [(t, a), (t.T, a.T), (t[:, 1], a[:, 1]), (t[1:], a[1:])]:
+        for key in ("C_CONTIGUOUS", "F_CONTIGUOUS", "WRITEABLE", "ALIGNED", "C", "F"):
+            assert view.flags[key] == array.flags[key], key
+        assert view.flags.c_contiguous == array.flags.c_contiguous
+    assert t.flags.owndata and not t[1:].flags.owndata
+    with pytest.raises(AttributeError, match="read-only"):
+        t.flags.writeable = False
+    with pytest.raises(KeyError, match="NOPE"):
+        t.flags["NOPE"]

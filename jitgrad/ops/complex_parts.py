@@ -9,10 +9,13 @@ views; a real tensor's ``real`` is the tensor itself, and keeps its gradient.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..autograd.tensor import Tensor, as_tensor
 from ..tensor import TensorBase, _same_layout, wrap_numpy
+from .elementwise import arctan2
 from .unary import ComplexByNumpy
 
 _PART_DTYPES = {"complex64": "float32", "complex128": "float64"}
@@ -85,6 +88,21 @@ def conj(x) -> Tensor:
 conjugate = conj
 
 
+def angle(z, deg: bool = False) -> Tensor:
+    """The counterclockwise angle of each element from the positive real axis, in radians
+    (degrees with ``deg``), as numpy's ``angle``: 0 or pi for real numbers.
+
+    >>> import jitgrad as jg
+    >>> jg.angle(jg.tensor([1j, -1.0]), deg=True).tolist()
+    [90.0, 180.0]
+    """
+    z = as_tensor(z)
+    if z.dtype.is_complex:
+        return ComplexByNumpy(partial(np.angle, deg=deg))(z)
+    radians = arctan2(imag(z), z)
+    return radians * (180 / np.pi) if deg else radians
+
+
 def _set_real(x: Tensor, value) -> None:
     """``x.real = value``: numpy's setter, a write of ``value`` into the real parts."""
     _assign(real(x), value)
@@ -107,4 +125,4 @@ def _assign(part: Tensor, value) -> None:
     part[...] = value
 
 
-__all__ = ["real", "imag", "conj", "conjugate"]
+__all__ = ["real", "imag", "conj", "conjugate", "angle"]

@@ -495,7 +495,7 @@ def lstsq(a, b, rcond=None):
     >>> import jitgrad as jg
     >>> a = jg.tensor([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])
     >>> x, residuals, rank, s = lstsq(a, jg.tensor([1.0, 2.0, 3.0]))
-    >>> [round(v, 6) for v in x.tolist()], rank
+    >>> [round(v, 6) for v in x.tolist()], int(rank)
     ([1.0, 1.0], 2)
     """
     a, b = _float_input(a), _float_input(b)
@@ -509,5 +509,5 @@ def lstsq(a, b, rcond=None):
         # The same solution, recorded: through the pseudo-inverse with lstsq's cutoff.
         cutoff = np.finfo(x.dtype).eps * max(a.shape) if rcond is None else rcond
         x = matmul(pinv(a, rtol=cutoff), b)
-    return as_tensor(x), as_tensor(residuals), int(rank), as_tensor(s)
+    return as_tensor(x), as_tensor(residuals), rank, as_tensor(s)
 

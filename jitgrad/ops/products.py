@@ -171,4 +171,18 @@ def vecdot(x1, x2, /, *, axis=-1) -> Tensor:
     return out.astype(dtypes.result_type(x1.dtype, x2.dtype), copy=False)
 
 
-__all__ = ["convolve", "correlate", "cross", "kron", "vecdot"]
+def vdot(a, b, /) -> Tensor:
+    """The dot product of ``a`` and ``b`` flattened, conjugating ``a`` (numpy's
+    ``vdot``); differentiable.
+
+    >>> import jitgrad as jg
+    >>> jg.vdot(jg.tensor([[1, 2], [3, 4]]), jg.tensor([[1, 0], [0, 1]])).item()
+    5
+    """
+    a, b = as_tensor(a), as_tensor(b)
+    if a.numel() != b.numel():
+        raise ValueError(f"vdot: vectors of different sizes, {a.numel()} and {b.numel()}")
+    return vecdot(a.reshape(-1), b.reshape(-1))
+
+
+__all__ = ["convolve", "correlate", "cross", "kron", "vecdot", "vdot"]

@@ -114,6 +114,31 @@ def place(arr, mask, vals) -> None:
     _put_masked(arr, mask, vals, "place", by_position=False)
 
 
+def fill_diagonal(a, val, wrap: bool = False) -> None:
+    """numpy's ``fill_diagonal``: in place, the main diagonal of ``a`` (every dimension of
+    equal length beyond 2-d) takes ``val`` (repeated as needed); ``wrap`` continues a
+    tall matrix's diagonal below its first N columns' square, as numpy's.
+
+    >>> import jitgrad as jg
+    >>> a = jg.zeros((3, 3))
+    >>> jg.fill_diagonal(a, [1.0, 2.0])
+    >>> a.tolist()
+    [[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]]
+    """
+    a = as_tensor(a)
+    if a.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    if a.ndim > 2 and len(set(a.shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    # numpy's own rule: every (1 + sum of the flat strides of a step down each axis)-th
+    # element, stopping at the square's end unless ``wrap``.
+    step = 1 + int(np.cumprod(a.shape[:-1]).sum()) if a.ndim > 2 else a.shape[1] + 1
+    end = None if wrap or a.ndim > 2 else a.shape[1] * a.shape[1]
+    positions = np.arange(a.numel())[:end:step]
+    values = as_tensor(val)
+    a.flat[positions] = take_at(reshape(values, -1), np.arange(positions.size) % values.numel())
+
+
 def putmask(a, mask, values) -> None:
     """numpy's ``putmask``: in place, ``a.flat[i] = values.flat[i % values.size]``
     wherever ``mask.flat[i]`` is true.
@@ -297,5 +322,6 @@ for _name, _method in METHODS.items():
 del _name, _method
 
 __all__ = [
-    "take", "put", "place", "putmask", "choose", "compress", "extract", "select", "piecewise",
+    "take", "put", "place", "putmask", "fill_diagonal", "choose", "compress", "extract",
+    "select", "piecewise",
 ]  # fmt: skip

@@ -183,3 +183,15 @@ def test_saved_and_loaded_parts_still_count_writes_with_their_complex_tensor(tmp
     loaded["z"][0] = 0j
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         loss.backward()
+
+
+@pytest.mark.parametrize(
+    "values",
+    [np.array([1j, -1.0, 2 + 2j, -3 - 0.5j]), np.array([1.0, -2.0, 0.0], dtype=np.float32),
+     np.array([3, -1, 0]), np.array([1 + 1j, -1j], dtype=np.complex64)],
+)  # fmt: skip
+@pytest.mark.parametrize("deg", [False, True])
+def test_angle_matches_numpy(values, deg):
+    got, expected = jg.angle(jg.tensor(values), deg=deg), np.angle(values, deg=deg)
+    assert got.dtype.numpy == expected.dtype
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)

@@ -113,3 +113,15 @@ def test_matrix_transpose_is_exported():
     x = jg.arange(6).reshape(1, 2, 3)
     assert jg.matrix_transpose(x).shape == (1, 3, 2)
     np.testing.assert_array_equal(jg.matrix_transpose(x).numpy(), np.matrix_transpose(x.numpy()))
+
+
+@pytest.mark.parametrize(
+    "a, b", [(np.arange(6.0).reshape(2, 3), np.ones((3, 2))), (np.array([1 + 2j, 3j]),
+             np.array([2, 1 - 1j])), (np.array([1, 2]), np.array([3, 4]))],
+)  # fmt: skip
+def test_vdot_matches_numpy(a, b):
+    got, expected = jg.vdot(jg.tensor(a), jg.tensor(b)), np.vdot(a, b)
+    assert got.dtype.numpy == np.asarray(expected).dtype
+    np.testing.assert_allclose(got.numpy(), expected)
+    with pytest.raises(ValueError, match="different sizes"):
+        jg.vdot(jg.ones(2), jg.ones(3))

@@ -261,3 +261,26 @@ def test_take_in_a_jitted_step_follows_each_calls_indices():
     x = jg.tensor([1.0, 2.0, 3.0])
     assert step(x, jg.tensor([4, 0])).tolist() == [2.0, 1.0]
     assert step(x, jg.tensor([-1, 5])).tolist() == [3.0, 3.0]
+
+
+@pytest.mark.parametrize(
+    "shape, wrap", [((3, 3), False), ((5, 3), False), ((5, 3), True), ((2, 4), False),
+                    ((3, 3, 3), False)],
+)  # fmt: skip
+def test_fill_diagonal_matches_numpy(shape, wrap):
+    expected, got = np.zeros(shape), jg.zeros(shape)
+    np.fill_diagonal(expected, [1.0, 2.0], wrap)
+    assert jg.fill_diagonal(got, [1.0, 2.0], wrap) is None
+    np.testing.assert_array_equal(got.numpy(), expected)
+
+
+def test_fill_diagonal_records_the_write_and_checks_shapes():
+    x = jg.ones((3, 3), requires_grad=True)
+    y = x * 2
+    jg.fill_diagonal(y, 0.0)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * (1 - np.eye(3)))
+    with pytest.raises(ValueError, match="equal length"):
+        jg.fill_diagonal(jg.zeros((2, 3, 3)), 1.0)
+    with pytest.raises(ValueError, match="at least 2-d"):
+        jg.fill_diagonal(jg.zeros(3), 1.0)
