@@ -41,14 +41,27 @@ def asarray(a, dtype=None, order=None, *, device=None, copy: bool | None = None,
     ``a`` is laid out otherwise); a copy in order ``"K"`` (the default) or ``"A"`` keeps
     ``a``'s.
 
+    Data a tensor cannot hold (strings, Python objects, records, dates) gives numpy's own
+    array, as numpy would.
+
     >>> import jitgrad as jg
     >>> x = jg.ones((2, 3))
     >>> jg.asarray(x) is x, jg.asarray(x, order="F").stride()
     (True, (1, 2))
+    >>> type(jg.asarray(["pear", "fig"])).__name__
+    'ndarray'
     """
     check_device(device)
-    t = _converted(a, dtype, copy, order, "asarray")
+    try:
+        t = _converted(a, dtype, copy, order, "asarray")
+    except NotNumbers:
+        return np.asarray(a, dtype, order, copy=copy)
     return t.requires_grad_(True) if requires_grad else t
+
+
+class NotNumbers(TypeError):
+    """Data that tensors cannot hold, which numpy reads as strings, bytes, Python objects,
+    records or dates (``jg.array`` and ``jg.asarray`` give numpy's own array of it)."""
 
 
 def _converted(obj, dtype, copy: bool | None, order, who: str) -> Tensor:
@@ -80,12 +93,14 @@ def _shares_memory(t: Tensor, obj) -> bool:
 
 def _as_tensor(obj, dtype, must_share: bool) -> Tensor:
     """``obj`` as a tensor, sharing its memory where it can (and ``must_share`` it)."""
-    d = None if dtype is None else dtypes.as_dtype(dtype)
+    d = None if dtype is None else _numeric_dtype(dtype)
     if isinstance(obj, Tensor):
         t = obj
     elif isinstance(obj, TensorBase):
         t = Tensor._make(obj._storage, obj.shape, obj.stride(), obj.storage_offset())
     elif isinstance(obj, np.ndarray):
+        if obj.dtype.kind not in "biufc":
+            raise NotNumbers(f"cannot build a tensor from an array of numpy type {obj.dtype}")
         if not obj.dtype.isnative and not must_share:
             # A copy may as well be in native byte order (numpy's asarray with a native
             # dtype converts so too); sharing the memory cannot (from_numpy says so).
@@ -100,6 +115,15 @@ def _as_tensor(obj, dtype, must_share: bool) -> Tensor:
             raise ValueError(f"cannot turn {t.dtype.name} data into {d.name} without a copy")
         t = t.astype(d)
     return t
+
+
+def _numeric_dtype(dtype) -> dtypes.DType:
+    try:
+        return dtypes.as_dtype(dtype)
+    except TypeError:
+        if np.dtype(dtype).kind not in "biufc":
+            raise NotNumbers(f"cannot build a tensor of numpy type {np.dtype(dtype)}") from None
+        raise
 
 
 def _shared_array(obj, d: dtypes.DType | None) -> np.ndarray:
@@ -136,6 +160,9 @@ def array(
     ``ndmin`` prepends axes of length 1; ``order`` lays a copy out ('K' and 'A' as the
     data is, 'C' row-major, 'F' column-major).
 
+    Data a tensor cannot hold (strings, Python objects, records, dates) gives numpy's own
+    array, as numpy would.
+
     >>> import jitgrad as jg
     >>> jg.array([1, 2], ndmin=3).shape
     (1, 1, 2)
@@ -149,7 +176,10 @@ def array(
             raise TypeError(f"array: ndmax={ndmax} leaves Python objects, not numbers")
         copy = None if copy and not np.may_share_memory(values, object) else copy
         object = values
-    t = _converted(object, dtype, copy, order, "array")
+    try:
+        t = _converted(object, dtype, copy, order, "array")
+    except NotNumbers:
+        return np.array(object, dtype, copy=copy, order=order, ndmin=ndmin)
     if t.ndim < ndmin:
         t = movement.reshape(t, (1,) * (ndmin - t.ndim) + t.shape)
     return t.requires_grad_(True) if requires_grad else t
@@ -163,7 +193,8 @@ def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
     (2, 1)
     """
     data = data.detach() if isinstance(data, Tensor) else data
-    return asarray(data, dtype, copy=True, requires_grad=requires_grad)
+    t = _converted(data, dtype, True, None, "tensor")
+    return t.requires_grad_(True) if requires_grad else t
 
 
 def _from_data(obj, d: dtypes.DType | None) -> Tensor:
@@ -174,7 +205,7 @@ def _from_data(obj, d: dtypes.DType | None) -> Tensor:
         values = values.astype(values.dtype.newbyteorder("="))
     if d is None:
         if values.dtype.kind not in "biufc":
-            raise TypeError(f"cannot build a tensor from data of numpy type {values.dtype}")
+            raise NotNumbers(f"cannot build a tensor from data of numpy type {values.dtype}")
         d = dtypes.from_numpy_dtype(values.dtype)
         if values.dtype.kind in "fc":
             d = _inferred_float_dtype(obj, d)

@@ -14,6 +14,7 @@ from ..autograd.tensor import Tensor, as_tensor
 from ..strided import layout
 from .complex_parts import conj
 from .indexing import advanced_index
+from .linalg import tensordot
 from .movement import concatenate, flip, stack
 from .reduce import sum  # noqa: A004
 
@@ -185,4 +186,23 @@ def vdot(a, b, /) -> Tensor:
     return vecdot(a.reshape(-1), b.reshape(-1))
 
 
-__all__ = ["convolve", "correlate", "cross", "kron", "vecdot", "vdot"]
+def inner(a, b, /) -> Tensor:
+    """numpy's ``inner``: sums of products over the last axes of ``a`` and ``b``, the
+    result having ``a``'s other axes then ``b``'s (a product when either is 0-d).
+
+    >>> import jitgrad as jg
+    >>> jg.inner(jg.tensor([[1, 2], [3, 4]]), jg.tensor([1, 1])).tolist()
+    [3, 7]
+    """
+    a, b = as_tensor(a), as_tensor(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(
+            f"inner: shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim "
+            f"{a.ndim - 1}) != {b.shape[-1]} (dim {b.ndim - 1})"
+        )
+    return tensordot(a, b, ([a.ndim - 1], [b.ndim - 1]))
+
+
+__all__ = ["convolve", "correlate", "cross", "kron", "vecdot", "vdot", "inner"]

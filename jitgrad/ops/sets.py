@@ -18,6 +18,7 @@ from .. import dtypes
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute, compute_all
 from .movement import astype, concatenate, reshape
+from .numpy_data import also_for_numpy_data
 from .selection import compress, take_at
 from .sorting import _array, _wrap, sort
 
@@ -57,6 +58,7 @@ def _unique_arrays(a, return_index, return_inverse, return_counts, axis, equal_n
     return (first, *parts[1:]) if isinstance(parts, tuple) else (first,)
 
 
+@also_for_numpy_data
 def unique(
     ar,
     return_index=False,
@@ -97,6 +99,7 @@ def unique(
     return (values, *(_wrap(r) for r in rest))
 
 
+@also_for_numpy_data
 def unique_all(x) -> UniqueAllResult:
     """The Array API's ``unique_all``: values, first positions, inverse and counts
     (every NaN distinct).
@@ -108,6 +111,7 @@ def unique_all(x) -> UniqueAllResult:
     return UniqueAllResult(*unique(x, True, True, True, equal_nan=False))
 
 
+@also_for_numpy_data
 def unique_counts(x) -> UniqueCountsResult:
     """The Array API's ``unique_counts``: values and counts (every NaN distinct).
 
@@ -118,6 +122,7 @@ def unique_counts(x) -> UniqueCountsResult:
     return UniqueCountsResult(*unique(x, return_counts=True, equal_nan=False))
 
 
+@also_for_numpy_data
 def unique_inverse(x) -> UniqueInverseResult:
     """The Array API's ``unique_inverse``: values and inverse (every NaN distinct).
 
@@ -128,6 +133,7 @@ def unique_inverse(x) -> UniqueInverseResult:
     return UniqueInverseResult(*unique(x, return_inverse=True, equal_nan=False))
 
 
+@also_for_numpy_data
 def unique_values(x) -> Tensor:
     """The Array API's ``unique_values``: the distinct values (every NaN distinct), in
     numpy's order, which is not necessarily sorted.
@@ -139,6 +145,7 @@ def unique_values(x) -> Tensor:
     return unique(x, equal_nan=False, sorted=False)
 
 
+@also_for_numpy_data
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None) -> Tensor:
     """numpy's ``isin``: a boolean tensor of ``element``'s shape, true where the element
     is among ``test_elements`` (false with ``invert=True``).
@@ -155,6 +162,7 @@ def _flattened(*arrays) -> list[Tensor]:
     return [reshape(as_tensor(a), -1) for a in arrays]
 
 
+@also_for_numpy_data
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
     """numpy's ``intersect1d``: the sorted values in both inputs (flattened); with
     ``return_indices``, also their first positions in each. Differentiable through
@@ -171,6 +179,7 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
     return (values, _wrap(first1), _wrap(first2)) if return_indices else values
 
 
+@also_for_numpy_data
 def union1d(ar1, ar2) -> Tensor:
     """numpy's ``union1d``: the sorted distinct values in either input (flattened).
 
@@ -181,6 +190,7 @@ def union1d(ar1, ar2) -> Tensor:
     return unique(concatenate(_flattened(ar1, ar2)))
 
 
+@also_for_numpy_data
 def setdiff1d(ar1, ar2, assume_unique=False) -> Tensor:
     """numpy's ``setdiff1d``: the distinct values of ``ar1`` that are not in ``ar2``,
     sorted (in ``ar1``'s order with ``assume_unique=True``).
@@ -204,6 +214,7 @@ def _alone(sorted_values):
     return differs[1:] & differs[:-1]
 
 
+@also_for_numpy_data
 def setxor1d(ar1, ar2, assume_unique=False) -> Tensor:
     """numpy's ``setxor1d``: the sorted values in exactly one of the inputs.
 

@@ -23,6 +23,7 @@ from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
 from .indexing import _take_along
 from .movement import reshape, write_through
+from .numpy_data import also_for_numpy_data
 
 
 def _wrap(array) -> Tensor:
@@ -67,6 +68,7 @@ class SortResult(NamedTuple):
     indices: Tensor
 
 
+@also_for_numpy_data
 def argsort(
     a, axis=-1, kind=None, order=None, *, stable=None, descending: bool = False, dim=None
 ) -> Tensor:
@@ -86,6 +88,7 @@ def argsort(
     return _wrap(compute(sort_order, x.numpy()))
 
 
+@also_for_numpy_data
 def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending: bool = False, dim=None):
     """``a`` sorted along ``axis`` (numpy's ``sort``: NaN last; ``axis=None`` sorts the
     flattened tensor). Differentiable: each element's gradient goes back to where it came
@@ -110,6 +113,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending: bool = F
     return values if dim is None else SortResult(values, indices)
 
 
+@also_for_numpy_data
 def argpartition(a, kth, axis=-1, kind="introselect", order=None) -> Tensor:
     """numpy's ``argpartition``: int64 positions putting the ``kth`` element(s) of ``a``
     where a sort would, smaller ones before and larger ones after, in no given order.
@@ -136,6 +140,7 @@ def _partition_positions(a, kth, axis, kind):
     return positions
 
 
+@also_for_numpy_data
 def partition(a, kth, axis=-1, kind="introselect", order=None) -> Tensor:
     """numpy's ``partition``: the ``kth`` element(s) where a sort would put them, smaller
     ones before, larger after (the same arrangement as numpy's). Differentiable.
@@ -168,6 +173,7 @@ def _searchsorted(a, v, sorter=None, *, side):
     return np.searchsorted(a, v, side=side, sorter=sorter).astype(np.int64, copy=False)
 
 
+@also_for_numpy_data
 def searchsorted(a, v, side="left", sorter=None) -> Tensor:
     """numpy's ``searchsorted``: int64 positions at which inserting ``v`` keeps the 1-D
     ``a`` sorted (``side="right"`` after equal elements; ``sorter`` the positions that

@@ -125,3 +125,17 @@ def test_vdot_matches_numpy(a, b):
     np.testing.assert_allclose(got.numpy(), expected)
     with pytest.raises(ValueError, match="different sizes"):
         jg.vdot(jg.ones(2), jg.ones(3))
+
+
+@pytest.mark.parametrize(
+    "a, b", [(np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(2, 2, 3)),
+             (np.arange(3), np.arange(3)), (np.float64(2.0), np.arange(3.0))],
+)  # fmt: skip
+def test_inner_matches_numpy_with_gradients(a, b):
+    got, expected = jg.inner(jg.asarray(a), jg.asarray(b)), np.inner(a, b)
+    assert got.shape == np.shape(expected) and got.dtype.numpy == np.asarray(expected).dtype
+    np.testing.assert_allclose(got.numpy(), expected)
+    if np.asarray(a).dtype.kind == "f" and np.ndim(a):
+        assert gradcheck(lambda x: jg.inner(x, jg.asarray(b)), jg.tensor(a, requires_grad=True))
+    with pytest.raises(ValueError, match="not aligned"):
+        jg.inner(jg.ones(2), jg.ones(3))
