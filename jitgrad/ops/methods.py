@@ -239,7 +239,7 @@ METHODS = {
     # reductions
     "sum": reduce.sum, "mean": reduce.mean, "prod": reduce.prod, "max": reduce.max,
     "min": reduce.min, "all": reduce.all, "any": reduce.any, "logsumexp": reduce.logsumexp,
-    "var": reduce.var, "std": reduce.std, "ptp": statistics.ptp,
+    "var": reduce.var, "std": reduce.std, "ptp": statistics.ptp, "median": statistics.median_lower,
     "argmax": reduce.argmax, "argmin": reduce.argmin,
     "cumsum": reduce.cumsum, "cumprod": reduce.cumprod,
     # math

@@ -27,7 +27,7 @@ from .indexing import take_along_axis
 from .linalg import matmul
 from .movement import clone, concatenate, diagonal
 from .reduce import broadcast_to, max, mean, min, normalize_axes, sum  # noqa: A004
-from .torch_keywords import torch_keywords
+from .torch_keywords import torch_keywords, values_indices
 from .unary import clip, sqrt
 
 # numpy's methods that pick one observed value (never interpolate): numpy takes the value
@@ -146,15 +146,55 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     return _into(out, order_statistic(np.percentile, a, q, axis, method, keepdims, weights))
 
 
-def median(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> Tensor:
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, dim=None,
+           keepdim=False):  # fmt: skip
     """The median over ``axis``: the mean of the two middle values of an even count.
-    Integers give float64, floats keep their dtype, as numpy's.
+    Integers give float64, floats keep their dtype, as numpy's. PyTorch's ``dim=`` gives
+    its ``(values, indices)`` along that dimension instead, the lower of the two middle
+    values (``median_lower``).
 
     >>> import jitgrad as jg
     >>> jg.median(jg.tensor([[1, 5, 2], [8, 4, 6]]), axis=1).tolist()
     [2.0, 6.0]
+    >>> jg.median(jg.tensor([[1.0, 5.0, 2.0, 4.0]]), dim=1)
+    median(values=tensor([2.]), indices=tensor([2]))
     """
+    if dim is not None:
+        if axis is not None:
+            raise TypeError("median() got both axis= and dim=: pass either axis= or dim=")
+        return median_lower(a, dim, keepdim or keepdims)
     return _into(out, order_statistic(np.quantile, a, 0.5, axis, "linear", keepdims))
+
+
+def median_lower(x, dim=None, keepdim: bool = False):
+    """PyTorch's ``median``: the lower of the two middle values of an even count. Over all
+    elements (``dim`` None) the value alone; along ``dim``, the named tuple ``(values,
+    indices)``, the indices of those values in ``x``. Differentiable in the values.
+
+    >>> import jitgrad as jg
+    >>> jg.tensor([3.0, 1.0, 4.0, 2.0]).median().item()
+    2.0
+    """
+    x = as_tensor(x)
+    if dim is None:
+        flat = x.reshape(-1)
+        return take_along_axis(flat, _lower_middle(flat, 0, False), 0).reshape(())
+    dim = layout.normalize_dim(dim, builtins.max(x.ndim, 1))
+    indices = _lower_middle(x, dim, True)
+    values = take_along_axis(x, indices, dim)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return values_indices("median", values, indices)
+
+
+def _lower_middle(x: Tensor, axis: int, keepdims: bool) -> Tensor:
+    """The positions in ``x`` of its lower middle values along ``axis`` (kept as length 1)."""
+    n = x.shape[axis] if x.ndim else 1
+    if n == 0:
+        raise IndexError("median of an empty dimension: it has no middle value")
+    order = compute(partial(np.argsort, axis=axis, kind="stable"), x.numpy())
+    middle = np.take(order, [(n - 1) // 2], axis=axis) if x.ndim else order.reshape(1)
+    return wrap_numpy(middle, Tensor)
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):

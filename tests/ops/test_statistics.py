@@ -186,3 +186,25 @@ def test_ptp_matches_numpy(case, keepdims, dtype):
     assert_like(
         jg.ptp(jg.from_numpy(a), axis, keepdims=keepdims), np.ptp(a, axis, keepdims=keepdims)
     )
+
+
+@pytest.mark.parametrize("shape, dim", [((3, 4), 1), ((3, 4), 0), ((5,), 0), ((2, 3, 3), -1)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_median_with_dim_is_pytorchs_lower_median(shape, dim, keepdim):
+    values = np.random.default_rng(3).standard_normal(shape)
+    x, tx = jg.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+    got, expected = jg.median(x, dim=dim, keepdim=keepdim), tx.median(dim=dim, keepdim=keepdim)
+    np.testing.assert_array_equal(got.values.numpy(), expected.values.detach().numpy())
+    np.testing.assert_array_equal(got.indices.numpy(), expected.indices.numpy())
+    got.values.sum().backward()
+    expected.values.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    assert x.median(dim=dim, keepdim=keepdim).values.tolist() == got.values.tolist()
+
+
+def test_median_method_is_pytorchs_and_the_function_numpys():
+    x = jg.tensor([3.0, 1.0, 4.0, 2.0])
+    assert x.median().item() == torch.tensor([3.0, 1.0, 4.0, 2.0]).median().item() == 2.0
+    assert jg.median(x).item() == np.median([3.0, 1.0, 4.0, 2.0]) == 2.5
+    with pytest.raises(TypeError, match="both axis= and dim="):
+        jg.median(x, 0, dim=0)
