@@ -22,7 +22,6 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 KNOWN_FAILURES: dict[str, str] = {
     "broadcasting": "np.meshgrid",
     "cumulative": "np.pi",
-    "dtype_corners": "np.uint8(10): calling a dtype makes a scalar",
     "fft_filter": "np.pi",
     "game_of_life": "np.roll",
     "groupby_stats": "np.array of strings",
