@@ -233,6 +233,22 @@ def test_float16_and_uint16_with_the_same_bits_keep_their_own_values(n):
         assert_same(jg.where(u > 7, u, h), np.where(bits > 7, bits, halves))
 
 
+def test_fused_kernels_keep_float16_and_uint16_apart():
+    bits = (np.arange(N) * 7919 % 65536).astype(np.uint16)
+    halves = bits.view(np.float16)
+    f = np.linspace(-1, 1, N, dtype=np.float32)
+
+    @jg.jit
+    def step(u, h, f):
+        return (u + u) * 3, u * f - h, h + h
+
+    with np.errstate(all="ignore"):
+        expected = ((bits + bits) * np.uint16(3), bits * f - halves, halves + halves)
+        for _ in range(2):  # a trace, then a replay of its fused kernels
+            for got, e in zip(step(jg.asarray(bits), jg.asarray(halves), jg.asarray(f)), expected):
+                assert_same(got, e)
+
+
 def test_iinfo_of_uint16():
     assert np.iinfo(jg.uint16).max == 65535 and jg.iinfo(jg.uint16).bits == 16
     assert jg.iinfo(jg.zeros(1, dtype=jg.uint16)).min == 0
