@@ -316,14 +316,14 @@ def test_fromiter():
 
 
 def test_dtypes_jitgrad_lacks_are_named(tmp_path):
-    np.save(tmp_path / "u.npy", np.arange(3, dtype="uint16"))
-    with pytest.raises(TypeError, match="u.npy.*uint16"):
-        jg.load(tmp_path / "u.npy")
-    np.savez(tmp_path / "z.npz", big=np.arange(3, dtype="uint64"))
-    with pytest.raises(TypeError, match="'big'.*uint64"), jg.load(tmp_path / "z.npz") as npz:
-        npz["big"]
-    with pytest.raises(TypeError, match="loadtxt.*uint32"):
-        jg.loadtxt(io.StringIO("1 2"), dtype="uint32")
+    np.save(tmp_path / "q.npy", np.arange(3, dtype=np.longdouble))
+    with pytest.raises(TypeError, match="q.npy.*float128"):
+        jg.load(tmp_path / "q.npy")
+    np.savez(tmp_path / "z.npz", wide=np.arange(3, dtype=np.longdouble))
+    with pytest.raises(TypeError, match="'wide'.*float128"), jg.load(tmp_path / "z.npz") as npz:
+        npz["wide"]
+    with pytest.raises(TypeError, match="loadtxt.*float128"):
+        jg.loadtxt(io.StringIO("1 2"), dtype=np.longdouble)
     with pytest.raises(TypeError, match="datetime64"):
         jg.frombuffer(bytes(8), dtype="datetime64[s]")
 
