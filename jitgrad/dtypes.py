@@ -152,6 +152,7 @@ def _row(name: str, storage_name: str) -> DType:
 
 bool_ = _row("bool", "Bool")
 uint8 = _row("uint8", "Byte")
+uint16 = _row("uint16", "UInt16")
 uint32 = _row("uint32", "UInt32")
 uint64 = _row("uint64", "UInt64")
 int8 = _row("int8", "Char")
@@ -165,7 +166,7 @@ complex64 = _row("complex64", "ComplexFloat")
 complex128 = _row("complex128", "ComplexDouble")
 
 ALL_DTYPES: tuple[DType, ...] = (
-    bool_, uint8, uint32, uint64, int8, int16, int32, int64,
+    bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64,
     float16, float32, float64, complex64, complex128,
 )  # fmt: skip
 

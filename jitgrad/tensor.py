@@ -360,8 +360,9 @@ class TensorBase:
         out = self._uninitialised(self._shape, d)
         if out.numel():
             self._check_in_storage()
-            run(copy_strided, self._storage.kernel_array, self._offset, self._strides,
-                out._storage.kernel_array, 0, out._strides, self._shape)  # fmt: skip
+            source, target = self._storage, out._storage
+            run(copy_strided, source.kernel_array, source.half_flag, self._offset, self._strides,
+                target.kernel_array, target.half_flag, 0, out._strides, self._shape)  # fmt: skip
         return out
 
     def contiguous(self) -> TensorBase:
@@ -441,8 +442,9 @@ class TensorBase:
         if _may_overlap(self, src) and not _same_layout(self, src):
             src = src.clone()
         self._storage._written()
-        source = (src._storage.kernel_array, src._offset, src._strides)
-        target = (self._storage.kernel_array, self._offset, self._strides)
+        source = (src._storage.kernel_array, src._storage.half_flag, src._offset, src._strides)
+        target = (self._storage.kernel_array, self._storage.half_flag, self._offset,
+                  self._strides)  # fmt: skip
         run(copy_strided, *source, *target, self._shape)
 
     # -- pickling ------------------------------------------------------------------------

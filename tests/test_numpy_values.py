@@ -12,7 +12,7 @@ import pytest
 import jitgrad as jg
 from jitgrad.dtypes import ALL_DTYPES
 
-UNSIGNED = [jg.uint8, jg.uint32, jg.uint64]
+UNSIGNED = [jg.uint8, jg.uint16, jg.uint32, jg.uint64]
 # Large enough for the kernel path, small enough to keep the suite quick.
 N = 6000
 
@@ -46,9 +46,10 @@ def test_creation_matches_numpy(d):
     assert_same(jg.array(values_of(d, 9).tolist(), dtype=d), values_of(d, 9))
 
 
+@pytest.mark.parametrize("n", [N, 9], ids=["kernels", "small"])
 @pytest.mark.parametrize("d", UNSIGNED, ids=str)
-def test_unsigned_arithmetic_wraps_around_as_numpy(d):
-    a = values_of(d)
+def test_unsigned_arithmetic_wraps_around_as_numpy(d, n):
+    a = values_of(d, n)
     b = np.roll(a, 1)
     x, y = jg.asarray(a), jg.asarray(b)
     with np.errstate(all="ignore"):
@@ -126,7 +127,8 @@ def test_sums_accumulate_in_numpys_dtype(d):
         assert_same(x.cumsum(), expected_cumsum)
 
 
-@pytest.mark.parametrize("src", UNSIGNED + [jg.float32, jg.float64, jg.int64], ids=str)
+@pytest.mark.parametrize("src", UNSIGNED + [jg.float16, jg.float32, jg.float64, jg.int64],
+                         ids=str)  # fmt: skip
 def test_casts_to_and_from_unsigned_match_numpy(src):
     a = values_of(src, 64)
     if src.kind == "f":
@@ -140,6 +142,8 @@ def test_casts_to_and_from_unsigned_match_numpy(src):
             inside = (a >= -(2.0**63)) & (a < 2.0**63) & ((a >= 0) | (info.bits == 64)
                                                          | (a > -(2.0**info.bits)))  # fmt: skip
             inside &= (a < 2.0**info.bits) | (info.bits < 64)
+            if info.bits < 32:  # numpy's C cast of these goes through a 32-bit int
+                inside &= np.abs(a) < 2.0**31
         else:
             inside = np.ones(a.shape, bool)
         with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -186,8 +190,68 @@ def test_numpy_interop_is_zero_copy_both_ways(d):
 
 def test_unsigned_storages_are_named_as_pytorch_would():
     assert jg.UInt32Storage.dtype is jg.uint32 and jg.UInt64Storage.dtype is jg.uint64
+    assert jg.UInt16Storage.dtype is jg.uint16
+    assert jg.UInt16Storage([65535, 3]).tolist() == [65535, 3]
     s = jg.UInt64Storage([2**64 - 1, 1])
     assert s.tolist() == [2**64 - 1, 1]
+
+
+# -- float16 travels to kernels as uint16 bits: the two must never be confused -------------
+
+
+@pytest.mark.parametrize("n", [N, 9], ids=["kernels", "small"])
+def test_float16_and_uint16_with_the_same_bits_keep_their_own_values(n):
+    bits = np.resize(np.array([0x3C00, 0xC100, 0x7BFF, 0x0001, 7, 65535, 0x7C00], np.uint16), n)
+    halves = bits.view(np.float16)
+    u, h = jg.asarray(bits), jg.asarray(halves)
+    f = jg.asarray(np.linspace(-2, 2, n, dtype=np.float32))
+    f_np = f.numpy()
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # one kernel shape (16-bit array times float32 into float32), two dtypes
+        assert_same(u * f, bits * f_np)
+        assert_same(h * f, halves * f_np)
+        assert_same(u + u, bits + bits)
+        assert_same(h + h, halves + halves)
+        assert_same(u + h, bits + halves)
+        assert_same(h - u, halves - bits)
+        for dst in (jg.float16, jg.uint16, jg.float32, jg.float64, jg.int32, jg.uint8):
+            for src, a in ((u, bits), (h, halves)):
+                got, expected = src.astype(dst).numpy(), a.astype(dst.numpy)
+                if dst.kind in "ui" and a.dtype.kind == "f":
+                    inside = np.isfinite(a) & (a >= 0) & (a < 2.0**dst.numpy.itemsize)
+                    got, expected = got[inside], expected[inside]
+                np.testing.assert_array_equal(got, expected, err_msg=f"{a.dtype}->{dst}")
+        # strided copies (transposes) and copies between storages cast as values too
+        assert_same(u.reshape(-1, 1).T.astype(jg.float16), bits.reshape(-1, 1).T.astype(np.float16))
+        storage = jg.HalfStorage(n).copy_(jg.UInt16Storage(bits.tolist()))
+        np.testing.assert_array_equal(storage.array, bits.astype(np.float16))
+        back = jg.UInt16Storage(n).copy_(jg.HalfStorage(halves.tolist()))
+        inside = np.isfinite(halves) & (halves >= 0)
+        np.testing.assert_array_equal(back.array[inside], halves.astype(np.uint16)[inside])
+        assert_same(u.sum(), bits.sum())
+        assert_same(jg.where(u > 7, u, h), np.where(bits > 7, bits, halves))
+
+
+def test_fused_kernels_keep_float16_and_uint16_apart():
+    bits = (np.arange(N) * 7919 % 65536).astype(np.uint16)
+    halves = bits.view(np.float16)
+    f = np.linspace(-1, 1, N, dtype=np.float32)
+
+    @jg.jit
+    def step(u, h, f):
+        return (u + u) * 3, u * f - h, h + h
+
+    with np.errstate(all="ignore"):
+        expected = ((bits + bits) * np.uint16(3), bits * f - halves, halves + halves)
+        for _ in range(2):  # a trace, then a replay of its fused kernels
+            for got, e in zip(step(jg.asarray(bits), jg.asarray(halves), jg.asarray(f)), expected):
+                assert_same(got, e)
+
+
+def test_iinfo_of_uint16():
+    assert np.iinfo(jg.uint16).max == 65535 and jg.iinfo(jg.uint16).bits == 16
+    assert jg.iinfo(jg.zeros(1, dtype=jg.uint16)).min == 0
 
 
 # -- 0-d tensors behave like the numbers they hold -----------------------------------------

@@ -10,10 +10,10 @@ tensor).
 Data that is not numbers (object, structured/record and string arrays: a pickled dict in a
 ``.npy``, ``genfromtxt(names=True)``, ``loadtxt(dtype=str)``) comes back as numpy's own
 array, unchanged, so ``.item()`` and ``data["field"]`` keep working; tensors hold numbers
-only. Numbers of a dtype jitgrad does not have (uint16, uint32, uint64, datetime64,
-longdouble) raise a ``TypeError`` naming the dtype. Numbers stored in the other byte order
-load as the same values in native order (a copy; a memory map of them is refused), and a
-masked array (``genfromtxt(usemask=True)``) comes back as numpy's masked array.
+only. Numbers of a dtype jitgrad does not have (datetime64, longdouble) raise a
+``TypeError`` naming the dtype. Numbers stored in the other byte order load as the same
+values in native order (a copy; a memory map of them is refused), and a masked array
+(``genfromtxt(usemask=True)``) comes back as numpy's masked array.
 The rules, with how ``save`` and ``load`` choose a format, are in docs/file-formats.md.
 """
 

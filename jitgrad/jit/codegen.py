@@ -39,7 +39,9 @@ _NUMPY_BINARY = {"hypot", "copysign", "nextafter", "logaddexp", "logaddexp2", "f
 class Signature:
     """Everything the source depends on besides the body: the cache key's skeleton."""
 
-    input_dtypes: tuple[str, ...]  # kernel-array dtypes (float16 arrives as uint16)
+    # jitgrad dtype names: a float16 array arrives as its uint16 bits and is converted on
+    # load and store, a uint16 array holds numbers. Never numpy's names of kernel arrays.
+    input_dtypes: tuple[str, ...]
     bool_inputs: tuple[bool, ...]  # loaded as bool (conditions), not cast
     compute: str  # dtype the body computes in
     output_dtypes: tuple[str, ...]
@@ -62,7 +64,7 @@ def generate(outputs: list[ir.Expr], sig: Signature) -> str:
     header = ["import math", "import numpy as np", "from numba import njit"]
     if "vm." in function:
         header.append("from jitgrad.jit import vmath as vm")
-    header.append("from jitgrad.storage.convert import half_to_float, store")
+    header.append("from jitgrad.storage.convert import half_to_float, store, store_half")
     return "\n".join(header) + "\n\n\n" + function
 
 
@@ -139,8 +141,9 @@ def _function(outputs: list[ir.Expr], sig: Signature) -> str:
         index = f"i{last}"
         targets = [f"w{k}" for k in range(len(outputs))]
     lines.extend(f"{indent}{line}" for line in body.lines)
-    for target, value in zip(targets, results):
-        lines.append(f"{indent}store({target}, {index}, {value})")
+    for target, value, dtype in zip(targets, results, sig.output_dtypes):
+        save = "store_half" if dtype == "float16" else "store"
+        lines.append(f"{indent}{save}({target}, {index}, {value})")
     return "\n".join(lines) + "\n"
 
 
@@ -162,7 +165,7 @@ class _Body:
         dtype = self.sig.input_dtypes[i]
         if self.sig.bool_inputs[i] and dtype == "bool":
             return element
-        if dtype == "uint16":  # float16 bits: jitgrad has no uint16 dtype
+        if dtype == "float16":  # its bits: numba has no float16
             element = f"half_to_float({element})"
             dtype = "float32"
         return element if dtype == self.sig.compute else f"{self.ct}({element})"

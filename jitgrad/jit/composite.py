@@ -95,7 +95,7 @@ class _Fused(Function):
         if where is None:
             raise ValueError(f"{self.definition.__name__}: operands with more than "
                              f"{lowering.MAX_NDIM} unmergeable dimensions")  # fmt: skip
-        loads = tuple((x._storage.kernel_array.dtype.name, False) for x in xs)
+        loads = tuple((x.dtype.name, False) for x in xs)
         outs = [uninitialised(shape, d) for d in out_dtypes]
         key = ("function", self.definition.fn, which, self.ct, loads,
                tuple(d.name for d in out_dtypes), where.pattern)  # fmt: skip

@@ -50,13 +50,14 @@ def _reads_back(group, launch) -> bool:
     value that member computed, element for element: in another order (a transpose, a
     flip) or rounded to a narrower dtype. In one loop it would read what the merged
     kernel never stores, or stores only later."""
-    written = {owner(out): out for member in group for out in member.outs}
+    written = {owner(out): (out, dtype) for member in group
+               for out, dtype in zip(member.outs, member.out_dtypes)}  # fmt: skip
     contiguous = layout.contiguous_strides(launch.shape)
     for a, o, s, load in zip(launch.arrays, launch.offsets, launch.strides, launch.loads):
-        out = written.get(owner(a))
+        out, dtype = written.get(owner(a), (None, None))
         if out is not None and not (
             a is out and o == 0 and s == contiguous
-            and _same_value((None, out.dtype.name), load, launch.ct)
+            and _same_value((None, dtype), load, launch.ct)
         ):  # fmt: skip
             return True
     return False
@@ -111,21 +112,22 @@ def _merge(group, readers) -> lowering.Launch:
         scalar_map = {j: ir.scalar(len(scalars) + j) for j in range(len(launch.scalars))}
         scalars.extend(launch.scalars)
         exprs = _rewrite(launch.exprs, load_map, scalar_map)
-        for out, e in zip(launch.outs, exprs):
-            produced[id(out)] = (e, out.dtype.name)
-            outputs.append((out, e))
-    stored = [(out, e) for out, e in outputs if readers.get(owner(out), set()) - members]
-    outs = [out for out, _ in stored]
-    exprs = [e for _, e in stored]
+        for out, e, dtype in zip(launch.outs, exprs, launch.out_dtypes):
+            produced[id(out)] = (e, dtype)
+            outputs.append((out, e, dtype))
+    stored = [out for out in outputs if readers.get(owner(out[0]), set()) - members]
+    outs = [out for out, _, _ in stored]
+    exprs = [e for _, e, _ in stored]
+    out_dtypes = tuple(dtype for _, _, dtype in stored)
     where = lowering.plan_layout(shape, strides)
     aliases = lowering.in_place_aliases(where.pattern, arrays, offsets, outs)
-    source = lowering._source(exprs, tuple(loads), group[0].ct, tuple(o.dtype for o in outs),
-                              len(scalars), where.pattern, aliases)  # fmt: skip
+    source = lowering._source(exprs, tuple(loads), group[0].ct, out_dtypes, len(scalars),
+                              where.pattern, aliases)  # fmt: skip
     # The source is the key: a fused group has no smaller description. The debug log
     # names it by its hash (JITGRAD_DEBUG=2 prints it).
     kernel = cache.get(("fused", source), lambda: source)
     return lowering.Launch(kernel, where, arrays, offsets, tuple(loads), scalars, group[0].ct,
-                           outs, exprs)  # fmt: skip
+                           outs, out_dtypes, exprs)  # fmt: skip
 
 
 def _same_value(made, load, ct: str) -> bool:

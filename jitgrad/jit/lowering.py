@@ -86,7 +86,7 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
     targets = [xs[op._slots[p]] for p in needed]
     out_dtypes = [x.dtype if x.shape == shape else dtypes.as_dtype(ct) for x in targets]
     outs = [uninitialised(shape, d) for d in out_dtypes]
-    loads = _loads(op, xs) + ((gy._storage.kernel_array.dtype.name, False),)
+    loads = _loads(op, xs) + ((gy.dtype.name, False),)
 
     def exprs():
         args = _symbolic_args(op)
@@ -340,10 +340,13 @@ class Launch:
     traced = False
 
     def __init__(self, kernel, where: Layout, arrays, offsets, loads, scalars, ct, outs,
-                 exprs=None):  # fmt: skip
+                 out_dtypes, exprs=None):  # fmt: skip
+        """``loads`` and ``out_dtypes`` name the jitgrad dtypes of the input and output
+        arrays (``outs``), which for float16 hold its bits."""
         self.kernel, self.shape, self.strides = kernel, where.shape, where.strides
         self.arrays, self.offsets, self.loads = arrays, offsets, loads
         self.scalars, self.ct, self.outs, self.exprs = scalars, ct, outs, exprs
+        self.out_dtypes = out_dtypes
         self._call = kernel.call("serial")
         numel, threshold = layout.numel(self.shape), config.parallel_from(kernel.computes_much)
         parts = threads.pieces(numel, threshold) if numel >= threshold else 1
@@ -394,7 +397,7 @@ class Launch:
 
 
 def _run(key, exprs, xs, where: Layout, loads, scalars, ct, outs) -> Launch:
-    out_dtypes = tuple(o.dtype.numpy for o in outs)
+    out_dtypes = tuple(o.dtype.name for o in outs)
     arrays = [x._storage.kernel_array for x in xs]
     offsets = [x._offset for x in xs]
     out_arrays = [o._storage.kernel_array for o in outs]
@@ -404,7 +407,7 @@ def _run(key, exprs, xs, where: Layout, loads, scalars, ct, outs) -> Launch:
         lambda: _source(exprs(), loads, ct, out_dtypes, len(scalars), where.pattern, aliases),
     )
     tracing = config.thread.tape is not None
-    launch = Launch(kernel, where, arrays, offsets, loads, scalars, ct, out_arrays,
+    launch = Launch(kernel, where, arrays, offsets, loads, scalars, ct, out_arrays, out_dtypes,
                     exprs() if tracing else None)  # fmt: skip
     if layout.numel(where.shape):
         run(launch)
@@ -426,11 +429,11 @@ def _params(op) -> tuple:
 
 
 def _loads(op, xs) -> tuple:
-    """Per tensor input: the kernel array's dtype, and whether it is loaded as bool."""
+    """Per tensor input: its dtype's name, and whether it is loaded as bool."""
     positions = {slot: p for p, slot in enumerate(op._slots) if slot is not None}
     return tuple(
         (
-            x._storage.kernel_array.dtype.name,
+            x.dtype.name,
             x.dtype is dtypes.bool_ and op._keeps_bool(positions[k]),
         )
         for k, x in enumerate(xs)
@@ -476,7 +479,7 @@ def _source(exprs, loads, ct, out_dtypes, n_scalars, pattern, aliases=()) -> str
         input_dtypes=tuple(d for d, _ in loads),
         bool_inputs=tuple(b for _, b in loads),
         compute=ct,
-        output_dtypes=tuple(np.dtype(d).name for d in out_dtypes),
+        output_dtypes=tuple(out_dtypes),
         n_scalars=n_scalars,
         loop=kind,
         ndim=detail if kind == "strided" else 0,
@@ -515,7 +518,6 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
                     o._storage._written()
             return launch
     present = [t for t in tensors if t is not None]
-    arrays = [t._storage.kernel_array for t in present]
     numbers = sorted(k for k, v in hyper.items() if not isinstance(v, bool))
     flags = tuple(sorted((k, v) for k, v in hyper.items() if isinstance(v, bool)))
     shape = present[0].shape
@@ -531,7 +533,7 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
     if where is None:
         return None
     ct = "float32" if d is dtypes.float16 else d.name
-    loads = tuple((a.dtype.name, False) for a in arrays)
+    loads = tuple((t.dtype.name, False) for t in present)
     kind = np.dtype(ct).type
     scalars = [kind(hyper[k]) for k in numbers]
     which = tuple(t is not None for t in tensors) + tuple(o is not None for o in outputs)
@@ -579,7 +581,7 @@ def _reusable(launch: Launch, tensors, hyper: dict) -> bool:
         array = t._storage.kernel_array
         if array is not arrays[k]:
             read_only = not any(a is o for a in (array, arrays[k]) for o in outs)
-            if not (read_only and not launch.traced and array.dtype is arrays[k].dtype
+            if not (read_only and not launch.traced and t.dtype.name == launch.loads[k][0]
                     and t._shape == launch.shape
                     and layout.broadcast_strides(t._shape, t._strides, t._shape)
                     == launch.strides[k]):  # fmt: skip

@@ -190,7 +190,9 @@ class Plan:
                 # (launches index the buffer's own, contiguous layout: other strides copy)
                 slots.point_at(source._storage.kernel_array, source._offset)
             elif start is not None and source._strides == buffer._strides:  # one flat copy
-                kernels.copy(source._storage.kernel_array, source._offset, array, start, n)
+                flag = source._storage.half_flag  # (the buffer's dtype is the source's)
+                kernels.copy(source._storage.kernel_array, flag, source._offset, array, flag,
+                             start, n)  # fmt: skip
             else:
                 TensorBase.copy_(buffer, source)
         for tensor, buffer in self.grad_inputs:
@@ -635,7 +637,8 @@ def _give(t: TensorBase, handed: dict) -> Tensor:
         return Tensor._make(*_cloned(t))
     n = t.numel()
     copy = binding.fresh_storage_like(t._storage, n)
-    kernels.copy(t._storage.kernel_array, t._offset, copy.kernel_array, 0, n)
+    flag = t._storage.half_flag
+    kernels.copy(t._storage.kernel_array, flag, t._offset, copy.kernel_array, flag, 0, n)
     return Tensor._make(copy, t._shape, t._strides, 0)
 
 

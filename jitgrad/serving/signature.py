@@ -25,7 +25,8 @@ import numpy as np
 
 # TensorFlow's DataType names, so metadata reads as TF Serving's does.
 TF_DTYPES = {
-    "bool": "DT_BOOL", "uint8": "DT_UINT8", "int8": "DT_INT8", "int16": "DT_INT16",
+    "bool": "DT_BOOL", "uint8": "DT_UINT8", "uint16": "DT_UINT16", "uint32": "DT_UINT32",
+    "uint64": "DT_UINT64", "int8": "DT_INT8", "int16": "DT_INT16",
     "int32": "DT_INT32", "int64": "DT_INT64", "float16": "DT_HALF", "float32": "DT_FLOAT",
     "float64": "DT_DOUBLE", "complex64": "DT_COMPLEX64", "complex128": "DT_COMPLEX128",
 }  # fmt: skip

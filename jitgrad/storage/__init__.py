@@ -13,6 +13,7 @@ from .typed import (
     LongStorage,
     ShortStorage,
     Storage,
+    UInt16Storage,
     UInt32Storage,
     UInt64Storage,
     storage_class,
@@ -22,6 +23,6 @@ from .untyped import UntypedStorage
 __all__ = [
     "BoolStorage", "ByteStorage", "CharStorage", "ComplexDoubleStorage",
     "ComplexFloatStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
-    "LongStorage", "ShortStorage", "Storage", "UInt32Storage", "UInt64Storage",
-    "UntypedStorage", "storage_class",
+    "LongStorage", "ShortStorage", "Storage", "UInt16Storage", "UInt32Storage",
+    "UInt64Storage", "UntypedStorage", "storage_class",
 ]  # fmt: skip

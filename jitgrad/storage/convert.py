@@ -2,11 +2,15 @@
 
 numba's CPU target has no float16 type: any kernel touching a float16 array
 raises NotImplementedError. jitgrad therefore hands half arrays to kernels as
-``half.view(np.uint16)``, and since jitgrad has no uint16 dtype of its own, a
-uint16 value inside a kernel always means "float16 bit pattern". This module
-turns those bits into computable floats and back, bit for bit as numpy's
-``astype`` does, and provides ``store``, a compile-time-dispatched assignment
-that applies numpy's casting rules for every pair of jitgrad dtypes.
+``half.view(np.uint16)``. A uint16 array in a kernel is then either float16 bits
+or jitgrad's own uint16 numbers, and only the jitgrad dtype tells which: the
+kernel's builder says so explicitly, never this module by looking at numba
+types. Generated kernels call ``half_to_float`` on their float16 loads and
+``store_half`` for their float16 outputs; fixed kernels (copies) take a
+``HALF``/``NOT_HALF`` flag per array and ``cast`` picks the conversion at compile
+time. ``store`` is numpy's ``astype`` between arrays of the other dtypes.
+
+The conversions reproduce numpy's ``astype`` bit for bit.
 
 Everything is written with integer masks and selects rather than branches so
 that LLVM can vectorize loops of conversions. numba types ``uint64 op int``
@@ -134,20 +138,57 @@ def float_to_half(x):
     return np.uint16(result | ((bits & _F64_SIGN) >> 48))
 
 
-def load_float(x):
-    """Make a stored value computable: half bits -> float32, anything else unchanged."""
+# Whether a kernel's array holds float16 bits, as an argument whose numba *type* is the
+# answer (HALF: a bool, NOT_HALF: None): each combination compiles its own conversions, and
+# a uint16 array of numbers is never read as half bits.
+HALF = True
+NOT_HALF = None
+
+
+def half_flag(half: bool):
+    """``HALF`` or ``NOT_HALF``: the kernel argument for an array of float16 bits or not."""
+    return HALF if half else NOT_HALF
+
+
+def store_half(dst, i, x):
+    """dst[i] = x rounded to float16 as numpy's astype, ``dst`` holding float16 bits."""
     raise NotImplementedError("only callable from numba-compiled code")
 
 
-@overload(load_float)
-def _load_float_impl(x):
-    if x == types.uint16:
-        return lambda x: half_to_float(x)
-    return lambda x: x
+@overload(store_half)
+def _store_half_impl(dst, i, x):
+    if isinstance(x, types.Complex):
+        def impl(dst, i, x):
+            dst[i] = float_to_half(x.real)
+    else:
+        def impl(dst, i, x):
+            dst[i] = float_to_half(x)
+    return impl
+
+
+def cast(dst, i, x, dst_half, x_half):
+    """dst[i] = x with numpy's astype semantics, where ``dst_half`` and ``x_half`` (``HALF``
+    or ``NOT_HALF``) say which side holds float16 bits."""
+    raise NotImplementedError("only callable from numba-compiled code")
+
+
+@overload(cast)
+def _cast_impl(dst, i, x, dst_half, x_half):
+    to_half = isinstance(dst_half, types.Boolean)
+    from_half = isinstance(x_half, types.Boolean)
+    if to_half == from_half:  # float16 to float16 copies the bits
+        return lambda dst, i, x, dst_half, x_half: store(dst, i, x)
+    if to_half:
+        return lambda dst, i, x, dst_half, x_half: store_half(dst, i, x)
+    # numpy widens half straight to double; via float32 otherwise.
+    if dst.dtype in (types.float64, types.complex128):
+        return lambda dst, i, x, dst_half, x_half: store(dst, i, half_to_double(x))
+    return lambda dst, i, x, dst_half, x_half: store(dst, i, half_to_float(x))
 
 
 def store(dst, i, x):
-    """dst[i] = x with numpy's astype semantics; uint16 on either side means half bits."""
+    """dst[i] = x with numpy's astype semantics, for arrays of any jitgrad dtype but float16
+    (``cast``, ``store_half``): uint16 is a number here."""
     raise NotImplementedError("only callable from numba-compiled code")
 
 
@@ -156,25 +197,7 @@ def _store_impl(dst, i, x):
     if not isinstance(dst, types.Array):
         return None
     dtype = dst.dtype
-    if dtype == types.uint16:
-        if x == types.uint16:
-            def impl(dst, i, x):
-                dst[i] = x
-        elif isinstance(x, types.Complex):
-            def impl(dst, i, x):
-                dst[i] = float_to_half(x.real)
-        else:
-            def impl(dst, i, x):
-                dst[i] = float_to_half(x)
-    elif x == types.uint16:
-        # numpy widens half straight to double; via float32 otherwise.
-        if dtype in (types.float64, types.complex128):
-            def impl(dst, i, x):
-                store(dst, i, half_to_double(x))
-        else:
-            def impl(dst, i, x):
-                store(dst, i, half_to_float(x))
-    elif isinstance(x, types.Complex) and not isinstance(dtype, types.Complex):
+    if isinstance(x, types.Complex) and not isinstance(dtype, types.Complex):
         if dtype == types.boolean:
             def impl(dst, i, x):
                 dst[i] = x != 0

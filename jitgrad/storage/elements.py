@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import kernels
+from .convert import NOT_HALF
 
 _REPR_EDGE = 10  # elements shown at each end of a long storage
 
@@ -13,6 +14,8 @@ class ElementOps:
     """Methods that only need ``array``, ``kernel_array``, ``dtype`` and ``_new_like``."""
 
     __array_priority__ = -1  # storages are not arrays: numpy must not try to broadcast them
+    # The copy kernels' flag for ``kernel_array`` (``convert.HALF`` for float16's bits).
+    half_flag = NOT_HALF
 
     def __len__(self) -> int:
         return self.array.size
@@ -79,7 +82,8 @@ class ElementOps:
         source = other.kernel_array
         if np.may_share_memory(source, self.kernel_array):
             source = source.copy()  # overlapping views of one storage: as numpy's x[1:] = x[:-1]
-        kernels.copy(source, 0, self.kernel_array, 0, self.size())
+        flags = other.half_flag, self.half_flag
+        kernels.copy(source, flags[0], 0, self.kernel_array, flags[1], 0, self.size())
         return self
 
     def clone(self):

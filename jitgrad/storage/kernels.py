@@ -1,6 +1,7 @@
 """Flat storage kernels: fill, casting copy and byte swap.
 
-Half storages reach these kernels as uint16 views (see ``convert``); ``store`` applies
+Half storages reach these kernels as uint16 views (see ``convert``): fills write bits as
+they are, and copies take each side's ``HALF``/``NOT_HALF`` flag, from which ``cast`` applies
 numpy's casting rules at compile time, so one kernel body serves every dtype pair.
 """
 
@@ -17,7 +18,7 @@ from numba.extending import intrinsic
 
 from .. import threads
 from .._config import config
-from .convert import store
+from .convert import cast
 
 _JIT = dict(cache=True, error_model="numpy", nogil=True)
 
@@ -33,9 +34,9 @@ def _fill_range(a, start, stop, value):
 
 
 @njit(inline="always", **_JIT)
-def _copy_range(src, src_start, dst, dst_start, first, last):
+def _copy_range(src, src_half, src_start, dst, dst_half, dst_start, first, last):
     for i in range(first, last):
-        store(dst, np.uint64(dst_start + i), src[np.uint64(src_start + i)])
+        cast(dst, np.uint64(dst_start + i), src[np.uint64(src_start + i)], dst_half, src_half)
 
 
 @intrinsic
@@ -130,8 +131,8 @@ def _fill(a, start, stop, value, byte):
 
 
 @njit(**_JIT)
-def _copy(src, src_start, dst, dst_start, first, last):
-    _copy_range(src, src_start, dst, dst_start, first, last)
+def _copy(src, src_half, src_start, dst, dst_half, dst_start, first, last):
+    _copy_range(src, src_half, src_start, dst, dst_half, dst_start, first, last)
 
 
 @njit(**_JIT)
@@ -183,9 +184,14 @@ def _repeated_byte(value) -> int:
     return raw[0] if raw.count(raw[:1]) == len(raw) else -1
 
 
-def copy(src, src_start: int, dst, dst_start: int, n: int) -> None:
-    """``dst[dst_start:+n] = src[src_start:+n]`` with numpy's casting."""
-    _in_pieces(n, dst.itemsize, lambda lo, hi: _copy(src, src_start, dst, dst_start, lo, hi))
+def copy(src, src_half, src_start: int, dst, dst_half, dst_start: int, n: int) -> None:
+    """``dst[dst_start:+n] = src[src_start:+n]`` with numpy's casting; ``src_half`` and
+    ``dst_half`` are the arrays' ``convert.HALF``/``NOT_HALF`` flags."""
+
+    def piece(lo, hi):
+        _copy(src, src_half, src_start, dst, dst_half, dst_start, lo, hi)
+
+    _in_pieces(n, dst.itemsize, piece)
 
 
 def _in_pieces(n: int, itemsize: int, kernel) -> None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dtypes
 from . import buffers
+from .convert import half_flag
 from .elements import ElementOps
 from .untyped import UntypedStorage, _check_size, _sequence_to_array
 
@@ -351,8 +352,10 @@ def _make_storage_class(d: dtypes.DType) -> type[Storage]:
     bases = (Storage, _ByteText) if d.storage_name in ("Byte", "Char") else (Storage,)
     name = f"{d.storage_name}Storage"
     doc = f"A flat buffer of {d.name} elements."
+    half = d is dtypes.float16
+    # ``half_flag``: how copy kernels are told that ``kernel_array`` holds float16 bits.
     namespace = {"dtype": d, "__doc__": doc, "_numpy": d.numpy, "_itemsize": d.itemsize,
-                 "_half": d is dtypes.float16}  # fmt: skip
+                 "_half": half, "half_flag": half_flag(half)}  # fmt: skip
     cls = type(name, bases, namespace)
     cls.__module__ = "jitgrad"
     return cls
@@ -368,6 +371,7 @@ def storage_class(dtype) -> type[Storage]:
 
 BoolStorage = storage_class(dtypes.bool_)
 ByteStorage = storage_class(dtypes.uint8)
+UInt16Storage = storage_class(dtypes.uint16)
 UInt32Storage = storage_class(dtypes.uint32)
 UInt64Storage = storage_class(dtypes.uint64)
 CharStorage = storage_class(dtypes.int8)

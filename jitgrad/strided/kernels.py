@@ -2,9 +2,10 @@
 
 Every kernel reads ``src[s0 + Σ i·ss]`` and writes ``dst[d0 + Σ i·ds]`` over flat storage
 arrays, so one body serves ``contiguous()``, ``copy_`` into a view, ``fill_`` of a view
-(a source of stride 0) and casting copies (``store`` picks the conversion at compile
-time). The dispatcher in ``copy.py`` first merges dimensions (as ``layout.coalesce`` does) and
-orders them by the destination's strides, so the innermost loop writes sequentially.
+(a source of stride 0) and casting copies (``cast`` picks the conversion at compile
+time; the ``src_half`` and ``dst_half`` flags say which array holds float16 bits). The
+dispatcher in ``copy.py`` first merges dimensions (as ``layout.coalesce`` does) and orders
+them by the destination's strides, so the innermost loop writes sequentially.
 
 Each kernel has a serial and a ``prange`` twin with distinct names: numba's disk cache
 keys on the function, not on its flags, so one function must not be compiled both ways.
@@ -26,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..storage.convert import store
+from ..storage.convert import cast
 
 _JIT = dict(cache=True, error_model="numpy", nogil=True)
 
@@ -68,7 +69,8 @@ def _outer_offsets(o, outer_shape, outer_src, outer_dst, idx):
 
 
 @njit(**_JIT)
-def _rows_worker(src, s0, dst, d0, outer_shape, outer_src, outer_dst, n, ss, ds, w, n_workers):
+def _rows_worker(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst,
+                 n, ss, ds, w, n_workers):  # fmt: skip
     # Work is split by element, not by row, so a few long rows (or one flat run) still
     # spread over every thread.
     n_outer = 1
@@ -91,14 +93,15 @@ def _rows_worker(src, s0, dst, d0, outer_shape, outer_src, outer_dst, n, ss, ds,
         d_i = d0 + d + i * ds
         if ss == 1 and ds == 1:
             for j in range(count):
-                store(dst, _u(d_i + j), src[_u(s_i + j)])
+                cast(dst, _u(d_i + j), src[_u(s_i + j)], dst_half, src_half)
         elif ss == 0:  # a broadcast source: one load, then a store loop that vectorises
             x = src[_u(s_i)]
             for j in range(count):
-                store(dst, _u(d_i + j * ds), x)
+                cast(dst, _u(d_i + j * ds), x, dst_half, src_half)
         else:
             for j in range(count):
-                store(dst, _u(d_i + j * ds), src[_u(s_i + j * ss)])
+                x = src[_u(s_i + j * ss)]
+                cast(dst, _u(d_i + j * ds), x, dst_half, src_half)
         e += count
         if e >= last:
             return
@@ -117,23 +120,25 @@ def _rows_worker(src, s0, dst, d0, outer_shape, outer_src, outer_dst, n, ss, ds,
 
 
 @njit(**_JIT)
-def copy_rows_serial(src, s0, dst, d0, outer_shape, outer_src, outer_dst, n, ss, ds):
-    _rows_worker(src, s0, dst, d0, outer_shape, outer_src, outer_dst, n, ss, ds, _i(0), _i(1))
+def copy_rows_serial(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst,
+                     n, ss, ds):  # fmt: skip
+    _rows_worker(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst,
+                 n, ss, ds, _i(0), _i(1))  # fmt: skip
 
 
 @njit(parallel=True, **_JIT)
-def copy_rows_parallel(src, s0, dst, d0, outer_shape, outer_src, outer_dst, n, ss, ds,
-                       n_workers):  # fmt: skip
+def copy_rows_parallel(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src,
+                       outer_dst, n, ss, ds, n_workers):  # fmt: skip
     for w in prange(n_workers):
-        _rows_worker(src, s0, dst, d0, outer_shape, outer_src, outer_dst, n, ss, ds,
-                     _i(w), n_workers)  # fmt: skip
+        _rows_worker(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst,
+                     n, ss, ds, _i(w), n_workers)  # fmt: skip
 
 
 # -- tiles: a (batched) transpose, the source runs along another dimension -----------------
 
 
 @njit(**_JIT)
-def _tiles_worker(src, s0, dst, d0, outer_shape, outer_src, outer_dst,
+def _tiles_worker(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst,
                   rows, s_row, d_row, cols, s_col, d_col, tile_r, tile_c,
                   w, n_workers):  # fmt: skip
     # ``rows`` is the dimension the source runs along, ``cols`` the destination's. A tile
@@ -175,23 +180,25 @@ def _tiles_worker(src, s0, dst, d0, outer_shape, outer_src, outer_dst,
         for r in range(nr):
             d_r = d + r * d_row
             for c in range(nc):
-                store(dst, _u(d_r + c * d_col), buf[_u(c * stride + r)])
+                x = buf[_u(c * stride + r)]
+                cast(dst, _u(d_r + c * d_col), x, dst_half, src_half)
 
 
 @njit(**_JIT)
-def copy_tiles_serial(src, s0, dst, d0, outer_shape, outer_src, outer_dst,
-                      rows, s_row, d_row, cols, s_col, d_col, tile_r, tile_c):  # fmt: skip
-    _tiles_worker(src, s0, dst, d0, outer_shape, outer_src, outer_dst,
+def copy_tiles_serial(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src,
+                      outer_dst, rows, s_row, d_row, cols, s_col, d_col,
+                      tile_r, tile_c):  # fmt: skip
+    _tiles_worker(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst,
                   rows, s_row, d_row, cols, s_col, d_col, tile_r, tile_c, _i(0), _i(1))  # fmt: skip
 
 
 @njit(parallel=True, **_JIT)
-def copy_tiles_parallel(src, s0, dst, d0, outer_shape, outer_src, outer_dst,
-                        rows, s_row, d_row, cols, s_col, d_col, tile_r, tile_c,
+def copy_tiles_parallel(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src,
+                        outer_dst, rows, s_row, d_row, cols, s_col, d_col, tile_r, tile_c,
                         n_workers):  # fmt: skip
     # n_workers comes from the caller: numba.get_num_threads() inside a kernel makes it
     # uncacheable (a ctypes global).
     for w in prange(n_workers):
-        _tiles_worker(src, s0, dst, d0, outer_shape, outer_src, outer_dst,
+        _tiles_worker(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst,
                       rows, s_row, d_row, cols, s_col, d_col, tile_r, tile_c,
                       _i(w), n_workers)  # fmt: skip

@@ -19,9 +19,7 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 # each one meets. The harness marks them xfail(strict=True): a program that starts to pass
 # fails the suite until its line here is removed. `python -m tools.corpus_status` runs them
 # all and prints where each fails now.
-KNOWN_FAILURES: dict[str, str] = {
-    "dtype_corners": "np.uint16",
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 def names() -> list[str]:

@@ -19,6 +19,7 @@ import jitgrad as jg
 from jitgrad import threads
 from jitgrad._config import LIGHT_KERNEL_FACTOR, config
 from jitgrad.storage import kernels as storage_kernels
+from jitgrad.storage.convert import NOT_HALF
 
 
 @given(extent=st.integers(1, 10**6), align=st.sampled_from([1, 64]), parts=st.integers(1, 16))
@@ -187,7 +188,7 @@ def test_fills_and_copies_go_parallel_at_the_light_kernels_size(monkeypatch, n, 
     a, b = np.zeros(n, np.float32), np.arange(n, dtype=np.float32)
     storage_kernels.fill(a, 0, n, np.float32(2))
     np.testing.assert_array_equal(a, 2)
-    storage_kernels.copy(b, 0, a, 0, n)
+    storage_kernels.copy(b, NOT_HALF, 0, a, NOT_HALF, 0, n)
     np.testing.assert_array_equal(a, b)
     assert launches == ([threads.count()] * 2 if parallel else [])
 
@@ -202,7 +203,7 @@ def test_pieced_fills_and_copies_cover_every_element_once(monkeypatch, value):
     assert (a[:17] == -1).all() and (a[17 + n :] == -1).all()
     src = np.arange(n + 9, dtype=np.float64)
     out = np.zeros(n + 5, np.float32)
-    storage_kernels.copy(src, 9, out, 3, n)
+    storage_kernels.copy(src, NOT_HALF, 9, out, NOT_HALF, 3, n)
     np.testing.assert_array_equal(out[3 : 3 + n], src[9:].astype(np.float32))
     assert (out[:3] == 0).all() and (out[3 + n :] == 0).all()
 

@@ -7,17 +7,18 @@ import pytest
 from numba import njit
 
 from jitgrad.storage.convert import (
+    cast,
     float_to_half,
+    half_flag,
     half_to_double,
     half_to_float,
-    load_float,
-    store,
+    store_half,
 )
 
 ALL_HALF_BITS = np.arange(1 << 16).astype(np.uint16)
 
 DTYPES = [
-    np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64,
+    np.bool_, np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16, np.int32, np.int64,
     np.float16, np.float32, np.float64, np.complex64, np.complex128,
 ]
 
@@ -37,9 +38,9 @@ def _map_to(fn, src, out):
 
 
 @njit
-def _store_all(dst, src):
+def _cast_all(dst, src, dst_half, src_half):
     for i in range(src.size):
-        store(dst, i, src[i])
+        cast(dst, i, src[i], dst_half, src_half)
 
 
 def _bits(a):
@@ -206,7 +207,8 @@ def test_store_matches_astype(src_dtype, dst_dtype):
     src = _store_inputs(src_dtype)
     src = src[_defined_in(src, dst_dtype)]
     dst = np.zeros(src.size, dst_dtype)
-    _store_all(_kernel_view(dst), _kernel_view(src))
+    flags = half_flag(dst.dtype == np.float16), half_flag(src.dtype == np.float16)
+    _cast_all(_kernel_view(dst), _kernel_view(src), *flags)
     with np.errstate(over="ignore", invalid="ignore"):
         expected = src.astype(dst_dtype)
     _assert_bits_equal(dst, expected, src)
@@ -214,9 +216,9 @@ def test_store_matches_astype(src_dtype, dst_dtype):
 
 @njit
 def _store_constants(half_grid):
-    store(half_grid, (0, 1), 1)
-    store(half_grid, (1, 0), 0.1)
-    store(half_grid, (1, 1), True)
+    store_half(half_grid, (0, 1), 1)
+    store_half(half_grid, (1, 0), 0.1)
+    store_half(half_grid, (1, 1), True)
 
 
 def test_store_literal_into_2d_half():
@@ -225,15 +227,12 @@ def test_store_literal_into_2d_half():
     np.testing.assert_array_equal(grid, np.array([[0, 1], [0.1, 1]], np.float16))
 
 
-@njit
-def _load(x):
-    return load_float(x)
-
-
-def test_load_float():
-    half = np.float16(-1.5).view(np.uint16)
-    assert _load(half) == -1.5
-    assert _load.nopython_signatures[-1].return_type.name == "float32"
-    for value in (np.int8(-3), np.float64(2.5), np.complex64(1 - 2j), np.bool_(True)):
-        assert _load(value) == value
-        assert _load.nopython_signatures[-1].return_type.name == np.dtype(type(value)).name
+def test_uint16_numbers_are_not_half_bits():
+    """The same 16 bits cast as float16's or as uint16's numbers: numpy's two values."""
+    bits = np.array([0x3C00, 0x7BFF, 65535], np.uint16)
+    as_half = np.zeros(3, np.float32)
+    as_number = np.zeros(3, np.float32)
+    _cast_all(as_half, bits, *map(half_flag, (False, True)))
+    _cast_all(as_number, bits, *map(half_flag, (False, False)))
+    np.testing.assert_array_equal(as_half, bits.view(np.float16).astype(np.float32))
+    np.testing.assert_array_equal(as_number, bits.astype(np.float32))
