@@ -14,6 +14,7 @@ from functools import partial
 import numpy as np
 
 from ..autograd.tensor import Tensor, as_tensor
+from ..dtypes import DType
 from ..tensor import TensorBase, _same_layout, wrap_numpy
 from .elementwise import arctan2
 from .unary import ComplexByNumpy
@@ -160,9 +161,11 @@ def iscomplexobj(x) -> bool:
     values, numpy's ``iscomplexobj``.
 
     >>> import jitgrad as jg
-    >>> jg.iscomplexobj(jg.tensor([1 + 0j])), jg.iscomplexobj([1.0]), jg.iscomplexobj(jg.complex64)
+    >>> jg.iscomplexobj(jg.tensor([1 + 0j])), jg.iscomplexobj([1.0]), jg.iscomplexobj(1j)
     (True, False, True)
     """
+    if isinstance(x, (type, np.dtype, DType)):
+        return False  # a type is no array (numpy sees an object array of it)
     try:
         kind = np.dtype(x.dtype).type
     except (AttributeError, TypeError):
