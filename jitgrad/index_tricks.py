@@ -28,6 +28,8 @@ from .tensor import TensorBase, wrap_numpy
 # numpy's slice-object builders: plain keys, nothing to compute.
 s_, index_exp = np.s_, np.index_exp
 ndindex = np.ndindex
+# numpy's own: its ufuncs of Python functions give object arrays, which tensors cannot hold.
+frompyfunc = np.frompyfunc
 
 
 def _values(x):
@@ -432,5 +434,5 @@ __all__ = [
     "r_", "c_", "s_", "index_exp", "ix_", "ndindex", "ndenumerate", "tril_indices",
     "triu_indices", "tril_indices_from", "triu_indices_from", "diag_indices",
     "diag_indices_from", "mask_indices", "put_along_axis", "copyto", "apply_along_axis",
-    "apply_over_axes", "vectorize",
+    "apply_over_axes", "vectorize", "frompyfunc",
 ]  # fmt: skip

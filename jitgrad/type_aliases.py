@@ -31,6 +31,7 @@ object_, str_, bytes_, void = np.object_, np.str_, np.bytes_, np.void
 character, flexible = np.character, np.flexible
 datetime64, timedelta64 = np.datetime64, np.timedelta64
 ScalarType, typecodes, typename = np.ScalarType, np.typecodes, np.typename
+little_endian = np.little_endian
 
 
 def _numpy_dtype_of(x) -> np.dtype:
@@ -90,5 +91,6 @@ __all__ = [
     "int_", "intp", "intc", "longlong", "byte", "uint", "uintp", "uintc", "ulong", "ulonglong",
     "ubyte", "single", "csingle", "True_", "False_", "object_", "str_", "bytes_", "void",
     "character", "flexible", "datetime64", "timedelta64", "ScalarType", "typecodes", "typename",
+    "little_endian",
     "common_type", "min_scalar_type", "mintypecode",
 ]  # fmt: skip

@@ -220,3 +220,5 @@ def test_vectorize_matches_numpy():
 
     same(double(jg.tensor([1.0, 2.0])), np.array([2.0, 4.0]))
     assert jg.vectorize(fn, doc="about").__doc__ == "about"
+    plus_one = jg.frompyfunc(lambda x: x + 1, 1, 1)(jg.tensor([1, 2]))
+    assert plus_one.dtype == object and plus_one.tolist() == [2, 3]

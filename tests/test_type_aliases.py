@@ -26,7 +26,7 @@ def test_numpy_own_types_and_tables():
     words = jg.array(["a", "bc"], dtype=jg.str_)
     assert isinstance(words, np.ndarray) and words.dtype.kind == "U"
     assert jg.ScalarType == np.ScalarType and jg.typecodes == np.typecodes
-    assert jg.typename("d") == np.typename("d")
+    assert jg.typename("d") == np.typename("d") and jg.little_endian == np.little_endian
     assert jg.issubdtype(jg.datetime64, jg.generic)
 
 
