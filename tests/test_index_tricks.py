@@ -222,3 +222,19 @@ def test_vectorize_matches_numpy():
     assert jg.vectorize(fn, doc="about").__doc__ == "about"
     plus_one = jg.frompyfunc(lambda x: x + 1, 1, 1)(jg.tensor([1, 2]))
     assert plus_one.dtype == object and plus_one.tolist() == [2, 3]
+
+
+def test_numpy_calls_on_tensors_run_these_functions():
+    x = jg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    y = np.apply_along_axis(lambda v: (v * v).sum(), 1, x)
+    assert isinstance(y, jg.Tensor) and y.requires_grad
+    a = jg.zeros(3)
+    np.copyto(a, jg.tensor([1.0, 2.0, 3.0]), where=jg.tensor([True, False, True]))
+    assert a.tolist() == [1.0, 0.0, 3.0]
+    rows, cols = np.ix_(jg.tensor([0, 1]), jg.tensor([2]))
+    assert isinstance(rows, jg.Tensor) and cols.shape == (1, 1)
+    assert np.shape(x) == (2, 3) and np.size(x, 1) == 3 and np.ndim(x) == 2
+    assert np.array_repr(jg.tensor([1, 2])) == "array([1, 2])"
+    assert np.i0(x).requires_grad and np.unwrap(x).requires_grad
+    assert isinstance(np.fix(jg.tensor([1.5])), jg.Tensor)
+    assert isinstance(np.real_if_close(jg.tensor([1 + 0j])), jg.Tensor)
