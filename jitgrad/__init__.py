@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402  isort: skip
 from . import array_api, autograd, data, fft, jit, linalg, nn, ops, optim, random
 from ._config import config
 from .array_api import __array_api_version__, __array_namespace_info__, from_dlpack
+from .array_queries import *  # noqa: F403  numpy's ndim, shape, size, require, shares_memory, ...
 from .autograd import Tensor, enable_grad, no_grad, set_grad_enabled
 from .creation import *  # noqa: F403  numpy's other creation functions (its __all__)
 from .device import Device
@@ -50,10 +51,12 @@ from .dtypes import (
     uint64,
     unsignedinteger,
 )
+from .index_tricks import *  # noqa: F403  numpy's r_, c_, ix_, copyto, vectorize, ...
 from .io import load, save
 from .io.numpy_formats import *  # noqa: F403  numpy's files: jg.savez, jg.loadtxt, ...
 from .jit import function
 from .ops import *  # noqa: F403  numpy's spellings: jg.exp, jg.sum, jg.matmul, ...
+from .printing import *  # noqa: F403  numpy's print options and formatters
 from .storage import (
     BoolStorage,
     ByteStorage,
@@ -72,6 +75,7 @@ from .storage import (
     UInt64Storage,
     UntypedStorage,
 )
+from .type_aliases import *  # noqa: F403  numpy's intp, intc, single, str_, common_type, ...
 
 bool = bool_  # noqa: A001  numpy 2 and PyTorch both spell it jg.bool
 half, double, long, short = float16, float64, int64, int16

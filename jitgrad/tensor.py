@@ -609,7 +609,7 @@ class TensorBase:
 
     def __repr__(self) -> str:
         prefix = "tensor("
-        body = np.array2string(self.numpy(), separator=", ", prefix=prefix, threshold=1000)
+        body = np.array2string(self.numpy(), separator=", ", prefix=prefix)
         default = (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_)
         suffix = "" if self.dtype in default else f", dtype={self.dtype!r}"
         if self.numel() == 0:

@@ -151,7 +151,15 @@ _INDEX = [[0], [2], [1]]
 
 def _floating(result) -> list:
     parts = result if isinstance(result, (tuple, list)) else (result,)
-    return [p for p in parts if np.asarray(p).dtype.kind in "fc"]
+    return [p for p in parts if _dtype_kind(p) in "fc"]
+
+
+def _dtype_kind(part) -> str:
+    """numpy's dtype kind of ``part``; "O" for what is no array (einsum_path's report)."""
+    try:
+        return np.asarray(part).dtype.kind
+    except ValueError:
+        return "O"
 
 
 def _takes_floats(numpy_obj) -> bool:

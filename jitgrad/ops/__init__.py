@@ -34,12 +34,14 @@ from .movement import (
     view,
 )
 from .nanfunctions import *  # noqa: F403
+from .number_theory import *  # noqa: F403
 from .polynomial import *  # noqa: F403
 from .products import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .selection import *  # noqa: F403
 from .sets import *  # noqa: F403
 from .shaping import *  # noqa: F403
+from .signal import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .statistics import *  # noqa: F403
 from .unary import *  # noqa: F403

@@ -14,6 +14,7 @@ from functools import partial
 import numpy as np
 
 from ..autograd.tensor import Tensor, as_tensor
+from ..dtypes import DType
 from ..tensor import TensorBase, _same_layout, wrap_numpy
 from .elementwise import arctan2
 from .unary import ComplexByNumpy
@@ -125,4 +126,95 @@ def _assign(part: Tensor, value) -> None:
     part[...] = value
 
 
-__all__ = ["real", "imag", "conj", "conjugate", "angle"]
+def _operand(x) -> Tensor:
+    return as_tensor(np.asarray(x) if isinstance(x, (list, tuple)) else x)
+
+
+def iscomplex(x) -> Tensor:
+    """True where x has a nonzero imaginary part (always False for real dtypes), numpy's
+    ``iscomplex``; a 0-d bool tensor for a scalar.
+
+    >>> import jitgrad as jg
+    >>> jg.iscomplex(jg.tensor([1 + 1j, 1 + 0j])).tolist(), jg.iscomplex(jg.tensor([1.0])).tolist()
+    ([True, False], [False])
+    """
+    from .elementwise import not_equal
+
+    return not_equal(imag(_operand(x)), 0)
+
+
+def isreal(x) -> Tensor:
+    """True where x's imaginary part is zero (always True for real dtypes), numpy's
+    ``isreal``.
+
+    >>> import jitgrad as jg
+    >>> jg.isreal(jg.tensor([1 + 1j, 1 + 0j])).tolist()
+    [False, True]
+    """
+    from .elementwise import equal
+
+    return equal(imag(_operand(x)), 0)
+
+
+def iscomplexobj(x) -> bool:
+    """Whether x's dtype (or the dtype numpy gives x's data) is complex, whatever its
+    values, numpy's ``iscomplexobj``.
+
+    >>> import jitgrad as jg
+    >>> jg.iscomplexobj(jg.tensor([1 + 0j])), jg.iscomplexobj([1.0]), jg.iscomplexobj(1j)
+    (True, False, True)
+    """
+    if isinstance(x, (type, np.dtype, DType)):
+        return False  # a type is no array (numpy sees an object array of it)
+    try:
+        kind = np.dtype(x.dtype).type
+    except (AttributeError, TypeError):
+        kind = np.asarray(x).dtype.type
+    return issubclass(kind, np.complexfloating)
+
+
+def isrealobj(x) -> bool:
+    """``not iscomplexobj(x)``, numpy's ``isrealobj``.
+
+    >>> import jitgrad as jg
+    >>> jg.isrealobj(jg.tensor([1.0])), jg.isrealobj(jg.tensor([1j]))
+    (True, False)
+    """
+    return not iscomplexobj(x)
+
+
+def real_if_close(a, tol=100) -> Tensor:
+    """The real part of a complex ``a`` whose imaginary parts are all below ``tol``
+    (in machine epsilons of a's dtype when ``tol > 1``), else ``a``: numpy's
+    ``real_if_close``.
+
+    >>> import jitgrad as jg
+    >>> jg.real_if_close(jg.tensor([2.1 + 4e-14j, 5.2 + 3e-15j]), tol=1000).tolist()
+    [2.1, 5.2]
+    """
+    t = _operand(a)
+    if not t.dtype.is_complex:
+        return t
+    if tol > 1:
+        tol = float(np.finfo(t.dtype.numpy).eps) * tol
+    if np.all(np.abs(imag(t).numpy()) < tol):
+        return real(t)
+    return t
+
+
+def sort_complex(a) -> Tensor:
+    """``a`` sorted by real part, then imaginary part, as complex (complex64 for 8- and
+    16-bit integers, complex128 for other real dtypes), numpy's ``sort_complex``.
+
+    >>> import jitgrad as jg
+    >>> jg.sort_complex(jg.tensor([5, 3, 6, 2, 1])).tolist()
+    [(1+0j), (2+0j), (3+0j), (5+0j), (6+0j)]
+    """
+    values = _operand(a).detach().numpy()
+    return wrap_numpy(np.asarray(np.sort_complex(values)), Tensor)
+
+
+__all__ = [
+    "real", "imag", "conj", "conjugate", "angle", "iscomplex", "isreal", "iscomplexobj",
+    "isrealobj", "real_if_close", "sort_complex",
+]  # fmt: skip

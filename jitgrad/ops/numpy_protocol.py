@@ -154,7 +154,15 @@ def array_function(self, func, types, args, kwargs):
 def _same_name_functions() -> dict:
     """numpy's function -> jitgrad's of the same name, for the modules whose functions take
     numpy's signatures (np.piecewise excepted: its functions expect numpy's arrays)."""
-    from .. import creation, fft, linalg  # (these build on the ops: imported when first asked)
+    from .. import (  # (these build on the ops: imported when first asked)
+        array_queries,
+        creation,
+        fft,
+        index_tricks,
+        linalg,
+        printing,
+        type_aliases,
+    )
     from . import (
         calculus,
         comparison,
@@ -165,18 +173,21 @@ def _same_name_functions() -> dict:
         selection,
         sets,
         shaping,
+        signal,
         sorting,
         statistics,
     )
 
     namespaces = [(np, m) for m in (calculus, comparison, creation, histograms, nanfunctions,
                                     polynomial, products, selection, sets, shaping, sorting,
-                                    statistics)]
+                                    statistics, complex_parts, signal, index_tricks,
+                                    array_queries, printing, type_aliases)]
     namespaces += [(np.linalg, linalg), (np.fft, fft)]
     found = {
         np.pad: indexing.pad,
         np.unravel_index: indexing.unravel_index,
         np.ravel_multi_index: indexing.ravel_multi_index,
+        np.fix: unary.fix,
     }
     for numpy_namespace, module in namespaces:
         for name in module.__all__:

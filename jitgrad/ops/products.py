@@ -14,7 +14,7 @@ from ..autograd.tensor import Tensor, as_tensor
 from ..strided import layout
 from .complex_parts import conj
 from .indexing import advanced_index
-from .linalg import tensordot
+from .linalg import matmul, tensordot
 from .movement import concatenate, flip, stack
 from .reduce import sum  # noqa: A004
 
@@ -205,4 +205,69 @@ def inner(a, b, /) -> Tensor:
     return tensordot(a, b, ([a.ndim - 1], [b.ndim - 1]))
 
 
-__all__ = ["convolve", "correlate", "cross", "kron", "vecdot", "vdot", "inner"]
+def _gufunc_out(name: str, result: Tensor, out) -> Tensor:
+    from .ufunc import _write
+
+    if out is None:
+        return result
+    (o,) = out if isinstance(out, tuple) else (out,)
+    return _write(name, o, result, None, "same_kind", result.requires_grad)
+
+
+def matvec(x1, x2, /, out=None) -> Tensor:
+    """Matrix-vector products over the last two axes of ``x1`` and the last of ``x2``
+    (others broadcast), numpy's ``matvec``; differentiable in both.
+
+    >>> import jitgrad as jg
+    >>> jg.matvec(jg.tensor([[1.0, 2.0], [3.0, 4.0]]), jg.tensor([1.0, 1.0])).tolist()
+    [3.0, 7.0]
+    """
+    x1, x2 = as_tensor(x1), as_tensor(x2)
+    if x1.ndim < 2 or x2.ndim < 1:
+        raise ValueError(
+            f"matvec: needs a matrix and a vector, got {x1.ndim} and {x2.ndim} dimensions"
+        )
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"matvec: matrix of shape {x1.shape} and vector of length "
+                         f"{x2.shape[-1]} do not match in the core dimension")  # fmt: skip
+    return _gufunc_out("matvec", matmul(x1, x2[..., None])[..., 0], out)
+
+
+def vecmat(x1, x2, /, out=None) -> Tensor:
+    """Vector-matrix products of the (conjugated) vectors on the last axis of ``x1`` with
+    the matrices on the last two of ``x2``, numpy's ``vecmat``; differentiable in both.
+
+    >>> import jitgrad as jg
+    >>> jg.vecmat(jg.tensor([1.0, 1.0]), jg.tensor([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [4.0, 6.0]
+    """
+    x1, x2 = as_tensor(x1), as_tensor(x2)
+    if x1.ndim < 1 or x2.ndim < 2:
+        raise ValueError(
+            f"vecmat: needs a vector and a matrix, got {x1.ndim} and {x2.ndim} dimensions"
+        )
+    if x1.shape[-1] != x2.shape[-2]:
+        raise ValueError(f"vecmat: vector of length {x1.shape[-1]} and matrix of shape "
+                         f"{x2.shape} do not match in the core dimension")  # fmt: skip
+    v = conj(x1) if x1.dtype.is_complex else x1
+    return _gufunc_out("vecmat", matmul(v[..., None, :], x2)[..., 0, :], out)
+
+
+def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
+    """numpy's ``einsum_path`` on the operands' values: the contraction order numpy would
+    take, and its report (a list and a string, numpy's own).
+
+    >>> import jitgrad as jg
+    >>> jg.einsum_path("ij,jk,kl->il", jg.ones((2, 3)), jg.ones((3, 4)), jg.ones((4, 5)))[0]
+    ['einsum_path', (1, 2), (0, 1)]
+    """
+    from ..tensor import TensorBase
+
+    values = [TensorBase.numpy(x) if isinstance(x, TensorBase) else x for x in operands]
+    return np.einsum_path(subscripts, *values, optimize=optimize, einsum_call=einsum_call)
+
+
+__all__ = [
+    "convolve", "correlate", "cross", "kron", "vecdot", "vdot", "inner", "matvec", "vecmat",
+    "einsum_path",
+]  # fmt: skip

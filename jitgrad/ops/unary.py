@@ -764,7 +764,42 @@ def round(x, decimals: int = 0):  # noqa: A001  numpy's spelling
     return Round(decimals)(x)
 
 
+@ufunc(nin=1)
+def rint(x):
+    """x rounded to the nearest integer, halves to even, numpy's ``rint``: integers and
+    bools give floats (numpy's loops: float16 for 8-bit ones, float32 for 16-bit, float64
+    beyond), complex x rounds both parts.
+
+    >>> import jitgrad as jg
+    >>> jg.rint(jg.tensor([-1.5, 0.5, 2.7])).tolist(), jg.rint(jg.tensor([3], dtype=jg.int8)).dtype
+    ([-2.0, 0.0, 3.0], jitgrad.float16)
+    """
+    from ..autograd.tensor import as_tensor
+    from .movement import astype
+
+    x = as_tensor(np.asarray(x) if isinstance(x, (list, tuple)) else x)
+    if x.dtype.kind == "c":
+        return ComplexByNumpy(np.rint)(x)
+    if x.dtype.kind in "biu":
+        x = astype(x, np.rint.resolve_dtypes((x.dtype.numpy, None))[1])
+    return Round()(x)
+
+
+def fix(x, out=None):
+    """x rounded toward zero, numpy's ``fix`` (``trunc``: integers stay integers);
+    ``out=`` as in ``trunc``.
+
+    >>> import jitgrad as jg
+    >>> jg.fix(jg.tensor([-2.5, 2.5])).tolist()
+    [-2.0, 2.0]
+    """
+    return trunc(x) if out is None else trunc(x, out=out)
+
+
+around = round  # numpy's other spelling of round
+
 __all__ = [
+    "rint", "fix", "around",
     "negative", "positive", "abs", "absolute", "exp", "expm1", "log", "log1p", "log2", "log10",
     "sqrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
     "cosh", "tanh", "arctanh", "sigmoid", "relu", "leaky_relu", "gelu", "silu", "softplus",

@@ -14,7 +14,7 @@ from jitgrad.ops.ufunc import UFUNCS
 INF, NAN = math.inf, math.nan
 # Operands every op accepts: ints for the integer-only ones, a float in (0, 1) elsewhere.
 _INTEGER_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
-                 "invert"}  # fmt: skip
+                 "invert", "gcd", "lcm", "bitwise_count"}  # fmt: skip
 _NOT_NUMPY = {"relu", "sigmoid", "silu", "softplus", "erf", "frexp", "ldexp", "divmod"}
 
 
