@@ -20,10 +20,9 @@ from . import dtypes
 from .tensor import TensorBase
 
 _ALIASES = ("int_", "intp", "intc", "longlong", "byte", "uint", "uintp", "uintc", "ulong",
-            "ulonglong", "ubyte", "single", "csingle")
-int_, intp, intc, longlong, byte, uint, uintp, uintc, ulong, ulonglong, ubyte, single, csingle = (
-    dtypes.as_dtype(getattr(np, name)) for name in _ALIASES
-)
+            "ulonglong", "ubyte", "ushort", "single", "csingle")
+(int_, intp, intc, longlong, byte, uint, uintp, uintc, ulong, ulonglong, ubyte, ushort, single,
+ csingle) = (dtypes.as_dtype(getattr(np, name)) for name in _ALIASES)  # fmt: skip
 
 # numpy's own: the booleans, the non-numeric scalar types, and the type tables.
 True_, False_ = np.True_, np.False_
@@ -65,7 +64,7 @@ def common_type(*arrays):
 def min_scalar_type(a):
     """The smallest dtype holding the value ``a`` (the dtype itself for arrays of more
     than 0 dimensions), numpy's ``min_scalar_type``. Where jitgrad has no such dtype
-    (``uint16``), numpy's dtype.
+    (``longdouble``), numpy's dtype.
 
     >>> import jitgrad as jg
     >>> jg.min_scalar_type(10), jg.min_scalar_type(-1.5), jg.min_scalar_type(jg.zeros(2))
@@ -89,7 +88,7 @@ def mintypecode(typechars, typeset: str = "GDFgdf", default: str = "d") -> str:
 
 __all__ = [
     "int_", "intp", "intc", "longlong", "byte", "uint", "uintp", "uintc", "ulong", "ulonglong",
-    "ubyte", "single", "csingle", "True_", "False_", "object_", "str_", "bytes_", "void",
+    "ubyte", "ushort", "single", "csingle", "True_", "False_", "object_", "str_", "bytes_", "void",
     "character", "flexible", "datetime64", "timedelta64", "ScalarType", "typecodes", "typename",
     "little_endian",
     "common_type", "min_scalar_type", "mintypecode",

@@ -6,7 +6,7 @@ import pytest
 import jitgrad as jg
 
 ALIASES = ["int_", "intp", "intc", "longlong", "byte", "uint", "uintp", "uintc", "ulong",
-           "ulonglong", "ubyte", "single", "csingle"]
+           "ulonglong", "ubyte", "ushort", "single", "csingle"]
 
 
 @pytest.mark.parametrize("name", ALIASES)
@@ -52,8 +52,9 @@ def test_min_scalar_type_matches_numpy(value):
 
 
 def test_min_scalar_type_beyond_jitgrad_dtypes_is_numpy_dtype():
-    got = jg.min_scalar_type(1000)
-    assert got == np.min_scalar_type(1000)
+    got = jg.min_scalar_type(np.longdouble("1e4000"))
+    assert isinstance(got, np.dtype) and got == np.min_scalar_type(np.longdouble("1e4000"))
+    assert jg.min_scalar_type(1000) is jg.uint16
 
 
 @pytest.mark.parametrize("chars", [["d", "f"], ["f", "F"], ["i"], ["S", "f"], "fD"])
