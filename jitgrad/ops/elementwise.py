@@ -32,7 +32,8 @@ class Elementwise(Function):
     """The evaluator shared by every elementwise op.
 
     ``result`` says how the output dtype follows the promoted inputs: ``"same"``,
-    ``"float"`` (integers become the default float, as numpy's true division does) or
+    ``"float"`` (integers become numpy's float for that function: float16 for ``exp`` of
+    int8, float64 for true division) or
     ``"bool"`` (comparisons and tests: never differentiable). ``on_bool`` is what bool
     operands alone give where numpy's answer is not bool: ``"int8"`` (floor division,
     remainder, power) or the message of the TypeError numpy raises (subtract, negative).
@@ -113,7 +114,7 @@ class Elementwise(Function):
                 f"got {', '.join(dtypes.result_type(x).name for x in operands)}"
             )
         if self.result == "float" and not (common.is_floating_point or common.is_complex):
-            common = dtypes.get_default_dtype()
+            common = _float_result(self, common)
         self._dtype = common
         # Tensors are the graph's inputs. Python scalars stay constants of the formula,
         # where numpy and jitgrad ops both treat them as weak (NEP 50): no tensor is made.
@@ -477,6 +478,20 @@ class Piecewise(Unary):
 
     def dx(self, m, gy, y, x):
         return gy * 0
+
+
+def _float_result(op: Elementwise, common: dtypes.DType) -> dtypes.DType:
+    """The dtype of a float function of integers or bools, numpy's: its ufunc's loop
+    (``exp`` of int8 is float16, true division float64); for functions numpy lacks
+    (``sigmoid``), the smallest float that holds the operands' values."""
+    ufunc = getattr(np, _name(op), None)
+    if isinstance(ufunc, np.ufunc):
+        try:
+            loop = ufunc.resolve_dtypes((common.numpy,) * ufunc.nin + (None,) * ufunc.nout)
+            return dtypes.from_numpy_dtype(loop[-1])
+        except (TypeError, np._core._exceptions._UFuncNoLoopError):
+            pass
+    return dtypes.promote_types(common, dtypes.float16)
 
 
 def _name(op: Elementwise) -> str:

@@ -101,16 +101,26 @@ def test_unary_forward_matches_numpy(name, ref, domain, dtype):
     np.testing.assert_allclose(got.numpy().astype(np.float64), expected, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("name", ["exp", "sqrt", "sin", "tanh", "sigmoid", "log1p"])
-def test_float_ops_on_integers_give_the_default_float(name):
-    t = jg.tensor([1, 2, 3])
-    assert getattr(jg, name)(t).dtype is jg.float64
-    jg.set_default_dtype(jg.float32)
+@pytest.mark.parametrize("name", ["exp", "sqrt", "sin", "tanh", "log1p", "true_divide"])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "uint16", "int64"])
+def test_float_ops_on_integers_give_numpys_float(name, dtype):
+    a = np.array([1, 2, 3]).astype(dtype)
+    args = (a, a) if name == "true_divide" else (a,)
+    expected = getattr(np, name)(*args)
+    jg.set_default_dtype(jg.float32)  # (the default dtype is for Python floats)
     try:
-        assert getattr(jg, name)(t).dtype is jg.float32
+        got = getattr(jg, name)(*map(jg.tensor, args))
     finally:
         jg.set_default_dtype(jg.float64)
+    assert got.dtype.numpy == expected.dtype
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-3)
+    t = jg.tensor([1, 2, 3])
     assert jg.abs(t).dtype is jg.int64 and jg.negative(t).tolist() == [-1, -2, -3]
+
+
+def test_functions_numpy_lacks_give_the_smallest_float_holding_integers():
+    assert jg.sigmoid(jg.tensor([1, 2], dtype=jg.int8)).dtype is jg.float16
+    assert jg.sigmoid(jg.tensor([1, 2])).dtype is jg.float64
 
 
 def test_abs_of_complex_is_real():
