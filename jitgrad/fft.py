@@ -16,7 +16,7 @@ import numpy as np
 from .autograd.function import Function
 from .autograd.tensor import Tensor, as_tensor
 from .creation import asarray
-from .ops.movement import concatenate
+from .ops.movement import concatenate, write_out
 from .recording import compute_all
 from .tensor import wrap_numpy
 
@@ -47,11 +47,7 @@ def _transform(name: str):
         for key in ("n", "s"):  # sizes given as tensors
             if isinstance(options.get(key), Tensor):
                 options[key] = options[key].tolist()
-        y = Transform(routine, options)(as_tensor(x))
-        if out is None:
-            return y
-        out[...] = y
-        return out
+        return write_out(out, Transform(routine, options)(as_tensor(x)))
 
     transform.__name__ = transform.__qualname__ = name
     transform.__doc__ = (

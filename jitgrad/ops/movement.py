@@ -450,3 +450,15 @@ def contiguous(x) -> Tensor:
 def set_item(x, key, value) -> Tensor:
     value = assigned_value(as_tensor(value), TensorBase.__getitem__(x, key).ndim)
     return SetItem(key)(x, value)
+
+
+def write_out(out, result):
+    """``result``, or ``out`` with ``result`` written into it (cast to ``out``'s dtype, a
+    recorded write): numpy's ``out=`` for a function computed out of place."""
+    if out is None:
+        return result
+    if not isinstance(out, TensorBase) or tuple(out.shape) != tuple(result.shape):
+        shown = getattr(out, "shape", type(out).__name__)
+        raise ValueError(f"out= must be a tensor of the result's shape {result.shape}, got {shown}")
+    out[...] = result
+    return out

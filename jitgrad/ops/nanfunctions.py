@@ -17,8 +17,9 @@ from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute, read_value
 from ..tensor import wrap_numpy
 from .elementwise import where
+from .movement import write_out
 from .reduce import cumprod, cumsum, max, mean, min, normalize_axes, prod, sum  # noqa: A004
-from .statistics import _into, order_statistic
+from .statistics import order_statistic
 from .torch_keywords import torch_keywords
 from .unary import abs, isnan, sqrt  # noqa: A004
 
@@ -57,7 +58,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False) -> Tensor:
     """
     x = as_tensor(a)
     x = _filled(x, 0) if _has_nan(x) else x
-    return _into(out, sum(x, axis, keepdims, dtype=dtype))
+    return write_out(out, sum(x, axis, keepdims, dtype=dtype))
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False) -> Tensor:
@@ -69,7 +70,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False) -> Tensor:
     """
     x = as_tensor(a)
     x = _filled(x, 1) if _has_nan(x) else x
-    return _into(out, prod(x, axis, keepdims, dtype=dtype))
+    return write_out(out, prod(x, axis, keepdims, dtype=dtype))
 
 
 def nancumsum(a, axis=None, dtype=None, out=None) -> Tensor:
@@ -81,7 +82,7 @@ def nancumsum(a, axis=None, dtype=None, out=None) -> Tensor:
     """
     x = as_tensor(a)
     x = _filled(x, 0) if _has_nan(x) else x
-    return _into(out, cumsum(x, axis, dtype=dtype))
+    return write_out(out, cumsum(x, axis, dtype=dtype))
 
 
 def nancumprod(a, axis=None, dtype=None, out=None) -> Tensor:
@@ -93,7 +94,7 @@ def nancumprod(a, axis=None, dtype=None, out=None) -> Tensor:
     """
     x = as_tensor(a)
     x = _filled(x, 1) if _has_nan(x) else x
-    return _into(out, cumprod(x, axis, dtype=dtype))
+    return write_out(out, cumprod(x, axis, dtype=dtype))
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False) -> Tensor:
@@ -105,12 +106,12 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False) -> Tensor:
     """
     x = as_tensor(a)
     if not _has_nan(x):
-        return _into(out, mean(x, axis, keepdims, dtype=dtype))
+        return write_out(out, mean(x, axis, keepdims, dtype=dtype))
     axes = normalize_axes(axis, x.ndim)
     total = sum(_filled(x, 0), axes, keepdims, dtype=dtype)
     count = _count(x, axes, keepdims, _real(total.dtype))
     _warn_if(count == 0, "Mean of empty slice")
-    return _into(out, total / count)
+    return write_out(out, total / count)
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
@@ -127,7 +128,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correc
         from .reduce import var
 
         result = var(x if dtype is None else x.astype(dtype), axis, keepdims, ddof)
-        return _into(out, result)
+        return write_out(out, result)
     axes = normalize_axes(axis, x.ndim)
     mask = isnan(x)
     filled = where(mask, 0, x) if dtype is None else where(mask, 0, x).astype(dtype)
@@ -139,7 +140,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correc
     bad = freedom <= 0
     _warn_if(bad, "Degrees of freedom <= 0 for slice.")
     result = sum(centered * centered, axes, keepdims) / where(bad, 1, freedom)
-    return _into(out, where(bad, np.nan, result))
+    return write_out(out, where(bad, np.nan, result))
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
@@ -151,20 +152,20 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correc
     """
     v = nanvar(a, axis, dtype, None, ddof, keepdims, correction=correction)
     zero = v == 0
-    return _into(out, where(zero, 0, sqrt(where(zero, 1, v))))
+    return write_out(out, where(zero, 0, sqrt(where(zero, 1, v))))
 
 
 def _nan_extreme(a, axis, out, keepdims, largest: bool) -> Tensor:
     x = as_tensor(a)
     reduce = max if largest else min
     if not _has_nan(x):
-        return _into(out, reduce(x, axis, keepdims))
+        return write_out(out, reduce(x, axis, keepdims))
     axes = normalize_axes(axis, x.ndim)
     mask = isnan(x)
     empty = mask.all(axes, keepdims)
     _warn_if(empty, "All-NaN slice encountered")
     result = reduce(where(mask, -np.inf if largest else np.inf, x), axes, keepdims)
-    return _into(out, where(empty, np.nan, result))
+    return write_out(out, where(empty, np.nan, result))
 
 
 def nanmax(a, axis=None, out=None, keepdims=False) -> Tensor:
@@ -191,7 +192,7 @@ def _nan_arg_extreme(numpy_fn, a, axis, out, keepdims) -> Tensor:
     x = as_tensor(a)
     find = partial(numpy_fn, axis=axis, keepdims=keepdims)  # raises numpy's errors
     found = compute(lambda v: find(v).astype(np.int64), x.numpy())
-    return _into(out, wrap_numpy(np.asarray(found), Tensor))
+    return write_out(out, wrap_numpy(np.asarray(found), Tensor))
 
 
 @torch_keywords
@@ -224,7 +225,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     >>> jg.nanquantile(jg.tensor([1.0, float("nan"), 3.0, 2.0]), 0.5).item()
     2.0
     """
-    return _into(out, order_statistic(np.nanquantile, a, q, axis, method, keepdims, weights))
+    return write_out(out, order_statistic(np.nanquantile, a, q, axis, method, keepdims, weights))
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -235,7 +236,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     >>> jg.nanpercentile(jg.tensor([1.0, float("nan"), 3.0]), 50).item()
     2.0
     """
-    return _into(out, order_statistic(np.nanpercentile, a, q, axis, method, keepdims, weights))
+    return write_out(out, order_statistic(np.nanpercentile, a, q, axis, method, keepdims, weights))
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> Tensor:
@@ -245,7 +246,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> 
     >>> jg.nanmedian(jg.tensor([[1.0, float("nan"), 4.0]]), axis=1).tolist()
     [2.5]
     """
-    return _into(out, order_statistic(np.nanquantile, a, 0.5, axis, "linear", keepdims))
+    return write_out(out, order_statistic(np.nanquantile, a, 0.5, axis, "linear", keepdims))
 
 
 __all__ = [

@@ -18,16 +18,11 @@ from ..strided import layout
 from ..tensor import TensorBase
 from . import elementwise as ew
 from .indexing import GetItem, _check_along, _index_array, _take_along, advanced_index, index_put
-from .movement import astype, basic_index, reshape, stack
+from .movement import astype, basic_index, reshape, stack, write_out
 from .reduce import broadcast_to
 from .sorting import _array, along_axis
 
 _MODES = ("raise", "wrap", "clip")
-
-
-def _no_out(out, who: str) -> None:
-    if out is not None:
-        raise NotImplementedError(f"{who}: out= is not supported; assign the result instead")
 
 
 def _in_range(idx: np.ndarray, n: int, mode: str, who: str, axis: int = 0) -> np.ndarray:
@@ -60,8 +55,7 @@ def take(a, indices, axis=None, out=None, mode="raise") -> Tensor:
     >>> jg.take(jg.tensor([1, 2, 3]), 5, mode="clip").item()
     3
     """
-    _no_out(out, "take")
-    return take_at(a, _index_array(indices, "take"), axis, mode)
+    return write_out(out, take_at(a, _index_array(indices, "take"), axis, mode))
 
 
 def take_at(a, idx: np.ndarray, axis=None, mode="raise") -> Tensor:
@@ -179,7 +173,6 @@ def choose(a, choices, out=None, mode="raise") -> Tensor:
     >>> jg.choose(jg.tensor([0, 1, 0]), [jg.tensor([1, 2, 3]), 10]).tolist()
     [1, 10, 3]
     """
-    _no_out(out, "choose")
     idx = _index_array(a, "choose")
     if isinstance(choices, TensorBase):
         choices = [basic_index(choices, i) for i in range(choices.shape[0])]
@@ -194,7 +187,7 @@ def choose(a, choices, out=None, mode="raise") -> Tensor:
     dtype = dtypes.result_type(*options)
     stacked = stack([broadcast_to(astype(c, dtype, copy=False), shape) for c in options])
     picked = _take_along(stacked, np.broadcast_to(idx, shape)[np.newaxis], 0, who="choose")
-    return reshape(picked, shape)
+    return write_out(out, reshape(picked, shape))
 
 
 def _check_choices(idx: np.ndarray, n: int) -> None:
@@ -211,11 +204,10 @@ def compress(condition, a, axis=None, out=None) -> Tensor:
     >>> jg.compress([False, True], jg.tensor([[1, 2], [3, 4]]), axis=0).tolist()
     [[3, 4]]
     """
-    _no_out(out, "compress")
     condition = _array(condition)
     if condition.ndim != 1:
         raise ValueError(f"compress: condition must be a 1-d array, got shape {condition.shape}")
-    return take_at(a, compute(np.flatnonzero, condition), axis)
+    return write_out(out, take_at(a, compute(np.flatnonzero, condition), axis))
 
 
 def extract(condition, arr) -> Tensor:

@@ -25,7 +25,7 @@ from ..tensor import TensorBase, wrap_numpy
 from .elementwise import where
 from .indexing import take_along_axis
 from .linalg import matmul
-from .movement import clone, concatenate, diagonal
+from .movement import clone, concatenate, diagonal, write_out
 from .reduce import broadcast_to, max, mean, min, normalize_axes, sum  # noqa: A004
 from .torch_keywords import torch_keywords, values_indices
 from .unary import clip, sqrt
@@ -42,14 +42,6 @@ def _array(value) -> np.ndarray:
 
 def _wrap(array) -> Tensor:
     return wrap_numpy(np.asarray(array), Tensor)
-
-
-def _into(out, result):
-    """``result``, or ``out`` with ``result`` written into it (numpy's ``out=``)."""
-    if out is None:
-        return result
-    out[...] = result
-    return out
 
 
 def _kept_shape(shape, axes) -> tuple[int, ...]:
@@ -132,7 +124,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
     >>> jg.quantile(x, [0.0, 1.0], method="lower").tolist()
     [1.0, 4.0]
     """
-    return _into(out, order_statistic(np.quantile, a, q, axis, method, keepdims, weights))
+    return write_out(out, order_statistic(np.quantile, a, q, axis, method, keepdims, weights))
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -143,7 +135,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     >>> jg.percentile(jg.arange(5), [25, 50]).tolist()
     [1.0, 2.0]
     """
-    return _into(out, order_statistic(np.percentile, a, q, axis, method, keepdims, weights))
+    return write_out(out, order_statistic(np.percentile, a, q, axis, method, keepdims, weights))
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, dim=None,
@@ -163,7 +155,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, dim
         if axis is not None:
             raise TypeError("median() got both axis= and dim=: pass either axis= or dim=")
         return median_lower(a, dim, keepdim or keepdims)
-    return _into(out, order_statistic(np.quantile, a, 0.5, axis, "linear", keepdims))
+    return write_out(out, order_statistic(np.quantile, a, 0.5, axis, "linear", keepdims))
 
 
 def median_lower(x, dim=None, keepdim: bool = False):
@@ -341,7 +333,7 @@ def ptp(a, axis=None, out=None, keepdims=False) -> Tensor:
     [7, 2]
     """
     x = as_tensor(a)
-    return _into(out, max(x, axis, keepdims) - min(x, axis, keepdims))
+    return write_out(out, max(x, axis, keepdims) - min(x, axis, keepdims))
 
 
 __all__ = ["quantile", "percentile", "median", "average", "cov", "corrcoef", "ptp"]

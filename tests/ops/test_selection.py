@@ -238,8 +238,8 @@ def test_bad_input_errors():
         jg.put(jg.arange(3), [3], 1)
     with pytest.raises(TypeError, match="jitgrad tensor"):
         jg.put(np.arange(3), [0], 1)
-    with pytest.raises(NotImplementedError, match="out="):
-        jg.take(jg.arange(3), [0], out=jg.zeros(1))
+    with pytest.raises(ValueError, match="out= must be a tensor of the result's shape"):
+        jg.take(jg.arange(3), [0], out=jg.zeros(2))
 
 
 def test_numpy_functions_run_as_jitgrad_ops():
@@ -284,3 +284,14 @@ def test_fill_diagonal_records_the_write_and_checks_shapes():
         jg.fill_diagonal(jg.zeros((2, 3, 3)), 1.0)
     with pytest.raises(ValueError, match="at least 2-d"):
         jg.fill_diagonal(jg.zeros(3), 1.0)
+
+
+def test_out_receives_the_result_as_numpys():
+    base = np.arange(6.0).reshape(2, 3)
+    for call, shape in [("m.take(a, [2, 0], out=o)", (2,)),
+                        ("m.compress([1, 0, 1], a, axis=1, out=o)", (2, 2)),
+                        ("m.choose([[0, 1], [1, 0]], [a[:, :2], -a[:, :2]], out=o)", (2, 2))]:
+        expected = eval(call, {"m": np, "a": base, "o": np.zeros(shape)})
+        out = jg.zeros(shape)
+        assert eval(call, {"m": jg, "a": jg.tensor(base), "o": out}) is out
+        np.testing.assert_array_equal(out.numpy(), expected)
