@@ -17,6 +17,7 @@ from functools import partial
 import numpy as np
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute, compute_all, run
 from ..strided import layout
@@ -608,7 +609,15 @@ def pad(x, pad_width, mode: str = "constant", constant_values=None, **kwargs) ->
     x = as_tensor(x)
     widths = _pad_widths(x, pad_width)
     if callable(mode):
-        raise NotImplementedError("pad: a function as mode is numpy's only; pad x.numpy()")
+        # numpy's own padding by the function, on the values: what the function computes
+        # is opaque to jitgrad, so no gradient passes it.
+        if x.requires_grad and is_grad_enabled():
+            raise RuntimeError(
+                "pad: a function as mode gives no gradient (jitgrad cannot see what it "
+                "computes); detach() the input or pad under jg.no_grad()"
+            )
+        widths_array = np.asarray(widths)
+        return _wrap(compute(lambda a: np.pad(a, widths_array, mode, **kwargs), x.numpy()))
     if mode not in _MODE_KEYWORDS:
         raise ValueError(f"pad: unknown mode {mode!r}; use one of {list(_MODE_KEYWORDS)}")
     # numpy's np.pad on tensors passes constant_values=0 whatever the mode: that one is

@@ -643,8 +643,8 @@ def test_pad_keeps_dtype_and_errors():
         jg.pad(x, 1.5)
     with pytest.raises(ValueError, match=r"pad_width of shape \(3, 2\) does not fit a tensor of 2"):
         jg.pad(x, ((1, 1), (1, 1), (1, 1)))
-    with pytest.raises(NotImplementedError, match="a function as mode"):
-        jg.pad(x, 1, mode=lambda vector, widths, axis, kwargs: None)
+    with pytest.raises(RuntimeError, match="a function as mode gives no gradient"):
+        jg.pad(jg.ones(3, requires_grad=True), 1, mode=lambda vector, widths, axis, kwargs: None)
     with pytest.raises(ValueError, match="unknown mode 'bogus'"):
         jg.pad(x, 1, mode="bogus")
     with pytest.raises(ValueError, match="empty axis 0"):
@@ -714,3 +714,16 @@ def test_unravel_and_ravel_multi_index_match_numpy(order):
     assert [int(c) for c in np.unravel_index(jg.tensor(7), (3, 4))] == [1, 3]
     with pytest.raises(ValueError, match="invalid entry"):
         jg.ravel_multi_index((jg.tensor([3]), jg.tensor([0])), (3, 4))
+
+
+def test_pad_with_a_function_as_mode_is_numpys():
+    def pad_with(vector, pad_width, iaxis, kwargs):
+        vector[: pad_width[0]] = kwargs.get("padder", 10)
+        vector[vector.size - pad_width[1] :] = -iaxis
+
+    a = np.arange(6.0).reshape(2, 3)
+    for kwargs in ({}, {"padder": 7}):
+        got = jg.pad(jg.tensor(a), ((1, 2), (2, 1)), pad_with, **kwargs)
+        expected = np.pad(a, ((1, 2), (2, 1)), pad_with, **kwargs)
+        assert got.dtype.numpy == expected.dtype
+        np.testing.assert_array_equal(got.numpy(), expected)
