@@ -306,6 +306,16 @@ class FlatIterator:
     def __len__(self) -> int:
         return self.base.numel()
 
+    @staticmethod
+    def assign(base: Tensor, value) -> None:
+        """``t.flat = value``: every element of ``t`` in row-major order takes ``value``'s
+        elements, repeated as needed (numpy's)."""
+        values = reshape(as_tensor(value), -1)
+        if values.numel() == 0:
+            return
+        cycled = values[np.arange(base.numel()) % values.numel()]
+        base[...] = reshape(cycled, base.shape)
+
     def __iter__(self):
         return iter(reshape(self.base, -1))
 

@@ -421,3 +421,14 @@ def test_values_and_indices_serves_any_pytorch_name_with_a_dim():
     same(got.values, want.values.numpy())
     same(got.indices, want.indices.numpy())
     assert type(got).__name__ == "sort"
+
+
+@pytest.mark.parametrize("value", [7.0, [1.0, 2.0], np.arange(6.0), np.arange(8.0)])
+def test_assigning_flat_fills_in_row_major_order_as_numpy(value):
+    a, t = np.zeros((2, 3)), jg.zeros((2, 3))
+    a.flat = value
+    t.flat = value
+    np.testing.assert_array_equal(t.numpy(), a)
+    view = jg.zeros((3, 2)).T  # a strided view: written in its own row-major order
+    view.flat = value
+    np.testing.assert_array_equal(view.numpy(), a)
