@@ -228,7 +228,8 @@ METHODS = {
     "flatten": shaping.flatten_method, "ravel": shaping.ravel,
     "narrow": movement.narrow, "diagonal": movement.diagonal,
     "flip": movement.flip, "astype": movement.astype, "clone": movement.clone,
-    "copy": shaping.copy, "repeat": shaping.repeat, "flat": property(movement.FlatIterator, movement.FlatIterator.assign),
+    "copy": shaping.copy, "repeat": shaping.repeat,
+    "flat": property(movement.FlatIterator, movement.FlatIterator.assign),
     "dot": linalg.dot, "trace": linalg.trace,
     "contiguous": movement.contiguous,
     # complex parts (numpy's properties, setters included: ``z.imag += 1`` assigns back)
