@@ -52,7 +52,15 @@ def run(fn, *args) -> None:
 def compute(fn, *args):
     """``fn(*args)`` as a new array, recorded so that a replay recomputes it into that same
     array."""
-    (result,) = compute_all(lambda *a: (fn(*a),), *args)
+    tape = config.thread.tape
+    config.thread.tape = None
+    try:
+        result = np.asarray(fn(*args))
+    finally:
+        config.thread.tape = tape
+    result = _own(result, args)
+    if tape is not None:
+        tape.record(_into, (fn, args, result))
     return result
 
 
@@ -61,26 +69,35 @@ def compute_all(fn, *args) -> tuple:
     tape = config.thread.tape
     config.thread.tape = None
     try:
-        results = tuple(np.asarray(r) for r in fn(*args))
+        results = tuple(_own(np.asarray(r), args) for r in fn(*args))
     finally:
         config.thread.tape = tape
-    inputs = [a for a in args if isinstance(a, np.ndarray)]
-    # A view of an input (einsum, 0-d indexing) is no buffer of its own.
-    results = tuple(
-        r.copy() if any(np.may_share_memory(r, a) for a in inputs) else r for r in results
-    )
     if tape is not None:
-        tape.record(_into, (fn, args, results))
+        tape.record(_into_each, (fn, args, results))
     return results
 
 
-def _into(fn, args, outs) -> None:
-    for value, out in zip(fn(*args), outs):
-        if np.shape(value) != out.shape:
-            raise ValueError(
-                f"jg.jit: a result of shape {out.shape} when traced has shape "
-                f"{np.shape(value)} now: its shape depends on the data (a boolean mask, "
-                "nonzero, unique...), which a replayed plan cannot follow; call the function "
-                "without jg.jit"
-            )
-        out[...] = value
+def _own(result: np.ndarray, args) -> np.ndarray:
+    # A view of an input (einsum, 0-d indexing) is no buffer of its own.
+    if any(isinstance(a, np.ndarray) and np.may_share_memory(result, a) for a in args):
+        return result.copy()
+    return result
+
+
+def _into(fn, args, out) -> None:
+    _refill(out, fn(*args))
+
+
+def _into_each(fn, args, outs) -> None:
+    for out, value in zip(outs, fn(*args)):
+        _refill(out, value)
+
+
+def _refill(out: np.ndarray, value) -> None:
+    if np.shape(value) != out.shape:
+        raise ValueError(
+            f"jg.jit: a result of shape {out.shape} when traced has shape {np.shape(value)} "
+            "now: its shape depends on the data (a boolean mask, nonzero, unique...), which "
+            "a replayed plan cannot follow; call the function without jg.jit"
+        )
+    out[...] = value
