@@ -19,13 +19,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .autograd.function import Function
 from .autograd.grad_mode import is_grad_enabled
 from .autograd.tensor import Tensor, as_tensor
 from .ops import reduce
 from .ops.elementwise import where
 from .ops.factorizations import (
     EighResult,
+    LinalgRoutine,
     QRResult,
     SlogdetResult,
     SVDResult,
@@ -93,6 +93,7 @@ __all__ = [
     "tensorsolve",
     "trace",
     "vecdot",
+    "vector_norm",
 ]
 
 
@@ -155,33 +156,24 @@ def eigvalsh(a, UPLO: str = "L") -> Tensor:
 # -- norms -----------------------------------------------------------------------------------
 
 
-class VectorNorm(Function):
-    """The ``ord``-norm over ``axes`` by numpy; PyTorch's gradient (0 where the norm is 0,
+class VectorNorm(LinalgRoutine):
+    """The ``ord``-norm over ``axis`` by numpy; PyTorch's gradient (0 where the norm is 0,
     shared evenly between the entries that reach an infinity norm)."""
 
-    def __init__(self, ord, axes, keepdims: bool):
-        self.ord, self.axes, self.keepdims = ord, axes, keepdims
-
-    def forward(self, x):
-        (n,) = compute_all(
-            lambda a: (
-                np.linalg.vector_norm(a, ord=self.ord, axis=self.axes, keepdims=self.keepdims),
-            ),
-            x.numpy(),
-        )
-        return wrap_numpy(n, Tensor)
+    routine = staticmethod(np.linalg.vector_norm)
+    saved = (0,)
 
     def backward(self, g):
         (x,) = self.inputs
-        n = vector_norm(x, axis=self.axes, keepdims=True, ord=self.ord)
-        if not self.keepdims:
-            g = reduce.sum_to(g, ()) if self.axes is None else _restore(g, self.axes, x.ndim)
-        p = self.ord
+        p, axes = self.options["ord"], self.options["axis"]
+        n = self.part(0)
+        if axes is not None and not self.options["keepdims"]:
+            n, g = _restore(n, axes, x.ndim), _restore(g, axes, x.ndim)
         if p == 0:
             return x * 0
         if math.isinf(p):
             reached = _abs(x) == n
-            count = reduce.sum(reached, axis=self.axes, keepdims=True)
+            count = reduce.sum(reached, axis=axes, keepdims=True)
             return where(reached, sign(x) * g / count, 0)
         ratio = where(n == 0, 0, x / where(n == 0, 1, n))
         if p == 2:
@@ -217,8 +209,8 @@ def vector_norm(x, axis=None, keepdims: bool = False, ord=2) -> Tensor:
     if x.dtype.is_complex:
         return as_tensor(np.linalg.vector_norm(x.numpy(), ord=ord, axis=axes, keepdims=keepdims))
     if axes is None and keepdims:
-        return reshape(VectorNorm(ord, None, False)(x), (1,) * x.ndim)
-    return VectorNorm(ord, axes, keepdims)(x)
+        return reshape(VectorNorm(ord=ord, axis=None, keepdims=False)(x), (1,) * x.ndim)
+    return VectorNorm(ord=ord, axis=axes, keepdims=keepdims)(x)
 
 
 def _axis_error(axis: int, ndim: int):

@@ -80,8 +80,8 @@ def _off_diagonal_reciprocal(e: Tensor) -> Tensor:
     return where(on, 0, 1 / where(on, 1, e))
 
 
-class _Factorization(Function):
-    """A Function whose parts are computed by ``np.linalg``'s ``routine`` (with
+class LinalgRoutine(Function):
+    """A Function whose parts are computed by an ``np.linalg`` ``routine`` (with
     ``options``) and whose backward reads some of them (``saved``: their indices)."""
 
     routine = None
@@ -137,7 +137,7 @@ def _float_input(a) -> Tensor:
 # -- inverses and solvers --------------------------------------------------------------------
 
 
-class Inv(_Factorization):
+class Inv(LinalgRoutine):
     routine = staticmethod(np.linalg.inv)
     saved = (0,)
 
@@ -158,7 +158,7 @@ def inv(a) -> Tensor:
     return Inv()(a)
 
 
-class Solve(_Factorization):
+class Solve(LinalgRoutine):
     routine = staticmethod(np.linalg.solve)
     saved = (0,)
 
@@ -199,7 +199,7 @@ def _cofactor(a: Tensor) -> Tensor:
     return as_tensor(sign[..., None, None] * ((u * others[..., None, :]) @ vh))
 
 
-class Det(_Factorization):
+class Det(LinalgRoutine):
     routine = staticmethod(np.linalg.det)
     saved = (0,)
 
@@ -229,7 +229,7 @@ def det(a) -> Tensor:
     return Det()(a)
 
 
-class Slogdet(_Factorization):
+class Slogdet(LinalgRoutine):
     routine = staticmethod(np.linalg.slogdet)
 
     def backward(self, gsign, glogabsdet):
@@ -254,7 +254,7 @@ def slogdet(a) -> SlogdetResult:
 # -- factorizations --------------------------------------------------------------------------
 
 
-class Eigh(_Factorization):
+class Eigh(LinalgRoutine):
     routine = staticmethod(np.linalg.eigh)
     saved = (0, 1)
 
@@ -284,7 +284,7 @@ def eigh(a, UPLO: str = "L") -> EighResult:
     return EighResult(*Eigh(UPLO=UPLO)(a))
 
 
-class Cholesky(_Factorization):
+class Cholesky(LinalgRoutine):
     routine = staticmethod(np.linalg.cholesky)
     saved = (0,)
 
@@ -318,7 +318,7 @@ def cholesky(a, upper: bool = False) -> Tensor:
     return _mT(low) if upper else low
 
 
-class QR(_Factorization):
+class QR(LinalgRoutine):
     routine = staticmethod(np.linalg.qr)
     saved = (0, 1)
 
@@ -368,7 +368,7 @@ def _qr_parts(mode: str):
     return parts
 
 
-class SVD(_Factorization):
+class SVD(LinalgRoutine):
     routine = staticmethod(np.linalg.svd)
     saved = (0, 1, 2)
 
@@ -439,7 +439,7 @@ def svdvals(x) -> Tensor:
 # -- least squares and the pseudo-inverse ----------------------------------------------------
 
 
-class Pinv(_Factorization):
+class Pinv(LinalgRoutine):
     routine = staticmethod(np.linalg.pinv)
     saved = (0,)
 
