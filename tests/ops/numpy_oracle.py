@@ -6,6 +6,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import jitgrad as jg
 from jitgrad._config import config
@@ -54,3 +56,16 @@ def assert_matches_numpy(got_fn, want_fn, *args):
         w = np.asarray(w)
         assert g.dtype.numpy == w.dtype, (g.dtype, w.dtype)
         np.testing.assert_array_equal(g.numpy(), w)
+
+
+@st.composite
+def shapes_and_axes(draw, max_dims: int, max_side: int):
+    """A shape and the axis of a reduction over it: None, one (possibly negative) or a
+    tuple of distinct ones."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=max_dims, min_side=1, max_side=max_side))
+    axis = draw(
+        st.none()
+        | st.integers(-len(shape), len(shape) - 1)
+        | st.lists(st.integers(0, len(shape) - 1), min_size=1, unique=True).map(tuple)
+    )
+    return shape, axis

@@ -7,7 +7,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
+from numpy_oracle import shapes_and_axes
 
 import jitgrad as jg
 from jitgrad.autograd import gradcheck
@@ -19,15 +19,8 @@ METHODS = [
 ]  # fmt: skip
 
 
-@st.composite
-def shape_and_axis(draw):
-    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=5))
-    axis = draw(
-        st.none()
-        | st.integers(-len(shape), len(shape) - 1)
-        | st.lists(st.integers(0, len(shape) - 1), min_size=1, unique=True).map(tuple)
-    )
-    return shape, axis
+def shape_and_axis():
+    return shapes_and_axes(max_dims=3, max_side=5)
 
 
 def assert_like(got, want, rtol=1e-7):
