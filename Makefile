@@ -53,9 +53,15 @@ perf: $(COMPARE)
 	$(BYTECODE)
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PYTHON) -m perf
 
-lint: $(STAMP)
-	$(PYTHON) -m pip install --quiet ruff
+LINTING := $(VENV)/.installed-lint
+
+$(LINTING): $(STAMP) pyproject.toml
+	$(PYTHON) -m pip install --quiet -e '.[lint,examples]'
+	touch $(LINTING)
+
+lint: $(LINTING)
 	$(VENV)/bin/ruff check jitgrad tests perf tools
+	$(VENV)/bin/ruff format --check jitgrad tests perf tools
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -124,10 +124,21 @@ def asarray_chkfinite(a, dtype=None, order=None):
 
 
 _REQUIREMENTS = {
-    "C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F", "F_CONTIGUOUS": "F",
-    "FORTRAN": "F", "A": "A", "ALIGNED": "A", "W": "W", "WRITEABLE": "W", "O": "O",
-    "OWNDATA": "O", "E": "E", "ENSUREARRAY": "E",
-}  # fmt: skip
+    "C": "C",
+    "C_CONTIGUOUS": "C",
+    "CONTIGUOUS": "C",
+    "F": "F",
+    "F_CONTIGUOUS": "F",
+    "FORTRAN": "F",
+    "A": "A",
+    "ALIGNED": "A",
+    "W": "W",
+    "WRITEABLE": "W",
+    "O": "O",
+    "OWNDATA": "O",
+    "E": "E",
+    "ENSUREARRAY": "E",
+}
 
 
 def require(a, dtype=None, requirements=None):
@@ -160,6 +171,15 @@ def require(a, dtype=None, requirements=None):
 
 
 __all__ = [
-    "iterable", "isscalar", "ndim", "shape", "size", "isfortran", "may_share_memory",
-    "shares_memory", "asanyarray", "asarray_chkfinite", "require",
-]  # fmt: skip
+    "iterable",
+    "isscalar",
+    "ndim",
+    "shape",
+    "size",
+    "isfortran",
+    "may_share_memory",
+    "shares_memory",
+    "asanyarray",
+    "asarray_chkfinite",
+    "require",
+]

@@ -33,8 +33,16 @@ def from_numpy(a: np.ndarray) -> Tensor:
     return wrap_numpy(a, Tensor)
 
 
-def asarray(a, dtype=None, order=None, *, device=None, copy: bool | None = None, like=None,
-            requires_grad: bool = False) -> Tensor:  # fmt: skip
+def asarray(
+    a,
+    dtype=None,
+    order=None,
+    *,
+    device=None,
+    copy: bool | None = None,
+    like=None,
+    requires_grad: bool = False,
+) -> Tensor:
     """A tensor of ``a``, sharing memory when ``a`` is a tensor or a numpy array of the
     right dtype and layout (numpy's ``asarray``; ``copy=True`` always copies, ``False``
     never does). ``order="C"`` or ``"F"`` asks for that contiguous layout (a copy when
@@ -170,8 +178,9 @@ def array(
     if ndmax:
         # numpy reads nested sequences only ``ndmax`` levels deep: deeper ones would be
         # Python objects, which a tensor cannot hold.
-        values = np.array(object, dtype=None if dtype is None else dtypes.as_dtype(dtype).numpy,
-                          ndmax=ndmax)  # fmt: skip
+        values = np.array(
+            object, dtype=None if dtype is None else dtypes.as_dtype(dtype).numpy, ndmax=ndmax
+        )
         if values.dtype == np.object_:
             raise TypeError(f"array: ndmax={ndmax} leaves Python objects, not numbers")
         copy = None if copy and not np.may_share_memory(values, object) else copy
@@ -289,8 +298,9 @@ def _laid_out_empty(shape, d: dtypes.DType, axes: list[int]) -> Tensor:
     return buffer if axes == sorted(axes) else TensorBase.permute(buffer, np.argsort(axes).tolist())
 
 
-def empty(shape, dtype=None, order="C", *, device=None, like=None,
-          requires_grad: bool = False) -> Tensor:  # fmt: skip
+def empty(
+    shape, dtype=None, order="C", *, device=None, like=None, requires_grad: bool = False
+) -> Tensor:
     """An uninitialised tensor, row-major (``order="C"``) or column-major (``"F"``).
 
     >>> import jitgrad as jg
@@ -304,8 +314,9 @@ def empty(shape, dtype=None, order="C", *, device=None, like=None,
     return out.requires_grad_(requires_grad)
 
 
-def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None,
-         requires_grad: bool = False) -> Tensor:  # fmt: skip
+def full(
+    shape, fill_value, dtype=None, order="C", *, device=None, like=None, requires_grad: bool = False
+) -> Tensor:
     """A tensor of ``fill_value`` (a number, or values broadcast to ``shape`` as numpy's
     ``full`` takes them); its dtype follows the value when none is given.
 
@@ -322,18 +333,28 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None,
     return out.requires_grad_(requires_grad)
 
 
-def zeros(shape, dtype=None, order="C", *, device=None, like=None,
-          requires_grad: bool = False) -> Tensor:  # fmt: skip
+def zeros(
+    shape, dtype=None, order="C", *, device=None, like=None, requires_grad: bool = False
+) -> Tensor:
     return _filled(empty(shape, dtype, order, device=device), 0, requires_grad)
 
 
-def ones(shape, dtype=None, order="C", *, device=None, like=None,
-         requires_grad: bool = False) -> Tensor:  # fmt: skip
+def ones(
+    shape, dtype=None, order="C", *, device=None, like=None, requires_grad: bool = False
+) -> Tensor:
     return _filled(empty(shape, dtype, order, device=device), 1, requires_grad)
 
 
-def empty_like(prototype, dtype=None, order="K", subok: bool = True, shape=None, *,
-               device=None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+def empty_like(
+    prototype,
+    dtype=None,
+    order="K",
+    subok: bool = True,
+    shape=None,
+    *,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
     """An uninitialised tensor of ``prototype``'s shape and dtype (or ``shape``, ``dtype``),
     laid out as ``prototype`` with ``order="K"`` (numpy's default).
 
@@ -349,27 +370,53 @@ def empty_like(prototype, dtype=None, order="K", subok: bool = True, shape=None,
     return out.requires_grad_(requires_grad)
 
 
-def zeros_like(a, dtype=None, order="K", subok: bool = True, shape=None, *, device=None,
-               requires_grad: bool = False) -> Tensor:  # fmt: skip
+def zeros_like(
+    a,
+    dtype=None,
+    order="K",
+    subok: bool = True,
+    shape=None,
+    *,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
     out = empty_like(a, dtype, order, subok, shape, device=device)
     return _filled(out, 0, requires_grad)
 
 
-def ones_like(a, dtype=None, order="K", subok: bool = True, shape=None, *, device=None,
-              requires_grad: bool = False) -> Tensor:  # fmt: skip
+def ones_like(
+    a,
+    dtype=None,
+    order="K",
+    subok: bool = True,
+    shape=None,
+    *,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
     out = empty_like(a, dtype, order, subok, shape, device=device)
     return _filled(out, 1, requires_grad)
 
 
-def full_like(a, fill_value, dtype=None, order="K", subok: bool = True, shape=None, *,
-              device=None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+def full_like(
+    a,
+    fill_value,
+    dtype=None,
+    order="K",
+    subok: bool = True,
+    shape=None,
+    *,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
     out = empty_like(a, dtype, order, subok, shape, device=device)
     TensorBase.copy_(out, asarray(fill_value).detach().broadcast_to(out.shape))
     return out.requires_grad_(requires_grad)
 
 
-def arange(start, stop=None, step=1, dtype=None, *, device=None, like=None,
-           requires_grad: bool = False) -> Tensor:  # fmt: skip
+def arange(
+    start, stop=None, step=1, dtype=None, *, device=None, like=None, requires_grad: bool = False
+) -> Tensor:
     """Evenly spaced values in ``[start, stop)``; integers unless a bound is a float.
 
     >>> import jitgrad as jg
@@ -399,8 +446,18 @@ def _plain(value):
     return TensorBase.numpy(value) if isinstance(value, TensorBase) else value
 
 
-def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
-             dtype=None, axis: int = 0, *, device=None, requires_grad: bool = False):  # fmt: skip
+def linspace(
+    start,
+    stop,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype=None,
+    axis: int = 0,
+    *,
+    device=None,
+    requires_grad: bool = False,
+):
     """``num`` evenly spaced values from ``start`` to ``stop`` (arrays of bounds give one
     range per element, along ``axis``), in the default dtype (its complex counterpart for
     complex bounds) unless ``dtype`` is given; with ``retstep``, also the step.
@@ -424,8 +481,9 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     return (out, step) if retstep else out
 
 
-def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
-             axis: int = 0) -> Tensor:  # fmt: skip
+def logspace(
+    start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None, axis: int = 0
+) -> Tensor:
     """``base ** linspace(start, stop, num)``: numpy's values and dtype.
 
     >>> import jitgrad as jg
@@ -437,8 +495,9 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
     return _numpy_values(values)
 
 
-def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None,
-              axis: int = 0) -> Tensor:  # fmt: skip
+def geomspace(
+    start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0
+) -> Tensor:
     """``num`` values from ``start`` to ``stop`` in geometric progression: numpy's values
     and dtype.
 
@@ -450,8 +509,17 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None,
     return _numpy_values(np.geomspace(_plain(start), _plain(stop), num, endpoint, d, axis))
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype=None, order="C", *, device=None,
-        like=None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+def eye(
+    N: int,
+    M: int | None = None,
+    k: int = 0,
+    dtype=None,
+    order="C",
+    *,
+    device=None,
+    like=None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Ones on the ``k``-th diagonal of an ``N`` by ``M`` matrix of zeros."""
     out = zeros((N, N if M is None else M), dtype, order, device=device)
     TensorBase.fill_(out.diagonal(k), 1)
@@ -640,11 +708,32 @@ def _filled_by_numpy(values: np.ndarray, d: dtypes.DType) -> Tensor:
     return out
 
 
-
-
 __all__ = [
-    "from_numpy", "asarray", "array", "tensor", "empty", "full", "zeros", "ones",
-    "empty_like", "zeros_like", "ones_like", "full_like", "arange", "linspace", "logspace",
-    "geomspace", "eye", "identity", "tri", "indices", "fromfunction", "meshgrid", "mgrid",
-    "ogrid", "vander", "ascontiguousarray", "asfortranarray",
-]  # fmt: skip
+    "from_numpy",
+    "asarray",
+    "array",
+    "tensor",
+    "empty",
+    "full",
+    "zeros",
+    "ones",
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "arange",
+    "linspace",
+    "logspace",
+    "geomspace",
+    "eye",
+    "identity",
+    "tri",
+    "indices",
+    "fromfunction",
+    "meshgrid",
+    "mgrid",
+    "ogrid",
+    "vander",
+    "ascontiguousarray",
+    "asfortranarray",
+]

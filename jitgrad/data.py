@@ -96,8 +96,15 @@ class DataLoader:
     and carry no gradient history.
     """
 
-    def __init__(self, dataset, batch_size: int = 1, shuffle: bool = False,
-                 drop_last: bool = False, generator=None, collate_fn=None):  # fmt: skip
+    def __init__(
+        self,
+        dataset,
+        batch_size: int = 1,
+        shuffle: bool = False,
+        drop_last: bool = False,
+        generator=None,
+        collate_fn=None,
+    ):
         if isinstance(batch_size, bool):  # an int to operator.index, but never meant as one
             raise TypeError(f"batch_size must be a positive integer, got {batch_size}")
         batch_size = operator.index(batch_size)
@@ -106,12 +113,15 @@ class DataLoader:
         self.dataset = dataset
         self.batch_size = batch_size
         self.shuffle, self.drop_last = bool(shuffle), bool(drop_last)
-        if generator is None or (hasattr(generator, "__index__")
-                                 and not isinstance(generator, bool)):  # fmt: skip
+        if generator is None or (
+            hasattr(generator, "__index__") and not isinstance(generator, bool)
+        ):
             generator = default_rng(None if generator is None else operator.index(generator))
         elif not isinstance(generator, Generator):
-            raise TypeError(f"generator must be a jg.random.Generator, an int seed or None, "
-                            f"got {type(generator).__name__}")  # fmt: skip
+            raise TypeError(
+                f"generator must be a jg.random.Generator, an int seed or None, "
+                f"got {type(generator).__name__}"
+            )
         self.generator = generator
         self.collate_fn = collate if collate_fn is None else collate_fn
 
@@ -130,8 +140,11 @@ class DataLoader:
         # Whole batches are gathered at once only when that is what indexing the dataset
         # would give: a subclass with its own __getitem__ (a transform) is indexed sample by
         # sample.
-        fast = (isinstance(self.dataset, TensorDataset) and self.collate_fn is collate
-                and type(self.dataset).__getitem__ is TensorDataset.__getitem__)  # fmt: skip
+        fast = (
+            isinstance(self.dataset, TensorDataset)
+            and self.collate_fn is collate
+            and type(self.dataset).__getitem__ is TensorDataset.__getitem__
+        )
         for k in range(len(self)):
             indices = order[k * self.batch_size : (k + 1) * self.batch_size]
             if fast:

@@ -125,10 +125,26 @@ class DType(metaclass=_DTypeMeta):
         return as_dtype, (self.name,)
 
 
-_NUMPY_ATTRIBUTES = frozenset((
-    "alignment", "base", "byteorder", "descr", "fields", "flags", "hasobject", "isalignedstruct",
-    "isbuiltin", "isnative", "metadata", "names", "ndim", "num", "shape", "subdtype",
-))  # fmt: skip
+_NUMPY_ATTRIBUTES = frozenset(
+    (
+        "alignment",
+        "base",
+        "byteorder",
+        "descr",
+        "fields",
+        "flags",
+        "hasobject",
+        "isalignedstruct",
+        "isbuiltin",
+        "isnative",
+        "metadata",
+        "names",
+        "ndim",
+        "num",
+        "shape",
+        "subdtype",
+    )
+)
 
 
 def _construct(d: DType, value):
@@ -166,9 +182,21 @@ complex64 = _row("complex64", "ComplexFloat")
 complex128 = _row("complex128", "ComplexDouble")
 
 ALL_DTYPES: tuple[DType, ...] = (
-    bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64,
-    float16, float32, float64, complex64, complex128,
-)  # fmt: skip
+    bool_,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    int8,
+    int16,
+    int32,
+    int64,
+    float16,
+    float32,
+    float64,
+    complex64,
+    complex128,
+)
 
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NUMPY = {d.numpy: d for d in ALL_DTYPES}

@@ -21,10 +21,25 @@ from .recording import compute_all
 from .tensor import wrap_numpy
 
 __all__ = [
-    "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn",
-    "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn", "hfft", "ihfft",
-    "fftfreq", "rfftfreq", "fftshift", "ifftshift",
-]  # fmt: skip
+    "fft",
+    "ifft",
+    "fft2",
+    "ifft2",
+    "fftn",
+    "ifftn",
+    "rfft",
+    "irfft",
+    "rfft2",
+    "irfft2",
+    "rfftn",
+    "irfftn",
+    "hfft",
+    "ihfft",
+    "fftfreq",
+    "rfftfreq",
+    "fftshift",
+    "ifftshift",
+]
 
 
 class Transform(Function):

@@ -329,8 +329,10 @@ def copyto(dst, src, casting: str = "same_kind", where=True) -> None:
     if where is not True:
         mask = as_tensor(np.asarray(where) if isinstance(where, (list, tuple, bool)) else where)
         if mask.dtype is not dtypes.bool_:
-            raise TypeError(f"Cannot cast array data from {mask.dtype.numpy!r} to dtype('bool') "
-                            "according to the rule 'safe'")  # fmt: skip
+            raise TypeError(
+                f"Cannot cast array data from {mask.dtype.numpy!r} to dtype('bool') "
+                "according to the rule 'safe'"
+            )
     _write("copyto", dst, src, mask, casting, src.requires_grad)
 
 
@@ -397,13 +399,18 @@ class vectorize:  # noqa: N801  numpy's name
     jitgrad.float32
     """
 
-    def __init__(self, pyfunc=np._NoValue, otypes=None, doc=None, excluded=None,
-                 cache=False, signature=None):  # fmt: skip
+    def __init__(
+        self, pyfunc=np._NoValue, otypes=None, doc=None, excluded=None, cache=False, signature=None
+    ):
         if otypes is not None and not isinstance(otypes, str):
-            otypes = [dtypes.as_dtype(t).char if isinstance(t, dtypes.DType) else t
-                      for t in otypes]  # fmt: skip
-        self._options = {"otypes": otypes, "doc": doc, "excluded": excluded, "cache": cache,
-                         "signature": signature}  # fmt: skip
+            otypes = [dtypes.as_dtype(t).char if isinstance(t, dtypes.DType) else t for t in otypes]
+        self._options = {
+            "otypes": otypes,
+            "doc": doc,
+            "excluded": excluded,
+            "cache": cache,
+            "signature": signature,
+        }
         self._numpy = None
         if pyfunc is not np._NoValue:
             self._numpy = np.vectorize(pyfunc, **self._options)
@@ -431,8 +438,24 @@ def _tensor_of(values):
 
 
 __all__ = [
-    "r_", "c_", "s_", "index_exp", "ix_", "ndindex", "ndenumerate", "tril_indices",
-    "triu_indices", "tril_indices_from", "triu_indices_from", "diag_indices",
-    "diag_indices_from", "mask_indices", "put_along_axis", "copyto", "apply_along_axis",
-    "apply_over_axes", "vectorize", "frompyfunc",
-]  # fmt: skip
+    "r_",
+    "c_",
+    "s_",
+    "index_exp",
+    "ix_",
+    "ndindex",
+    "ndenumerate",
+    "tril_indices",
+    "triu_indices",
+    "tril_indices_from",
+    "triu_indices_from",
+    "diag_indices",
+    "diag_indices_from",
+    "mask_indices",
+    "put_along_axis",
+    "copyto",
+    "apply_along_axis",
+    "apply_over_axes",
+    "vectorize",
+    "frompyfunc",
+]

@@ -423,9 +423,7 @@ def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None) -> Tensor:
     >>> matrix_rank(jg.tensor([[1.0, 2.0], [2.0, 4.0]])).item()
     1
     """
-    values = np.linalg.matrix_rank(
-        as_tensor(A).numpy(), tol=tol, hermitian=hermitian, rtol=rtol
-    )
+    values = np.linalg.matrix_rank(as_tensor(A).numpy(), tol=tol, hermitian=hermitian, rtol=rtol)
     return as_tensor(np.asarray(values, dtype=np.int64))
 
 
@@ -472,4 +470,3 @@ def tensorsolve(a, b, axes=None) -> Tensor:
         )
     x = solve(reshape(a, (rows, columns)), reshape(b, (rows,)))
     return reshape(x, solution_shape)
-

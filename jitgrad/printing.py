@@ -17,8 +17,10 @@ from .tensor import TensorBase
 
 # numpy's own options: a tensor's repr reads them through numpy's array2string.
 set_printoptions, get_printoptions, printoptions = (
-    np.set_printoptions, np.get_printoptions, np.printoptions
-)  # fmt: skip
+    np.set_printoptions,
+    np.get_printoptions,
+    np.printoptions,
+)
 
 
 def _on_values(numpy_function, example: str, scalar: bool = False):
@@ -36,9 +38,11 @@ def _on_values(numpy_function, example: str, scalar: bool = False):
     call.__name__ = call.__qualname__ = name
     call.__module__ = __name__
     call.__signature__ = inspect.signature(numpy_function)
-    call.__doc__ = (f"numpy's ``{name}`` of a tensor's values (or of any value numpy "
-                    f"takes), with numpy's arguments.\n\n    >>> import jitgrad as jg\n"
-                    f"    >>> {example}\n    ")  # fmt: skip
+    call.__doc__ = (
+        f"numpy's ``{name}`` of a tensor's values (or of any value numpy "
+        f"takes), with numpy's arguments.\n\n    >>> import jitgrad as jg\n"
+        f"    >>> {example}\n    "
+    )
     return call
 
 
@@ -49,11 +53,13 @@ array_repr = _on_values(np.array_repr, "jg.array_repr(jg.tensor([1, 2]))\n    'a
 array_str = _on_values(np.array_str, "jg.array_str(jg.tensor([1, 2]))\n    '[1 2]'")
 format_float_positional = _on_values(
     np.format_float_positional,
-    "jg.format_float_positional(jg.float32(0.1))\n    '0.1'", scalar=True,
+    "jg.format_float_positional(jg.float32(0.1))\n    '0.1'",
+    scalar=True,
 )
 format_float_scientific = _on_values(
     np.format_float_scientific,
-    "jg.format_float_scientific(jg.tensor(1234.5), precision=2)\n    '1.23e+03'", scalar=True,
+    "jg.format_float_scientific(jg.tensor(1234.5), precision=2)\n    '1.23e+03'",
+    scalar=True,
 )
 base_repr = _on_values(np.base_repr, "jg.base_repr(jg.tensor(10), 3)\n    '101'", scalar=True)
 binary_repr = _on_values(
@@ -61,7 +67,14 @@ binary_repr = _on_values(
 )
 
 __all__ = [
-    "set_printoptions", "get_printoptions", "printoptions", "array2string", "array_repr",
-    "array_str", "format_float_positional", "format_float_scientific", "base_repr",
+    "set_printoptions",
+    "get_printoptions",
+    "printoptions",
+    "array2string",
+    "array_repr",
+    "array_str",
+    "format_float_positional",
+    "format_float_scientific",
+    "base_repr",
     "binary_repr",
-]  # fmt: skip
+]

@@ -69,8 +69,12 @@ class TensorBase:
     @classmethod
     def _uninitialised(cls, shape, dtype):
         """A new contiguous tensor whose elements are yet to be written: every op's result."""
-        return cls._make(storage_class(dtype)._uninitialised(layout.numel(shape)), shape,
-                         layout.contiguous_strides(shape), 0)  # fmt: skip
+        return cls._make(
+            storage_class(dtype)._uninitialised(layout.numel(shape)),
+            shape,
+            layout.contiguous_strides(shape),
+            0,
+        )
 
     def _view(self, shape, strides, offset=None):
         # Layouts derived from an in-bounds one stay in bounds: no check needed. An empty
@@ -335,8 +339,11 @@ class TensorBase:
         """Point this tensor at ``source`` (a storage or a tensor) with a new layout."""
         if isinstance(source, TensorBase):
             storage, storage_offset, size, stride = (
-                source._storage, source._offset, source._shape, source._strides
-            )  # fmt: skip
+                source._storage,
+                source._offset,
+                source._shape,
+                source._strides,
+            )
         elif isinstance(source, Storage):
             storage = source
         else:
@@ -346,8 +353,11 @@ class TensorBase:
         size = (storage.size(),) if size is None else size
         new = TensorBase(storage, size, stride, storage_offset)
         self._storage, self._shape, self._strides, self._offset = (
-            new._storage, new._shape, new._strides, new._offset
-        )  # fmt: skip
+            new._storage,
+            new._shape,
+            new._strides,
+            new._offset,
+        )
         config.memory_epoch += 1
         return self
 
@@ -361,8 +371,18 @@ class TensorBase:
         if out.numel():
             self._check_in_storage()
             source, target = self._storage, out._storage
-            run(copy_strided, source.kernel_array, source.half_flag, self._offset, self._strides,
-                target.kernel_array, target.half_flag, 0, out._strides, self._shape)  # fmt: skip
+            run(
+                copy_strided,
+                source.kernel_array,
+                source.half_flag,
+                self._offset,
+                self._strides,
+                target.kernel_array,
+                target.half_flag,
+                0,
+                out._strides,
+                self._shape,
+            )
         return out
 
     def contiguous(self) -> TensorBase:
@@ -443,8 +463,7 @@ class TensorBase:
             src = src.clone()
         self._storage._written()
         source = (src._storage.kernel_array, src._storage.half_flag, src._offset, src._strides)
-        target = (self._storage.kernel_array, self._storage.half_flag, self._offset,
-                  self._strides)  # fmt: skip
+        target = (self._storage.kernel_array, self._storage.half_flag, self._offset, self._strides)
         run(copy_strided, *source, *target, self._shape)
 
     # -- pickling ------------------------------------------------------------------------
@@ -561,10 +580,11 @@ class TensorBase:
         if self.numel() != 1:
             raise ValueError(
                 "The truth value of an empty array is ambiguous. Use `array.size > 0` to "
-                "check that an array is not empty." if self.numel() == 0 else
-                "The truth value of an array with more than one element is ambiguous. "
+                "check that an array is not empty."
+                if self.numel() == 0
+                else "The truth value of an array with more than one element is ambiguous. "
                 "Use a.any() or a.all()"
-            )  # fmt: skip
+            )
         return bool(self._scalar("bool()"))
 
     def __float__(self) -> float:
@@ -603,8 +623,10 @@ class TensorBase:
         if self.ndim == 0:
             return format(self._scalar("format()"), spec)
         if spec:
-            raise TypeError(f"unsupported format string {spec!r} for a tensor of shape "
-                            f"{self.shape}: format its elements, or a 0-d tensor")  # fmt: skip
+            raise TypeError(
+                f"unsupported format string {spec!r} for a tensor of shape "
+                f"{self.shape}: format its elements, or a 0-d tensor"
+            )
         return str(self)
 
     def __repr__(self) -> str:
@@ -732,9 +754,18 @@ class TensorFlags:
     (True, True, False)
     """
 
-    _KEYS = {"C": "C_CONTIGUOUS", "F": "F_CONTIGUOUS", "W": "WRITEABLE", "A": "ALIGNED",
-             "O": "OWNDATA", "CONTIGUOUS": "C_CONTIGUOUS", "FORTRAN": "F_CONTIGUOUS",
-             "FNC": "FNC", "FORC": "FORC", "X": "WRITEBACKIFCOPY"}  # fmt: skip
+    _KEYS = {
+        "C": "C_CONTIGUOUS",
+        "F": "F_CONTIGUOUS",
+        "W": "WRITEABLE",
+        "A": "ALIGNED",
+        "O": "OWNDATA",
+        "CONTIGUOUS": "C_CONTIGUOUS",
+        "FORTRAN": "F_CONTIGUOUS",
+        "FNC": "FNC",
+        "FORC": "FORC",
+        "X": "WRITEBACKIFCOPY",
+    }
 
     def __init__(self, tensor: TensorBase):
         array = tensor.numpy()

@@ -19,10 +19,38 @@ import numpy as np
 from . import dtypes
 from .tensor import TensorBase
 
-_ALIASES = ("int_", "intp", "intc", "longlong", "byte", "uint", "uintp", "uintc", "ulong",
-            "ulonglong", "ubyte", "ushort", "single", "csingle")
-(int_, intp, intc, longlong, byte, uint, uintp, uintc, ulong, ulonglong, ubyte, ushort, single,
- csingle) = (dtypes.as_dtype(getattr(np, name)) for name in _ALIASES)  # fmt: skip
+_ALIASES = (
+    "int_",
+    "intp",
+    "intc",
+    "longlong",
+    "byte",
+    "uint",
+    "uintp",
+    "uintc",
+    "ulong",
+    "ulonglong",
+    "ubyte",
+    "ushort",
+    "single",
+    "csingle",
+)
+(
+    int_,
+    intp,
+    intc,
+    longlong,
+    byte,
+    uint,
+    uintp,
+    uintc,
+    ulong,
+    ulonglong,
+    ubyte,
+    ushort,
+    single,
+    csingle,
+) = (dtypes.as_dtype(getattr(np, name)) for name in _ALIASES)
 
 # numpy's own: the booleans, the non-numeric scalar types, and the type tables.
 True_, False_ = np.True_, np.False_
@@ -87,9 +115,35 @@ def mintypecode(typechars, typeset: str = "GDFgdf", default: str = "d") -> str:
 
 
 __all__ = [
-    "int_", "intp", "intc", "longlong", "byte", "uint", "uintp", "uintc", "ulong", "ulonglong",
-    "ubyte", "ushort", "single", "csingle", "True_", "False_", "object_", "str_", "bytes_", "void",
-    "character", "flexible", "datetime64", "timedelta64", "ScalarType", "typecodes", "typename",
+    "int_",
+    "intp",
+    "intc",
+    "longlong",
+    "byte",
+    "uint",
+    "uintp",
+    "uintc",
+    "ulong",
+    "ulonglong",
+    "ubyte",
+    "ushort",
+    "single",
+    "csingle",
+    "True_",
+    "False_",
+    "object_",
+    "str_",
+    "bytes_",
+    "void",
+    "character",
+    "flexible",
+    "datetime64",
+    "timedelta64",
+    "ScalarType",
+    "typecodes",
+    "typename",
     "little_endian",
-    "common_type", "min_scalar_type", "mintypecode",
-]  # fmt: skip
+    "common_type",
+    "min_scalar_type",
+    "mintypecode",
+]

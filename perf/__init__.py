@@ -105,8 +105,7 @@ class Row:
 ROWS: dict[str, Row] = {}
 
 
-def row(name: str, target: float | None = None, note: str = "",
-        vs_torch: float | None = None):  # fmt: skip
+def row(name: str, target: float | None = None, note: str = "", vs_torch: float | None = None):
     """Register ``fn(ctx) -> Case`` as the row ``name`` (in definition order)."""
 
     def register(fn):

@@ -31,18 +31,24 @@ _RESULTS = os.path.join(os.path.dirname(__file__), "RESULTS.md")
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perf", description=__doc__)
-    parser.add_argument("--quick", action="store_true",
-                        help="small sizes and few repeats: a smoke check")  # fmt: skip
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes and few repeats: a smoke check"
+    )
     parser.add_argument("--rows", nargs="+", metavar="NAME", help="run only these rows")
     parser.add_argument("--repeat", type=int, help="timed rounds per row (default 15, quick 3)")
-    parser.add_argument("--wait-quiet", type=float, metavar="SECONDS",
-                        help="before measuring a disturbed row again, wait up to this "
-                        "long for the other processes to go idle (default 5, quick 0)")  # fmt: skip
+    parser.add_argument(
+        "--wait-quiet",
+        type=float,
+        metavar="SECONDS",
+        help="before measuring a disturbed row again, wait up to this "
+        "long for the other processes to go idle (default 5, quick 0)",
+    )
     parser.add_argument("--list", action="store_true", help="list the rows and exit")
     # A row's own process (see _measure_alone) writes its results here instead of a report.
     parser.add_argument("--result-file", help=argparse.SUPPRESS)
-    parser.add_argument("--output", default=_RESULTS,
-                        help="report file (default perf/RESULTS.md); '-' writes none")  # fmt: skip
+    parser.add_argument(
+        "--output", default=_RESULTS, help="report file (default perf/RESULTS.md); '-' writes none"
+    )
     args = parser.parse_args(argv)
 
     if args.list:
@@ -61,8 +67,15 @@ def main(argv=None) -> int:
         (name,) = names
         result, installed, compared_with = _measure_here(name, args.quick, repeats, wait)
         with open(args.result_file, "w") as f:
-            json.dump({"result": result.to_json(), "installed": installed,
-                       "compared_with": compared_with, "layer": threading_layer()}, f)  # fmt: skip
+            json.dump(
+                {
+                    "result": result.to_json(),
+                    "installed": installed,
+                    "compared_with": compared_with,
+                    "layer": threading_layer(),
+                },
+                f,
+            )
         return 0
     results, layer = [], "not initialised"
     installed, compared_with = dict.fromkeys(COMPARATORS, False), ""
@@ -75,10 +88,16 @@ def main(argv=None) -> int:
             layer = sent["layer"] if sent["layer"] != "not initialised" else layer
     missing = [side for side, there in installed.items() if not there]
     if missing:
-        print(f"not installed: {', '.join(missing)} (their columns say so; `make perf` "
-              "installs them)", file=sys.stderr)  # fmt: skip
-    print("\n".join(table(results, installed) + [""] + notes(results)
-                    + against_torch(results, installed)))  # fmt: skip
+        print(
+            f"not installed: {', '.join(missing)} (their columns say so; `make perf` "
+            "installs them)",
+            file=sys.stderr,
+        )
+    print(
+        "\n".join(
+            table(results, installed) + [""] + notes(results) + against_torch(results, installed)
+        )
+    )
     sections = []
     if not args.quick:
         sections = startup.startup_lines(installed["jax"]) + serving.serving_lines()
@@ -89,12 +108,25 @@ def main(argv=None) -> int:
     if args.output != "-":
         chart = os.path.join(os.path.dirname(os.path.abspath(args.output)), "plots", "ratios.png")
         if plot(results, chart):
-            picture = (f"![speed-ups over numpy per row: jitgrad, PyTorch and JAX]"
-                       f"(plots/{os.path.basename(chart)})")  # fmt: skip
+            picture = (
+                f"![speed-ups over numpy per row: jitgrad, PyTorch and JAX]"
+                f"(plots/{os.path.basename(chart)})"
+            )
             sections = [picture, "", *sections]
         with open(args.output, "w") as f:
-            f.write(report(results, args.quick, installed, compared_with, layer, command,
-                           repeats, wait, sections))  # fmt: skip
+            f.write(
+                report(
+                    results,
+                    args.quick,
+                    installed,
+                    compared_with,
+                    layer,
+                    command,
+                    repeats,
+                    wait,
+                    sections,
+                )
+            )
         print(f"wrote {os.path.relpath(args.output)}", file=sys.stderr)
     return 1 if any(r.error for r in results) else 0
 
@@ -105,8 +137,17 @@ def _measure_alone(name: str, quick: bool, repeats: int, wait: float) -> tuple[R
     ``compared_with``) and of numba (``layer``), or {} when the process failed. A process
     that timed earlier rows would hand the row a heap shaped by their frees, which moves
     numpy's times on rows that allocate temporaries (see the report's method)."""
-    command = [sys.executable, "-m", "perf", "--rows", name, "--repeat", str(repeats),
-               "--wait-quiet", str(wait)] + ["--quick"] * quick  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "perf",
+        "--rows",
+        name,
+        "--repeat",
+        str(repeats),
+        "--wait-quiet",
+        str(wait),
+    ] + ["--quick"] * quick
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "result.json")
         code = subprocess.run(command + ["--result-file", path], env=launch_env()).returncode

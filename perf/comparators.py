@@ -35,8 +35,10 @@ def about(library: str, module) -> str:
     """The loaded library's version and how it runs, for the report's machine section."""
     if library == "torch":
         waiting = os.environ.get("OMP_WAIT_POLICY", "unset")
-        return (f"torch {module.__version__} ({module.get_num_threads()} threads, "
-                f"OMP_WAIT_POLICY {waiting})")  # fmt: skip
+        return (
+            f"torch {module.__version__} ({module.get_num_threads()} threads, "
+            f"OMP_WAIT_POLICY {waiting})"
+        )
     import jaxlib
 
     devices = ", ".join(sorted({d.platform for d in module.devices()}))

@@ -43,8 +43,9 @@ class Comparator:
         self.about = f"{library} (its process exited before it was ready)"
         self.gone = ""  # why the process can no longer answer (empty while it can)
         command = [sys.executable, "-m", "perf.isolated", library] + ["--quick"] * quick
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        env=launch_env(), text=True)  # fmt: skip
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=launch_env(), text=True
+        )
 
     def ready(self) -> None:
         """Wait for the child to have imported its library (or found it missing)."""
@@ -72,8 +73,7 @@ class Comparator:
         elif answer["error"]:
             result.failed[side] = f"its process: {answer['error']}"
         elif answer["built"] != result.built:
-            result.failed[side] = (f"its process built {answer['built']}, this one "
-                                   f"{result.built}")  # fmt: skip
+            result.failed[side] = f"its process built {answer['built']}, this one {result.built}"
         elif answer["failed"]:
             result.failed[side] = answer["failed"]
         elif answer["time"] is not None:
@@ -157,8 +157,9 @@ def serve(library: str, quick: bool) -> None:
     for line in sys.stdin:
         request = json.loads(line)
         ctx = Context(quick=quick, **{library: module})
-        result = measure(ROWS[request["row"]], ctx, request["repeats"], wait=request["wait"],
-                         sides=(library,))  # fmt: skip
+        result = measure(
+            ROWS[request["row"]], ctx, request["repeats"], wait=request["wait"], sides=(library,)
+        )
         send(_answer(result, library))
         del result  # its case's data, before the next row builds its own
 

@@ -92,8 +92,13 @@ def _(ctx):
         a.fill(0.5)
         return a
 
-    return Case(f"2^{n.bit_length() - 1} float32", jitgrad=lambda: t.fill_(0.5),
-                numpy=numpy_fill, torch=torch_fn, reset=lambda: a.fill(0))  # fmt: skip
+    return Case(
+        f"2^{n.bit_length() - 1} float32",
+        jitgrad=lambda: t.fill_(0.5),
+        numpy=numpy_fill,
+        torch=torch_fn,
+        reset=lambda: a.fill(0),
+    )
 
 
 @row("cast-copy-f64-f32", target=1.0, note="no jax side: JAX cannot write into a given array")
@@ -112,8 +117,13 @@ def _(ctx):
         np.copyto(out, src, casting="unsafe")
         return out
 
-    return Case(f"2^{n.bit_length() - 1} elements", jitgrad=lambda: t_dst.copy_(t_src),
-                numpy=numpy_copy, torch=torch_fn, reset=lambda: out.fill(0))  # fmt: skip
+    return Case(
+        f"2^{n.bit_length() - 1} elements",
+        jitgrad=lambda: t_dst.copy_(t_src),
+        numpy=numpy_copy,
+        torch=torch_fn,
+        reset=lambda: out.fill(0),
+    )
 
 
 @row("astype-f64-f32", note="allocation included")
@@ -125,10 +135,14 @@ def _(ctx):
     if ctx.torch is not None:
         s = ctx.torch.from_numpy(src)
         torch_fn = lambda: s.to(ctx.torch.float32)  # noqa: E731
-    return Case(f"2^{n.bit_length() - 1} elements", jitgrad=lambda: t.astype("float32"),
-                numpy=lambda: src.astype(np.float32), torch=torch_fn,
-                jax=jax_jit(ctx.jax, lambda v: v.astype("float32"), src),
-                alloc_bytes=4 * n)  # fmt: skip
+    return Case(
+        f"2^{n.bit_length() - 1} elements",
+        jitgrad=lambda: t.astype("float32"),
+        numpy=lambda: src.astype(np.float32),
+        torch=torch_fn,
+        jax=jax_jit(ctx.jax, lambda v: v.astype("float32"), src),
+        alloc_bytes=4 * n,
+    )
 
 
 @row("clone-f32", note="contiguous copy, allocation included")
@@ -140,9 +154,14 @@ def _(ctx):
     if ctx.torch is not None:
         ta = ctx.torch.from_numpy(a)
         torch_fn = ta.clone
-    return Case(f"2^{n.bit_length() - 1} float32", jitgrad=t.clone, numpy=a.copy,
-                torch=torch_fn, jax=jax_jit(ctx.jax, lambda v: v.copy(), a),
-                alloc_bytes=a.nbytes)  # fmt: skip
+    return Case(
+        f"2^{n.bit_length() - 1} float32",
+        jitgrad=t.clone,
+        numpy=a.copy,
+        torch=torch_fn,
+        jax=jax_jit(ctx.jax, lambda v: v.copy(), a),
+        alloc_bytes=a.nbytes,
+    )
 
 
 @row("transpose-small-f32", note="per-call overhead: Python dispatch dominates")
@@ -153,6 +172,10 @@ def _(ctx):
     if ctx.torch is not None:
         ta = ctx.torch.from_numpy(a)
         torch_fn = lambda: ta.T.contiguous()  # noqa: E731
-    return Case("16×16 float32", jitgrad=lambda: t.T.contiguous(),
-                numpy=lambda: np.ascontiguousarray(a.T), torch=torch_fn,
-                jax=jax_jit(ctx.jax, lambda v: v.T, a))  # fmt: skip
+    return Case(
+        "16×16 float32",
+        jitgrad=lambda: t.T.contiguous(),
+        numpy=lambda: np.ascontiguousarray(a.T),
+        torch=torch_fn,
+        jax=jax_jit(ctx.jax, lambda v: v.T, a),
+    )

@@ -42,14 +42,23 @@ def _chain_case(ctx, n, backward: bool, jitted: bool = False):
         numpy = lambda: chain_numpy_grad(x, np.float32(A), np.float32(B))  # noqa: E731
     torch = comparators.torch_chain(ctx.torch, x, backward)
     jax = comparators.jax_chain(ctx.jax, x, backward)
-    return Case(f"2^{n.bit_length() - 1} float32", jitgrad=run_jitgrad, numpy=numpy,
-                torch=torch, jax=jax, alloc_bytes=x.nbytes, rtol=1e-4,
-                bytes_moved=(3 if backward else 2) * x.nbytes,
-                bandwidth=copy_bandwidth())  # fmt: skip
+    return Case(
+        f"2^{n.bit_length() - 1} float32",
+        jitgrad=run_jitgrad,
+        numpy=numpy,
+        torch=torch,
+        jax=jax,
+        alloc_bytes=x.nbytes,
+        rtol=1e-4,
+        bytes_moved=(3 if backward else 2) * x.nbytes,
+        bandwidth=copy_bandwidth(),
+    )
 
 
-@row("chain-forward-2^22", note="tanh(0.7x+0.1)·sigmoid(x)+0.5x², one fused kernel; "
-     "torch eager, jax.jit")  # fmt: skip
+@row(
+    "chain-forward-2^22",
+    note="tanh(0.7x+0.1)·sigmoid(x)+0.5x², one fused kernel; torch eager, jax.jit",
+)
 def _(ctx):
     return _chain_case(ctx, ctx.pick(1 << 22, 1 << 18), backward=False)
 
@@ -59,15 +68,21 @@ def _(ctx):
     return _chain_case(ctx, ctx.pick(1 << 24, 1 << 18), backward=False)
 
 
-@row("chain-backward-2^24", target=10.0, note="d/dx sum(chain) under jg.jit (forward fused "
-     "into the backward kernel) vs numpy hand-derived; torch eager backward(), "
-     "jax.jit(jax.grad)")  # fmt: skip
+@row(
+    "chain-backward-2^24",
+    target=10.0,
+    note="d/dx sum(chain) under jg.jit (forward fused "
+    "into the backward kernel) vs numpy hand-derived; torch eager backward(), "
+    "jax.jit(jax.grad)",
+)
 def _(ctx):
     return _chain_case(ctx, ctx.pick(1 << 24, 1 << 18), backward=True, jitted=True)
 
 
-@row("chain-backward-2^24-eager", note="the same gradient eagerly: the forward kernel, "
-     "then the backward kernel")  # fmt: skip
+@row(
+    "chain-backward-2^24-eager",
+    note="the same gradient eagerly: the forward kernel, then the backward kernel",
+)
 def _(ctx):
     return _chain_case(ctx, ctx.pick(1 << 24, 1 << 18), backward=True)
 
@@ -101,8 +116,15 @@ def _op_chain_case(ctx, length: int, n: int):
     if ctx.torch is None and ctx.jax is None:  # the process that times jitgrad
         run_jitgrad()  # compiles the kernels
         calls = _python_calls(run_jitgrad) / length
-    return Case(f"{length} ops on {n} float32", jitgrad=run_jitgrad, numpy=run_numpy,
-                torch=torch, jax=jax, rtol=1e-4, calls_per_op=calls)  # fmt: skip
+    return Case(
+        f"{length} ops on {n} float32",
+        jitgrad=run_jitgrad,
+        numpy=run_numpy,
+        torch=torch,
+        jax=jax,
+        rtol=1e-4,
+        calls_per_op=calls,
+    )
 
 
 def _python_calls(fn) -> int:
@@ -121,15 +143,21 @@ def _python_calls(fn) -> int:
     return count
 
 
-@row("autograd-1000-ops-scalar", note="per-op overhead: forward + backward of a 1000-op "
-     "chain on a 1-element tensor (time / 1000 = cost per op); torch eager, jax: jax.grad "
-     "without jit (eager dispatch)")  # fmt: skip
+@row(
+    "autograd-1000-ops-scalar",
+    note="per-op overhead: forward + backward of a 1000-op "
+    "chain on a 1-element tensor (time / 1000 = cost per op); torch eager, jax: jax.grad "
+    "without jit (eager dispatch)",
+)
 def _(ctx):
     return _op_chain_case(ctx, 1000, 1)
 
 
-@row("autograd-10-ops-2^20", note="10-op chain, eager per-op kernels vs numpy hand-derived; "
-     "torch eager, jax: jax.grad without jit")  # fmt: skip
+@row(
+    "autograd-10-ops-2^20",
+    note="10-op chain, eager per-op kernels vs numpy hand-derived; "
+    "torch eager, jax: jax.grad without jit",
+)
 def _(ctx):
     return _op_chain_case(ctx, 10, ctx.pick(1 << 20, 1 << 16))
 
@@ -169,19 +197,26 @@ def _digits_case(ctx, batch: int):
 
     torch = comparators.torch_digits_step(ctx.torch, params, x, y, 0.02)
     jax = comparators.jax_digits_step(ctx.jax, params, x, y, "sgd", 0.02)
-    return Case(f"batch {batch}, 64→128→10 float32, SGD momentum",
-                jitgrad=lambda: step(model, opt, tx, ty), numpy=numpy_step,
-                torch=torch, jax=jax)  # fmt: skip
+    return Case(
+        f"batch {batch}, 64→128→10 float32, SGD momentum",
+        jitgrad=lambda: step(model, opt, tx, ty),
+        numpy=numpy_step,
+        torch=torch,
+        jax=jax,
+    )
 
 
-@row("digits-step-batch-64", target=1.0, vs_torch=4.0,
-     note="jitted training step vs numpy hand-written; torch eager (nn.Linear, "
-     "F.cross_entropy, optim.SGD), jax.jit of the same step written by hand")  # fmt: skip
+@row(
+    "digits-step-batch-64",
+    target=1.0,
+    vs_torch=4.0,
+    note="jitted training step vs numpy hand-written; torch eager (nn.Linear, "
+    "F.cross_entropy, optim.SGD), jax.jit of the same step written by hand",
+)
 def _(ctx):
     return _digits_case(ctx, 64)
 
 
-@row("digits-step-full-batch", target=2.3,
-     note="all 1797 samples of the digits in one step")  # fmt: skip
+@row("digits-step-full-batch", target=2.3, note="all 1797 samples of the digits in one step")
 def _(ctx):
     return _digits_case(ctx, 1797)

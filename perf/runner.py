@@ -44,8 +44,11 @@ class Result:
         """Everything but the row and the case's callables: what a row's process sends back."""
         data = {name: getattr(self, name) for name in _SENT}
         if self.case is not None:
-            data["case"] = {f.name: getattr(self.case, f.name) for f in fields(Case)
-                            if not callable(getattr(self.case, f.name))}  # fmt: skip
+            data["case"] = {
+                f.name: getattr(self.case, f.name)
+                for f in fields(Case)
+                if not callable(getattr(self.case, f.name))
+            }
         return data
 
     @classmethod
@@ -167,8 +170,14 @@ class _LoadMeter:
         return sum(fields[i] for i in (0, 1, 2, 5, 6, 7) if i < len(fields)) / cls._TICK
 
 
-def measure(row: Row, ctx: Context, repeats: int, attempts: int = 3, wait: float = 0.0,
-            sides: tuple[str, ...] = ("numpy", "jitgrad")) -> Result:  # fmt: skip
+def measure(
+    row: Row,
+    ctx: Context,
+    repeats: int,
+    attempts: int = 3,
+    wait: float = 0.0,
+    sides: tuple[str, ...] = ("numpy", "jitgrad"),
+) -> Result:
     """Measure a row's ``sides`` (of "numpy", "jitgrad" and COMPARATORS), building it from
     ``ctx.seeded()``; while other processes load the machine, measure again (up to
     ``attempts`` times in all, each after waiting up to ``wait`` seconds for the machine
@@ -270,8 +279,9 @@ def _measure_case(row: Row, case: Case, repeats: int, sides: tuple[str, ...]) ->
     if "fault" in times:
         times["fault"] = max(0.0, times["fault"] - times.pop("fault-base"))
     faulted = {side: statistics.median(f) for side, f in faulted.items()}
-    return Result(row, case, times, others=load.others, spread=spread, failed=failed,
-                  faulted=faulted)  # fmt: skip
+    return Result(
+        row, case, times, others=load.others, spread=spread, failed=failed, faulted=faulted
+    )
 
 
 # -- report ----------------------------------------------------------------------------------
@@ -307,8 +317,10 @@ def plot(results: list[Result], path: str) -> bool:
     measured = [r for r in results if not r.error and r.ratio is not None]
     fig, ax = plt.subplots(figsize=(9, 0.35 * len(measured) + 1.2), dpi=90)
     names = [r.row.name for r in measured]
-    colors = ["tab:green" if r.status == "PASS" else "tab:red" if r.status == "MISS"
-              else "tab:gray" for r in measured]  # fmt: skip
+    colors = [
+        "tab:green" if r.status == "PASS" else "tab:red" if r.status == "MISS" else "tab:gray"
+        for r in measured
+    ]
     ax.barh(names, [r.ratio for r in measured], color=colors)
     for k, r in enumerate(measured):
         if r.row.target is not None:
@@ -316,8 +328,15 @@ def plot(results: list[Result], path: str) -> bool:
     for side, marker in zip(COMPARATORS, ("o", "D")):
         points = [(r.vs_numpy(side), k) for k, r in enumerate(measured) if side in r.times]
         if points:
-            ax.scatter(*zip(*points), marker=marker, s=28, zorder=3, label=_LABELS[side],
-                       edgecolors="black", linewidths=0.5)  # fmt: skip
+            ax.scatter(
+                *zip(*points),
+                marker=marker,
+                s=28,
+                zorder=3,
+                label=_LABELS[side],
+                edgecolors="black",
+                linewidths=0.5,
+            )
     ax.axvline(1.0, color="black", linewidth=0.8, linestyle=":")
     ax.set_xscale("log")
     ax.set_xlabel("speed-up over numpy (log scale; bars: jitgrad, black ticks: its targets)")
@@ -360,13 +379,22 @@ def table(results: list[Result], installed: dict[str, bool]) -> list[str]:
             cells += [r.error, ""]
         else:
             t = r.times
-            cells = [r.row.name, r.case.size, _spread(r, "numpy"), _spread(r, "jitgrad"),
-                     f"{r.ratio:.2f}×", _target(r), r.status]  # fmt: skip
+            cells = [
+                r.row.name,
+                r.case.size,
+                _spread(r, "numpy"),
+                _spread(r, "jitgrad"),
+                f"{r.ratio:.2f}×",
+                _target(r),
+                r.status,
+            ]
             for side in COMPARATORS:
                 cells += _comparator(r, side, installed[side])
             if "fault" in t:
-                cells += [f"{_ms(t['fault'])} ({t['fault'] / t['numpy']:.0%} of numpy, "
-                          f"{t['fault'] / t['jitgrad']:.0%} of jitgrad)"]  # fmt: skip
+                cells += [
+                    f"{_ms(t['fault'])} ({t['fault'] / t['numpy']:.0%} of numpy, "
+                    f"{t['fault'] / t['jitgrad']:.0%} of jitgrad)"
+                ]
             else:
                 cells += ["—"]
             cells += [f"{r.others:.2f} cores"]
@@ -402,8 +430,10 @@ def notes(results: list[Result]) -> list[str]:
         fault = r.times.get("fault", 0.0)
         share = r.faulted.get("jitgrad", 0.0) / r.case.alloc_bytes if fault else 0.0
         if fault and share < 0.5:
-            said.append(f"jitgrad's calls reuse its pooled buffers: they fault in "
-                        f"{share:.0%} of their output's pages")  # fmt: skip
+            said.append(
+                f"jitgrad's calls reuse its pooled buffers: they fault in "
+                f"{share:.0%} of their output's pages"
+            )
         elif fault and fault >= 0.5 * r.times["jitgrad"]:
             said.append(
                 f"page faults of the fresh output are {fault / r.times['jitgrad']:.0%} of "
@@ -416,8 +446,10 @@ def notes(results: list[Result]) -> list[str]:
                 f"copy bandwidth measured beside it ({r.case.bandwidth / 1e9:.1f} GB/s)"
             )
         if r.case is not None and r.case.calls_per_op:
-            said.append(f"jitgrad enters {r.case.calls_per_op:.1f} Python functions per op "
-                        "(counted, not timed: the same on every machine)")  # fmt: skip
+            said.append(
+                f"jitgrad enters {r.case.calls_per_op:.1f} Python functions per op "
+                "(counted, not timed: the same on every machine)"
+            )
         if r.others >= BUSY:
             said.append(
                 f"other processes kept {r.others:.1f} of the cores busy during its quietest "
@@ -425,8 +457,10 @@ def notes(results: list[Result]) -> list[str]:
             )
         for side, load in r.loads.items():
             if load >= BUSY:
-                said.append(f"other processes kept {load:.1f} of the cores busy while "
-                            f"{_LABELS[side]}'s process timed it")  # fmt: skip
+                said.append(
+                    f"other processes kept {load:.1f} of the cores busy while "
+                    f"{_LABELS[side]}'s process timed it"
+                )
         if said:
             lines.append(f"- {r.row.name}: " + "; ".join(said))
     return [*lines, ""] if lines else []
@@ -511,12 +545,21 @@ def machine(compared_with: str, layer: str) -> list[str]:
         + (", ".join(waiting) if waiting else "libgomp defaults (no OMP_*/GOMP_* set)")
     )
     lines.append(f"- BLAS loaded (numpy's serves numpy's and jitgrad's matmuls): {_blas()}")
-    pinned = [f"{k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-              if k in os.environ]  # fmt: skip
-    lines.append("- OpenBLAS kernels: " + (", ".join(pinned) if pinned else "OpenBLAS's own "
-                 "choice (no OPENBLAS_CORETYPE or OPENBLAS_L2_SIZE set)"))  # fmt: skip
-    lines.append(f"- matrix products up to {config.blas_one_thread_up_to} multiply-adds run "
-                 "BLAS on one thread (jitgrad; numpy's side uses numpy's threads)")
+    pinned = [
+        f"{k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ
+    ]
+    lines.append(
+        "- OpenBLAS kernels: "
+        + (
+            ", ".join(pinned)
+            if pinned
+            else "OpenBLAS's own choice (no OPENBLAS_CORETYPE or OPENBLAS_L2_SIZE set)"
+        )
+    )
+    lines.append(
+        f"- matrix products up to {config.blas_one_thread_up_to} multiply-adds run "
+        "BLAS on one thread (jitgrad; numpy's side uses numpy's threads)"
+    )
     return lines
 
 
@@ -525,18 +568,29 @@ def _blas() -> str:
         from threadpoolctl import threadpool_info
     except ImportError:
         return "unknown (threadpoolctl not installed)"
-    found = [f"{i['internal_api']} {i.get('version') or '?'} ({os.path.basename(i['filepath'])}"
-             f"), {i['num_threads']} threads, {i.get('architecture') or '?'} kernels"
-             for i in threadpool_info() if i["user_api"] == "blas"]  # fmt: skip
+    found = [
+        f"{i['internal_api']} {i.get('version') or '?'} ({os.path.basename(i['filepath'])}"
+        f"), {i['num_threads']} threads, {i.get('architecture') or '?'} kernels"
+        for i in threadpool_info()
+        if i["user_api"] == "blas"
+    ]
     return "; ".join(found) or "none loaded"
 
 
 _QUICK_NOTE = " — quick mode: small sizes, few repeats (a smoke check, not a result)"
 
 
-def report(results: list[Result], quick: bool, installed: dict[str, bool], compared_with: str,
-           layer: str, command: str, repeats: int, wait: float,
-           sections: list[str] = ()) -> str:  # fmt: skip
+def report(
+    results: list[Result],
+    quick: bool,
+    installed: dict[str, bool],
+    compared_with: str,
+    layer: str,
+    command: str,
+    repeats: int,
+    wait: float,
+    sections: list[str] = (),
+) -> str:
     """The whole RESULTS.md; ``installed`` and ``compared_with`` (the comparators' versions)
     come from the comparators' processes, ``layer`` from the rows' processes."""
     out = [
@@ -551,10 +605,10 @@ def report(results: list[Result], quick: bool, installed: dict[str, bool], compa
         "(`jax.jit`; eager `jax.grad` on the autograd rows, as their notes say) run the same "
         "row, built from the same seeded data and checked against numpy's result, each in a "
         "process of its own while the others wait, on the CPU in the row's dtype. \"others' "
-        f"load\" is the CPU other processes used during the timing; a row measured while it "
+        f'load" is the CPU other processes used during the timing; a row measured while it '
         f"was ≥ {BUSY} cores is measured again (up to three attempts, waiting up to {wait:g} s "
-        "for a quiet machine) and the least disturbed attempt is kept. \"not installed\": the "
-        "library cannot be imported (`make perf` installs both); \"—\": the row has no side "
+        'for a quiet machine) and the least disturbed attempt is kept. "not installed": the '
+        'library cannot be imported (`make perf` installs both); "—": the row has no side '
         "for it.",
         "",
         *table(results, installed),

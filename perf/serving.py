@@ -20,8 +20,13 @@ def _train_and_save(base: Path, version: int, seed: int) -> None:
     from jitgrad.io import save_model
 
     result = digits.train(epochs=3, seed=seed)
-    save_model(result.model, base / str(version), input_shape=(64,), input_dtype="float32",
-               warmup_batch_sizes=(1, 64))  # fmt: skip
+    save_model(
+        result.model,
+        base / str(version),
+        input_shape=(64,),
+        input_dtype="float32",
+        warmup_batch_sizes=(1, 64),
+    )
 
 
 def _predict(conn, path: str, row) -> float:

@@ -46,8 +46,9 @@ def _run(script: str, env: dict, *args) -> Start:
     """Run a probe, which prints its start time, its first call's seconds, that call's end
     time and (jitgrad's) kernel counts on its last line."""
     spawned = time.time()
-    out = subprocess.run([sys.executable, "-c", script, *map(str, args)], env=env,
-                         capture_output=True, text=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", script, *map(str, args)], env=env, capture_output=True, text=True
+    )
     if out.returncode:
         tail = (out.stderr.strip().splitlines() or ["no output"])[-1]
         raise RuntimeError(f"probe exited with {out.returncode}: {tail}")
@@ -61,9 +62,12 @@ def _jitgrad_env(cache: str) -> dict:
 
 def _jax_env(cache: str) -> dict:
     """JAX keeps compiled code on disk only when given a directory: cache every entry."""
-    return dict(os.environ, JAX_COMPILATION_CACHE_DIR=cache,
-                JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
-                JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0")  # fmt: skip
+    return dict(
+        os.environ,
+        JAX_COMPILATION_CACHE_DIR=cache,
+        JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+        JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0",
+    )
 
 
 _CHAIN = """
@@ -201,8 +205,9 @@ _HEAD = [
 ]
 
 
-def _table(name: str, starts, jax_starts, jax_installed: bool, repeats: int, targets,
-           python: list) -> list[str]:  # fmt: skip
+def _table(
+    name: str, starts, jax_starts, jax_installed: bool, repeats: int, targets, python: list
+) -> list[str]:
     """Lines of one table: jitgrad (``name``) cold and warm with their targets, then JAX's;
     appends the jitgrad processes' start-up seconds to ``python``."""
     cold_target, warm_target = targets
@@ -239,10 +244,12 @@ def startup_lines(jax_installed: bool = False, repeats: int = 3) -> list[str]:
     """The report's compile and warm-start section (JAX's lines need it installed; this
     process never imports it)."""
     python: list[float] = []
-    chain = _table("jg.function", chain_starts, jax_chain_starts, jax_installed, repeats,
-                   CHAIN_TARGETS, python)  # fmt: skip
-    digits = _table("jg.jit", digits_starts, jax_digits_starts, jax_installed, repeats,
-                    DIGITS_TARGETS, python)  # fmt: skip
+    chain = _table(
+        "jg.function", chain_starts, jax_chain_starts, jax_installed, repeats, CHAIN_TARGETS, python
+    )
+    digits = _table(
+        "jg.jit", digits_starts, jax_digits_starts, jax_installed, repeats, DIGITS_TARGETS, python
+    )
     spawn = f"{statistics.median(python) * 1e3:.0f} ms" if python else "—"
     return [
         "## Compile and warm start",

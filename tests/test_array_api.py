@@ -29,8 +29,17 @@ def test_inspection_matches_the_standard_shape():
     assert info.default_dtypes().keys() == strict.default_dtypes().keys()
     assert info.default_dtypes()["real floating"] is jg.float64
     assert info.default_device() in info.devices()
-    for kind in [None, "bool", "signed integer", "unsigned integer", "integral",
-                 "real floating", "complex floating", "numeric", ("bool", "integral")]:  # fmt: skip
+    for kind in [
+        None,
+        "bool",
+        "signed integer",
+        "unsigned integer",
+        "integral",
+        "real floating",
+        "complex floating",
+        "numeric",
+        ("bool", "integral"),
+    ]:
         names = set(info.dtypes(kind=kind))
         expected = set(strict.dtypes(kind=kind))
         assert names == expected, kind

@@ -35,8 +35,12 @@ def test_isfortran_matches_numpy():
 def test_memory_sharing_matches_numpy():
     a = np.arange(12.0)
     t = jg.from_numpy(a)
-    pairs = [(slice(0, 6), slice(6, 12)), (slice(0, 7), slice(6, 12)),
-             (slice(0, None, 2), slice(1, None, 2)), (slice(None), slice(None))]
+    pairs = [
+        (slice(0, 6), slice(6, 12)),
+        (slice(0, 7), slice(6, 12)),
+        (slice(0, None, 2), slice(1, None, 2)),
+        (slice(None), slice(None)),
+    ]
     for s1, s2 in pairs:
         assert jg.may_share_memory(t[s1], t[s2]) == np.may_share_memory(a[s1], a[s2])
         assert jg.shares_memory(t[s1], t[s2]) == np.shares_memory(a[s1], a[s2])

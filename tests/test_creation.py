@@ -130,10 +130,14 @@ def test_meshgrid_and_vander_gradients():
 
 
 def test_fromfunction():
-    check(jg.fromfunction(lambda i, j: i * 10 + j, (2, 3)),
-          np.fromfunction(lambda i, j: i * 10 + j, (2, 3)))  # fmt: skip
-    check(jg.fromfunction(lambda i: i**2, (4,), dtype=int),
-          np.fromfunction(lambda i: i**2, (4,), dtype=int))  # fmt: skip
+    check(
+        jg.fromfunction(lambda i, j: i * 10 + j, (2, 3)),
+        np.fromfunction(lambda i, j: i * 10 + j, (2, 3)),
+    )
+    check(
+        jg.fromfunction(lambda i: i**2, (4,), dtype=int),
+        np.fromfunction(lambda i: i**2, (4,), dtype=int),
+    )
     scale = jg.tensor(2.0, requires_grad=True)
     out = jg.fromfunction(lambda i, j, s: (i + j) * s, (2, 2), s=scale)
     out.sum().backward()

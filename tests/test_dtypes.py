@@ -9,12 +9,21 @@ import jitgrad as jg
 from jitgrad.dtypes import ALL_DTYPES, as_dtype, result_type
 
 TABLE = [
-    ("bool", "Bool", 1, "b"), ("uint8", "Byte", 1, "u"), ("uint16", "UInt16", 2, "u"),
-    ("uint32", "UInt32", 4, "u"), ("uint64", "UInt64", 8, "u"), ("int8", "Char", 1, "i"),
-    ("int16", "Short", 2, "i"), ("int32", "Int", 4, "i"), ("int64", "Long", 8, "i"),
-    ("float16", "Half", 2, "f"), ("float32", "Float", 4, "f"), ("float64", "Double", 8, "f"),
-    ("complex64", "ComplexFloat", 8, "c"), ("complex128", "ComplexDouble", 16, "c"),
-]  # fmt: skip
+    ("bool", "Bool", 1, "b"),
+    ("uint8", "Byte", 1, "u"),
+    ("uint16", "UInt16", 2, "u"),
+    ("uint32", "UInt32", 4, "u"),
+    ("uint64", "UInt64", 8, "u"),
+    ("int8", "Char", 1, "i"),
+    ("int16", "Short", 2, "i"),
+    ("int32", "Int", 4, "i"),
+    ("int64", "Long", 8, "i"),
+    ("float16", "Half", 2, "f"),
+    ("float32", "Float", 4, "f"),
+    ("float64", "Double", 8, "f"),
+    ("complex64", "ComplexFloat", 8, "c"),
+    ("complex128", "ComplexDouble", 16, "c"),
+]
 
 
 @pytest.mark.parametrize("name, storage, itemsize, kind", TABLE)
@@ -124,10 +133,19 @@ def test_unknown_attribute_is_an_attribute_error():
 
 
 SCALARS = [
-    ("uint8", 10), ("uint32", 4000000000), ("uint64", 2**64 - 1), ("int8", -5), ("int64", "3"),
-    ("float32", 1.5), ("float32", "1.5"), ("float16", 0.1), ("float64", True),
-    ("complex64", 1 + 2j), ("bool", 3), ("int32", np.float64(7.9)),
-]  # fmt: skip
+    ("uint8", 10),
+    ("uint32", 4000000000),
+    ("uint64", 2**64 - 1),
+    ("int8", -5),
+    ("int64", "3"),
+    ("float32", 1.5),
+    ("float32", "1.5"),
+    ("float16", 0.1),
+    ("float64", True),
+    ("complex64", 1 + 2j),
+    ("bool", 3),
+    ("int32", np.float64(7.9)),
+]
 
 
 @pytest.mark.parametrize("name, value", SCALARS)
@@ -177,9 +195,14 @@ def test_finfo_matches_numpy(d):
     for spelling in (d, d.name, d.numpy, jg.zeros(1, dtype=d)):
         f, expected = jg.finfo(spelling), np.finfo(d.numpy)
         assert (f.bits, f.eps, f.max, f.min, f.tiny, f.smallest_normal, f.resolution) == (
-            expected.bits, expected.eps, expected.max, expected.min, expected.tiny,
-            expected.smallest_normal, expected.resolution,
-        )  # fmt: skip
+            expected.bits,
+            expected.eps,
+            expected.max,
+            expected.min,
+            expected.tiny,
+            expected.smallest_normal,
+            expected.resolution,
+        )
     real = {jg.complex64: jg.float32, jg.complex128: jg.float64}.get(d, d)
     assert jg.finfo(d).dtype == real and real == jg.finfo(d).dtype
 
@@ -210,32 +233,56 @@ def test_can_cast_matches_numpy_over_all_pairs(casting):
 
 
 KINDS = [
-    "bool", "signed integer", "unsigned integer", "integral", "real floating",
-    "complex floating", "numeric", ("bool", "real floating"), jg.int8, (jg.uint8, "bool"),
-]  # fmt: skip
+    "bool",
+    "signed integer",
+    "unsigned integer",
+    "integral",
+    "real floating",
+    "complex floating",
+    "numeric",
+    ("bool", "real floating"),
+    jg.int8,
+    (jg.uint8, "bool"),
+]
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=str)
 def test_isdtype_matches_numpy(kind):
-    np_kind = tuple(k.numpy if isinstance(k, jg.dtype) else k for k in kind) if isinstance(
-        kind, tuple) else (kind.numpy if isinstance(kind, jg.dtype) else kind)  # fmt: skip
+    np_kind = (
+        tuple(k.numpy if isinstance(k, jg.dtype) else k for k in kind)
+        if isinstance(kind, tuple)
+        else (kind.numpy if isinstance(kind, jg.dtype) else kind)
+    )
     for d in ALL_DTYPES:
         assert jg.isdtype(d, kind) is np.isdtype(d.numpy, np_kind), d
 
 
 def test_issubdtype_over_numpys_abstract_types():
     for d in ALL_DTYPES:
-        for abstract in (jg.floating, jg.integer, jg.signedinteger, jg.unsignedinteger,
-                         jg.complexfloating, jg.inexact, jg.number, jg.generic):  # fmt: skip
+        for abstract in (
+            jg.floating,
+            jg.integer,
+            jg.signedinteger,
+            jg.unsignedinteger,
+            jg.complexfloating,
+            jg.inexact,
+            jg.number,
+            jg.generic,
+        ):
             assert jg.issubdtype(d, abstract) is np.issubdtype(d.numpy, abstract)
     assert jg.issubdtype(jg.zeros(1, dtype=jg.uint32).dtype, np.unsignedinteger)
 
 
 def test_result_type_takes_numpy_inputs():
     cases = [
-        (np.float32(1), "int64"), (np.zeros(2, np.int8), np.uint8), (np.dtype("u4"), 1.5),
-        ("uint64", np.int64), (np.uint64(1), -1), (float, np.float32), (np.int16(1), 2**40),
-    ]  # fmt: skip
+        (np.float32(1), "int64"),
+        (np.zeros(2, np.int8), np.uint8),
+        (np.dtype("u4"), 1.5),
+        ("uint64", np.int64),
+        (np.uint64(1), -1),
+        (float, np.float32),
+        (np.int16(1), 2**40),
+    ]
     for operands in cases:
         assert jg.result_type(*operands) == np.result_type(*operands), operands
     assert jg.result_type(jg.zeros(2, dtype=jg.uint8), np.zeros(2, np.int8)) is jg.int16

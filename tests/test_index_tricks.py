@@ -19,21 +19,24 @@ A = np.arange(6.0).reshape(2, 3)
 B = np.array([[7, 8, 9]], dtype=np.int32)
 
 
-@pytest.mark.parametrize("build", [
-    lambda m, a, b: m.r_[1:4, 0, [5, 6]],
-    lambda m, a, b: m.r_[0:1:5j, 2.5],
-    lambda m, a, b: m.r_[a, b],
-    lambda m, a, b: m.r_["1", a, a],
-    lambda m, a, b: m.r_["0,2", [1, 2], [3, 4]],
-    lambda m, a, b: m.r_["0,2,0", [1, 2], [3, 4]],
-    lambda m, a, b: m.r_["-1,3,1", a, a],
-    lambda m, a, b: m.r_[np.int8(1), [2, 3]],
-    lambda m, a, b: m.r_[np.array([1, 2], np.int8), 3],
-    lambda m, a, b: m.c_[[1, 2], [3, 4]],
-    lambda m, a, b: m.c_[a, a],
-    lambda m, a, b: m.c_[b, 0, 0, b],
-    lambda m, a, b: m.r_[3],
-])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda m, a, b: m.r_[1:4, 0, [5, 6]],
+        lambda m, a, b: m.r_[0:1:5j, 2.5],
+        lambda m, a, b: m.r_[a, b],
+        lambda m, a, b: m.r_["1", a, a],
+        lambda m, a, b: m.r_["0,2", [1, 2], [3, 4]],
+        lambda m, a, b: m.r_["0,2,0", [1, 2], [3, 4]],
+        lambda m, a, b: m.r_["-1,3,1", a, a],
+        lambda m, a, b: m.r_[np.int8(1), [2, 3]],
+        lambda m, a, b: m.r_[np.array([1, 2], np.int8), 3],
+        lambda m, a, b: m.c_[[1, 2], [3, 4]],
+        lambda m, a, b: m.c_[a, a],
+        lambda m, a, b: m.c_[b, 0, 0, b],
+        lambda m, a, b: m.r_[3],
+    ],
+)
 def test_concatenators_match_numpy(build):
     ja, jb = jg.from_numpy(A), jg.from_numpy(B)
     same(build(jg, ja, jb), build(np, A, B))
@@ -121,18 +124,21 @@ def test_put_along_axis_gradient_and_errors():
         jg.put_along_axis(jg.zeros((2, 2)), jg.tensor([[5], [0]]), 1.0, axis=1)
 
 
-@pytest.mark.parametrize(("dst_dtype", "src", "casting", "where"), [
-    ("float64", np.array([1.0, 2.0, 3.0]), "same_kind", True),
-    ("float32", np.array([1.0, 2.0, 3.0]), "same_kind", [True, False, True]),
-    ("float32", 1.5, "same_kind", True),
-    ("int64", 1.5, "same_kind", True),
-    ("int8", np.array([1.0]), "same_kind", True),
-    ("int8", np.array([300]), "same_kind", True),
-    ("int8", np.array([300]), "safe", True),
-    ("float64", np.array([1 + 1j]), "same_kind", True),
-    ("float32", np.array([1.0, 2.0]), "same_kind", True),
-    ("int32", np.array([7]), "unsafe", np.array([False, True, True])),
-])
+@pytest.mark.parametrize(
+    ("dst_dtype", "src", "casting", "where"),
+    [
+        ("float64", np.array([1.0, 2.0, 3.0]), "same_kind", True),
+        ("float32", np.array([1.0, 2.0, 3.0]), "same_kind", [True, False, True]),
+        ("float32", 1.5, "same_kind", True),
+        ("int64", 1.5, "same_kind", True),
+        ("int8", np.array([1.0]), "same_kind", True),
+        ("int8", np.array([300]), "same_kind", True),
+        ("int8", np.array([300]), "safe", True),
+        ("float64", np.array([1 + 1j]), "same_kind", True),
+        ("float32", np.array([1.0, 2.0]), "same_kind", True),
+        ("int32", np.array([7]), "unsafe", np.array([False, True, True])),
+    ],
+)
 def test_copyto_matches_numpy(dst_dtype, src, casting, where):
     want = np.zeros(3, dst_dtype)
     t = jg.zeros(3, dtype=dst_dtype)
@@ -141,11 +147,19 @@ def test_copyto_matches_numpy(dst_dtype, src, casting, where):
     except Exception as e:  # noqa: BLE001  the error type is what is compared
         builtin = next(c for c in type(e).__mro__ if c.__module__ == "builtins")
         with pytest.raises(builtin):
-            jg.copyto(t, jg.tensor(src) if isinstance(src, np.ndarray) else src,
-                      casting=casting, where=where)
+            jg.copyto(
+                t,
+                jg.tensor(src) if isinstance(src, np.ndarray) else src,
+                casting=casting,
+                where=where,
+            )
         return
-    jg.copyto(t, jg.tensor(src) if isinstance(src, np.ndarray) else src, casting=casting,
-              where=jg.tensor(where) if isinstance(where, np.ndarray) else where)
+    jg.copyto(
+        t,
+        jg.tensor(src) if isinstance(src, np.ndarray) else src,
+        casting=casting,
+        where=jg.tensor(where) if isinstance(where, np.ndarray) else where,
+    )
     same(t, want)
 
 
@@ -176,8 +190,10 @@ def test_apply_along_axis_matches_numpy(axis):
         (lambda v: np.outer(v, v)[:2], lambda v: jg.outer(v, v)[:2]),
     ]:
         same(jg.apply_along_axis(jfn, axis, jg.tensor(a)), np.apply_along_axis(fn, axis, a))
-    same(jg.apply_along_axis(lambda v, k: v[k], axis, jg.tensor(a), 1),
-         np.apply_along_axis(lambda v, k: v[k], axis, a, 1))
+    same(
+        jg.apply_along_axis(lambda v, k: v[k], axis, jg.tensor(a), 1),
+        np.apply_along_axis(lambda v, k: v[k], axis, a, 1),
+    )
 
 
 def test_apply_along_axis_gradient_and_errors():
@@ -190,8 +206,10 @@ def test_apply_along_axis_gradient_and_errors():
 def test_apply_over_axes_matches_numpy():
     a = np.arange(24.0).reshape(2, 3, 4)
     same(jg.apply_over_axes(jg.sum, jg.tensor(a), [0, 2]), np.apply_over_axes(np.sum, a, [0, 2]))
-    same(jg.apply_over_axes(lambda x, ax: jg.max(x, ax, keepdims=True), jg.tensor(a), -1),
-         np.apply_over_axes(lambda x, ax: np.max(x, ax, keepdims=True), a, -1))
+    same(
+        jg.apply_over_axes(lambda x, ax: jg.max(x, ax, keepdims=True), jg.tensor(a), -1),
+        np.apply_over_axes(lambda x, ax: np.max(x, ax, keepdims=True), a, -1),
+    )
     with pytest.raises(ValueError, match="correct shape"):
         jg.apply_over_axes(lambda x, ax: x.sum(), jg.tensor(a), [0])
     x = jg.tensor(a[:1, :2, :2].copy(), requires_grad=True)
@@ -204,8 +222,10 @@ def test_vectorize_matches_numpy():
 
     a = np.array([1, 2, 3, 4])
     same(jg.vectorize(fn)(jg.tensor(a), 2), np.vectorize(fn)(a, 2))
-    same(jg.vectorize(fn, otypes=[jg.float32])(jg.tensor(a), 2),
-         np.vectorize(fn, otypes=[np.float32])(a, 2))
+    same(
+        jg.vectorize(fn, otypes=[jg.float32])(jg.tensor(a), 2),
+        np.vectorize(fn, otypes=[np.float32])(a, 2),
+    )
     q, r = jg.vectorize(divmod)(jg.tensor(a), 3)
     same(q, a // 3)
     same(r, a % 3)

@@ -159,56 +159,149 @@ W = weights((2, 3, 3))
 @pytest.mark.parametrize(
     "name, mine, theirs, arrays",
     [
-        ("inv", lambda a: weighted(W)(jg.linalg.inv(a)),
-         lambda a: weighted(W)(torch.linalg.inv(a)), [spd(3, (2,))]),
-        ("det", lambda a: jg.linalg.det(a).sum(), lambda a: torch.linalg.det(a).sum(),
-         [data((2, 3, 3))]),
-        ("det-singular", lambda a: jg.linalg.det(a), lambda a: torch.linalg.det(a),
-         [np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 5.0]])]),
-        ("slogdet", lambda a: jg.linalg.slogdet(a).logabsdet.sum(),
-         lambda a: torch.linalg.slogdet(a).logabsdet.sum(), [data((2, 3, 3))]),
-        ("solve", lambda a, b: weighted(W[0])(jg.linalg.solve(a, b)),
-         lambda a, b: weighted(W[0])(torch.linalg.solve(a, b)), [spd(3), data((3, 3), 1)]),
-        ("solve-vector", lambda a, b: weighted(W[0, 0])(jg.linalg.solve(a, b)),
-         lambda a, b: weighted(W[0, 0])(torch.linalg.solve(a, b)), [spd(3), data(3, 1)]),
-        ("solve-broadcast", lambda a, b: weighted(W)(jg.linalg.solve(a, b)),
-         lambda a, b: weighted(W)(torch.linalg.solve(a, b)), [spd(3), data((2, 3, 3), 1)]),
-        ("eigh", lambda a: weighted(W[0, 0])(jg.linalg.eigh(a)[0])
-         + weighted(W[0])(jg.linalg.eigh(a)[1] ** 2),
-         lambda a: weighted(W[0, 0])(torch.linalg.eigh(a)[0])
-         + weighted(W[0])(torch.linalg.eigh(a)[1] ** 2), [spd(3)]),
-        ("cholesky", lambda a: weighted(W)(jg.linalg.cholesky(a)),
-         lambda a: weighted(W)(torch.linalg.cholesky(a)), [spd(3, (2,))]),
-        ("qr", lambda a: weighted(W[0, :, :2])(jg.linalg.qr(a).Q)
-         + weighted(W[1, :2, :2])(jg.linalg.qr(a).R),
-         lambda a: weighted(W[0, :, :2])(torch.linalg.qr(a).Q)
-         + weighted(W[1, :2, :2])(torch.linalg.qr(a).R), [data((3, 2))]),
-        ("svd-tall", lambda a: _svd_loss(jg.linalg.svd(a, full_matrices=False), jg),
-         lambda a: _svd_loss(torch.linalg.svd(a, full_matrices=False), torch), [data((4, 3))]),
-        ("svd-wide", lambda a: _svd_loss(jg.linalg.svd(a, full_matrices=False), jg),
-         lambda a: _svd_loss(torch.linalg.svd(a, full_matrices=False), torch), [data((3, 4))]),
-        ("svdvals", lambda a: jg.linalg.svdvals(a).sum(),
-         lambda a: torch.linalg.svdvals(a).sum(), [data((2, 3, 4))]),
-        ("pinv-tall", lambda a: weighted(W[0, :2])(jg.linalg.pinv(a)),
-         lambda a: weighted(W[0, :2])(torch.linalg.pinv(a)), [data((3, 2))]),
-        ("pinv-wide", lambda a: weighted(W[0, :, :2])(jg.linalg.pinv(a)),
-         lambda a: weighted(W[0, :, :2])(torch.linalg.pinv(a)), [data((2, 3))]),
-        ("lstsq", lambda a, b: weighted(W[0, :2, 0])(jg.linalg.lstsq(a, b)[0]),
-         lambda a, b: weighted(W[0, :2, 0])(torch.linalg.pinv(a) @ b), [data((4, 2)), data(4)]),
+        (
+            "inv",
+            lambda a: weighted(W)(jg.linalg.inv(a)),
+            lambda a: weighted(W)(torch.linalg.inv(a)),
+            [spd(3, (2,))],
+        ),
+        (
+            "det",
+            lambda a: jg.linalg.det(a).sum(),
+            lambda a: torch.linalg.det(a).sum(),
+            [data((2, 3, 3))],
+        ),
+        (
+            "det-singular",
+            lambda a: jg.linalg.det(a),
+            lambda a: torch.linalg.det(a),
+            [np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 5.0]])],
+        ),
+        (
+            "slogdet",
+            lambda a: jg.linalg.slogdet(a).logabsdet.sum(),
+            lambda a: torch.linalg.slogdet(a).logabsdet.sum(),
+            [data((2, 3, 3))],
+        ),
+        (
+            "solve",
+            lambda a, b: weighted(W[0])(jg.linalg.solve(a, b)),
+            lambda a, b: weighted(W[0])(torch.linalg.solve(a, b)),
+            [spd(3), data((3, 3), 1)],
+        ),
+        (
+            "solve-vector",
+            lambda a, b: weighted(W[0, 0])(jg.linalg.solve(a, b)),
+            lambda a, b: weighted(W[0, 0])(torch.linalg.solve(a, b)),
+            [spd(3), data(3, 1)],
+        ),
+        (
+            "solve-broadcast",
+            lambda a, b: weighted(W)(jg.linalg.solve(a, b)),
+            lambda a, b: weighted(W)(torch.linalg.solve(a, b)),
+            [spd(3), data((2, 3, 3), 1)],
+        ),
+        (
+            "eigh",
+            lambda a: (
+                weighted(W[0, 0])(jg.linalg.eigh(a)[0]) + weighted(W[0])(jg.linalg.eigh(a)[1] ** 2)
+            ),
+            lambda a: (
+                weighted(W[0, 0])(torch.linalg.eigh(a)[0])
+                + weighted(W[0])(torch.linalg.eigh(a)[1] ** 2)
+            ),
+            [spd(3)],
+        ),
+        (
+            "cholesky",
+            lambda a: weighted(W)(jg.linalg.cholesky(a)),
+            lambda a: weighted(W)(torch.linalg.cholesky(a)),
+            [spd(3, (2,))],
+        ),
+        (
+            "qr",
+            lambda a: (
+                weighted(W[0, :, :2])(jg.linalg.qr(a).Q) + weighted(W[1, :2, :2])(jg.linalg.qr(a).R)
+            ),
+            lambda a: (
+                weighted(W[0, :, :2])(torch.linalg.qr(a).Q)
+                + weighted(W[1, :2, :2])(torch.linalg.qr(a).R)
+            ),
+            [data((3, 2))],
+        ),
+        (
+            "svd-tall",
+            lambda a: _svd_loss(jg.linalg.svd(a, full_matrices=False), jg),
+            lambda a: _svd_loss(torch.linalg.svd(a, full_matrices=False), torch),
+            [data((4, 3))],
+        ),
+        (
+            "svd-wide",
+            lambda a: _svd_loss(jg.linalg.svd(a, full_matrices=False), jg),
+            lambda a: _svd_loss(torch.linalg.svd(a, full_matrices=False), torch),
+            [data((3, 4))],
+        ),
+        (
+            "svdvals",
+            lambda a: jg.linalg.svdvals(a).sum(),
+            lambda a: torch.linalg.svdvals(a).sum(),
+            [data((2, 3, 4))],
+        ),
+        (
+            "pinv-tall",
+            lambda a: weighted(W[0, :2])(jg.linalg.pinv(a)),
+            lambda a: weighted(W[0, :2])(torch.linalg.pinv(a)),
+            [data((3, 2))],
+        ),
+        (
+            "pinv-wide",
+            lambda a: weighted(W[0, :, :2])(jg.linalg.pinv(a)),
+            lambda a: weighted(W[0, :, :2])(torch.linalg.pinv(a)),
+            [data((2, 3))],
+        ),
+        (
+            "lstsq",
+            lambda a, b: weighted(W[0, :2, 0])(jg.linalg.lstsq(a, b)[0]),
+            lambda a, b: weighted(W[0, :2, 0])(torch.linalg.pinv(a) @ b),
+            [data((4, 2)), data(4)],
+        ),
         ("norm", lambda a: jg.linalg.norm(a), lambda a: torch.linalg.norm(a), [data((3, 4))]),
-        ("norm-inf", lambda a: jg.linalg.vector_norm(a, ord=np.inf, axis=1).sum(),
-         lambda a: torch.linalg.vector_norm(a, ord=np.inf, dim=1).sum(), [data((3, 4))]),
-        ("norm-3", lambda a: jg.linalg.vector_norm(a, ord=3, axis=0).sum(),
-         lambda a: torch.linalg.vector_norm(a, ord=3, dim=0).sum(), [data((3, 4))]),
-        ("norm-nuc", lambda a: jg.linalg.matrix_norm(a, ord="nuc").sum(),
-         lambda a: torch.linalg.matrix_norm(a, ord="nuc").sum(), [data((2, 3, 4))]),
-        ("norm-1", lambda a: jg.linalg.matrix_norm(a, ord=1).sum(),
-         lambda a: torch.linalg.matrix_norm(a, ord=1).sum(), [data((2, 3, 4))]),
-        ("matrix_power", lambda a: weighted(W[0])(jg.linalg.matrix_power(a, -3)),
-         lambda a: weighted(W[0])(torch.linalg.matrix_power(a, -3)), [spd(3)]),
-        ("multi_dot", lambda a, b, c: jg.linalg.multi_dot([a, b, c]).sum(),
-         lambda a, b, c: torch.linalg.multi_dot([a, b, c]).sum(),
-         [data((2, 3)), data((3, 4), 1), data((4, 2), 2)]),
+        (
+            "norm-inf",
+            lambda a: jg.linalg.vector_norm(a, ord=np.inf, axis=1).sum(),
+            lambda a: torch.linalg.vector_norm(a, ord=np.inf, dim=1).sum(),
+            [data((3, 4))],
+        ),
+        (
+            "norm-3",
+            lambda a: jg.linalg.vector_norm(a, ord=3, axis=0).sum(),
+            lambda a: torch.linalg.vector_norm(a, ord=3, dim=0).sum(),
+            [data((3, 4))],
+        ),
+        (
+            "norm-nuc",
+            lambda a: jg.linalg.matrix_norm(a, ord="nuc").sum(),
+            lambda a: torch.linalg.matrix_norm(a, ord="nuc").sum(),
+            [data((2, 3, 4))],
+        ),
+        (
+            "norm-1",
+            lambda a: jg.linalg.matrix_norm(a, ord=1).sum(),
+            lambda a: torch.linalg.matrix_norm(a, ord=1).sum(),
+            [data((2, 3, 4))],
+        ),
+        (
+            "matrix_power",
+            lambda a: weighted(W[0])(jg.linalg.matrix_power(a, -3)),
+            lambda a: weighted(W[0])(torch.linalg.matrix_power(a, -3)),
+            [spd(3)],
+        ),
+        (
+            "multi_dot",
+            lambda a, b, c: jg.linalg.multi_dot([a, b, c]).sum(),
+            lambda a, b, c: torch.linalg.multi_dot([a, b, c]).sum(),
+            [data((2, 3)), data((3, 4), 1), data((4, 2), 2)],
+        ),
     ],
     ids=lambda v: v if isinstance(v, str) else "",
 )

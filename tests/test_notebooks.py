@@ -20,9 +20,12 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 EXPECTED = [
-    "01_storage_and_strides", "02_autograd_step_by_step", "03_fusion_and_the_memory_floor",
-    "04_jit_warmed_training", "05_serving_versions",
-]  # fmt: skip
+    "01_storage_and_strides",
+    "02_autograd_step_by_step",
+    "03_fusion_and_the_memory_floor",
+    "04_jit_warmed_training",
+    "05_serving_versions",
+]
 KERNEL = "jitgrad-notebook-test"
 CELL_TIMEOUT = 300  # seconds; a fast run of a whole notebook takes well under a minute
 MAX_NOTEBOOK_BYTES = 1 << 20
@@ -81,14 +84,24 @@ def test_notebook_runs_in_fast_mode(path, tmp_path, monkeypatch):
     # the temporary directory, not TCP.
     spec = tmp_path / "jupyter" / "kernels" / KERNEL
     spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "jitgrad tests", "language": "python",
-    }))  # fmt: skip
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "jitgrad tests",
+                "language": "python",
+            }
+        )
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     km = KernelManager(kernel_name=KERNEL, transport="ipc", ip=str(tmp_path / "kernel"))
-    client = NotebookClient(nb, km=km, timeout=CELL_TIMEOUT, allow_errors=False,
-                            resources={"metadata": {"path": str(tmp_path)}})  # fmt: skip
+    client = NotebookClient(
+        nb,
+        km=km,
+        timeout=CELL_TIMEOUT,
+        allow_errors=False,
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
     client.execute()  # raises CellExecutionError on the first failing cell
 
     assert not _errors(nb)

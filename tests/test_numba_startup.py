@@ -32,8 +32,9 @@ print(np.allclose(njit(lambda m: np.cov(m))(a), np.cov(a)))
 def test_jitgrad_runs_kernels_without_importing_scipy_and_numba_blas_still_works():
     if importlib.util.find_spec("scipy") is None:
         pytest.skip("SciPy is not installed: numba's probe costs nothing")
-    out = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
-                         check=True).stdout.split("\n")  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
     scipy_imported, have_blas, restored, dot, cov = out[:5]
     assert scipy_imported == "False"
     assert have_blas == "True"  # the answer numba's own import of SciPy gives

@@ -53,8 +53,14 @@ def test_unsigned_arithmetic_wraps_around_as_numpy(d, n):
     b = np.roll(a, 1)
     x, y = jg.asarray(a), jg.asarray(b)
     with np.errstate(all="ignore"):
-        for op in (operator.add, operator.sub, operator.mul, operator.and_, operator.or_,
-                   operator.xor):  # fmt: skip
+        for op in (
+            operator.add,
+            operator.sub,
+            operator.mul,
+            operator.and_,
+            operator.or_,
+            operator.xor,
+        ):
             assert_same(op(x, y), op(a, b))
         for scalar in (1, 255, 3):
             assert_same(x + scalar, a + scalar)
@@ -127,8 +133,7 @@ def test_sums_accumulate_in_numpys_dtype(d):
         assert_same(x.cumsum(), expected_cumsum)
 
 
-@pytest.mark.parametrize("src", UNSIGNED + [jg.float16, jg.float32, jg.float64, jg.int64],
-                         ids=str)  # fmt: skip
+@pytest.mark.parametrize("src", UNSIGNED + [jg.float16, jg.float32, jg.float64, jg.int64], ids=str)
 def test_casts_to_and_from_unsigned_match_numpy(src):
     a = values_of(src, 64)
     if src.kind == "f":
@@ -141,8 +146,11 @@ def test_casts_to_and_from_unsigned_match_numpy(src):
             # gives what the CPU gives): compare inside the range of int64 only.
             w = a.astype(np.float64)  # (the bounds below overflow float16)
             info = np.iinfo(dst.numpy)
-            inside = (w >= -(2.0**63)) & (w < 2.0**63) & ((w >= 0) | (info.bits == 64)
-                                                         | (w > -(2.0**info.bits)))  # fmt: skip
+            inside = (
+                (w >= -(2.0**63))
+                & (w < 2.0**63)
+                & ((w >= 0) | (info.bits == 64) | (w > -(2.0**info.bits)))
+            )
             inside &= (w < 2.0**info.bits) | (info.bits < 64)
             if info.bits < 32:  # numpy's C cast of these goes through a 32-bit int
                 inside &= np.abs(w) < 2.0**31
@@ -272,8 +280,9 @@ def test_0d_tensors_convert_like_numpy_scalars():
         pytest.fail("a 0-d comparison should be usable in an if")
 
 
-@pytest.mark.parametrize("value, ndigits", [(2.567, 2), (2.5, None), (3.5, None), (2567, -2),
-                                            (25, None), (-1.25, 1)])  # fmt: skip
+@pytest.mark.parametrize(
+    "value, ndigits", [(2.567, 2), (2.5, None), (3.5, None), (2567, -2), (25, None), (-1.25, 1)]
+)
 def test_round_like_numpy_scalars(value, ndigits):
     for d in ("float64", "float32", "int64"):
         if isinstance(value, float) and d == "int64":

@@ -11,10 +11,26 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_quick_run_writes_the_report(tmp_path):
     out = tmp_path / "RESULTS.md"
     subprocess.run(
-        [sys.executable, "-m", "perf", "--quick", "--repeat", "1", "--output", str(out),
-         "--rows", "fill-f32", "transpose-small-f32", "chain-forward-2^22"],
-        cwd=ROOT, check=True, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "perf",
+            "--quick",
+            "--repeat",
+            "1",
+            "--output",
+            str(out),
+            "--rows",
+            "fill-f32",
+            "transpose-small-f32",
+            "chain-forward-2^22",
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     text = out.read_text()
     assert "| fill-f32 |" in text and "| chain-forward-2^22 |" in text
     assert "## Machine" in text and "ERROR" not in text

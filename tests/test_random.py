@@ -115,8 +115,9 @@ def as_tensors(values):
 
 
 def call(obj, name, args, kwargs, tensors):
-    args = as_tensors(args) if tensors else [np.array(a) if isinstance(a, list) else a
-                                             for a in args]  # fmt: skip
+    args = (
+        as_tensors(args) if tensors else [np.array(a) if isinstance(a, list) else a for a in args]
+    )
     kwargs = dict(zip(kwargs, (as_tensors if tensors else list)(kwargs.values())))
     if not tensors:
         kwargs = {k: np.array(v) if isinstance(v, list) else v for k, v in kwargs.items()}
@@ -135,8 +136,10 @@ def test_legacy_functions_draw_numpys_numbers(name, args, kwargs):
     got = call(jg.random, name, args, kwargs, tensors=True)
     want = call(np.random.RandomState(12), name, args, kwargs, tensors=False)
     assert_same(got, want)
-    assert_same(call(jg.random.RandomState(3), name, args, kwargs, tensors=True),
-                call(np.random.RandomState(3), name, args, kwargs, tensors=False))  # fmt: skip
+    assert_same(
+        call(jg.random.RandomState(3), name, args, kwargs, tensors=True),
+        call(np.random.RandomState(3), name, args, kwargs, tensors=False),
+    )
 
 
 @pytest.mark.parametrize("name, args, kwargs", GENERATOR_CALLS, ids=ids(GENERATOR_CALLS))
@@ -189,8 +192,9 @@ def test_set_bit_generator_makes_the_legacy_functions_draw_from_it():
     before = jg.random.get_bit_generator()
     try:
         jg.random.set_bit_generator(jg.random.PCG64(4))
-        assert_same(jg.random.random_sample(3), np.random.RandomState(np.random.PCG64(4))
-                    .random_sample(3))  # fmt: skip
+        assert_same(
+            jg.random.random_sample(3), np.random.RandomState(np.random.PCG64(4)).random_sample(3)
+        )
     finally:
         jg.random.set_bit_generator(before)
 
@@ -205,14 +209,22 @@ def test_numpys_classes_are_reexported():
     assert jg.random.PCG64 is np.random.PCG64 and jg.random.MT19937 is np.random.MT19937
     assert jg.random.SeedSequence is np.random.SeedSequence
     assert jg.random.BitGenerator is np.random.BitGenerator
-    assert_same(jg.random.Generator(jg.random.PCG64(5)).random(3),
-                np.random.Generator(np.random.PCG64(5)).random(3))  # fmt: skip
-    assert_same(jg.random.Generator(jg.random.MT19937(5)).normal(size=2),
-                np.random.Generator(np.random.MT19937(5)).normal(size=2))  # fmt: skip
-    assert_same(jg.random.default_rng(jg.random.SeedSequence(8)).random(2),
-                np.random.default_rng(np.random.SeedSequence(8)).random(2))  # fmt: skip
-    assert_same(jg.random.RandomState(jg.random.MT19937(6)).rand(2),
-                np.random.RandomState(np.random.MT19937(6)).rand(2))  # fmt: skip
+    assert_same(
+        jg.random.Generator(jg.random.PCG64(5)).random(3),
+        np.random.Generator(np.random.PCG64(5)).random(3),
+    )
+    assert_same(
+        jg.random.Generator(jg.random.MT19937(5)).normal(size=2),
+        np.random.Generator(np.random.MT19937(5)).normal(size=2),
+    )
+    assert_same(
+        jg.random.default_rng(jg.random.SeedSequence(8)).random(2),
+        np.random.default_rng(np.random.SeedSequence(8)).random(2),
+    )
+    assert_same(
+        jg.random.RandomState(jg.random.MT19937(6)).rand(2),
+        np.random.RandomState(np.random.MT19937(6)).rand(2),
+    )
 
 
 def test_default_rng_takes_generators_as_they_are():
@@ -242,13 +254,17 @@ def shuffled(shuffle, x, *args):
     return x
 
 
-@pytest.mark.parametrize("view", [
-    lambda a: a,
-    lambda a: a[::2],
-    lambda a: a[:, 1],
-    lambda a: a.T,
-    lambda a: a[::-1, 1:],
-], ids=["whole", "every other row", "a column", "transposed", "reversed rows"])  # fmt: skip
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda a: a,
+        lambda a: a[::2],
+        lambda a: a[:, 1],
+        lambda a: a.T,
+        lambda a: a[::-1, 1:],
+    ],
+    ids=["whole", "every other row", "a column", "transposed", "reversed rows"],
+)
 def test_shuffle_in_place_on_tensors_and_views_as_numpy(view):
     values = np.arange(24.0).reshape(6, 4)
     t, a = jg.tensor(values), values.copy()
@@ -305,14 +321,20 @@ def test_choice_with_p_as_a_tensor():
     jg.random.seed(0)
     assert_same(jg.random.choice(4, 10, p=p), np.random.RandomState(0).choice(4, 10, p=P))
     values = jg.tensor([[1, 2], [3, 4], [5, 6], [7, 8]])
-    assert_same(jg.random.default_rng(0).choice(values, 2, p=p, axis=0),
-                np.random.default_rng(0).choice(values.numpy(), 2, p=P, axis=0))  # fmt: skip
+    assert_same(
+        jg.random.default_rng(0).choice(values, 2, p=p, axis=0),
+        np.random.default_rng(0).choice(values.numpy(), 2, p=P, axis=0),
+    )
 
 
-@pytest.mark.parametrize("rng, ref", [
-    (lambda: jg.random, lambda: np.random),
-    (lambda: jg.random.default_rng(0), lambda: np.random.default_rng(0)),
-], ids=["legacy", "generator"])  # fmt: skip
+@pytest.mark.parametrize(
+    "rng, ref",
+    [
+        (lambda: jg.random, lambda: np.random),
+        (lambda: jg.random.default_rng(0), lambda: np.random.default_rng(0)),
+    ],
+    ids=["legacy", "generator"],
+)
 def test_numpys_errors_pass_through_with_their_messages(rng, ref):
     for p in ([0.5, 0.6], [1.5, -0.5]):
         with pytest.raises(ValueError) as want:
@@ -362,10 +384,14 @@ def test_jitted_draws_are_fresh_and_follow_the_stream():
         np.testing.assert_array_equal(g, ref.standard_normal(3))
 
 
-@pytest.mark.parametrize("seeded", [
-    lambda: jg.random.seed(1) or jg.random,
-    lambda: jg.random.RandomState(1),
-], ids=["global seed", "RandomState made in the call"])  # fmt: skip
+@pytest.mark.parametrize(
+    "seeded",
+    [
+        lambda: jg.random.seed(1) or jg.random,
+        lambda: jg.random.RandomState(1),
+    ],
+    ids=["global seed", "RandomState made in the call"],
+)
 def test_a_seed_inside_a_jitted_function_reseeds_on_every_call(seeded):
     step = jg.jit(lambda x: x + seeded().rand(2))
     want = np.random.RandomState(1).rand(2)

@@ -81,10 +81,20 @@ def test_basic_indexing_matches_numpy():
     a = np.arange(60).reshape(3, 4, 5)
     t = jg.from_numpy(a)
     for key in [
-        1, -1, (1, 2), (slice(None), 0), (Ellipsis, 2), (None, 1), (slice(None, None, -2),),
-        (1, slice(3, 0, -1), None, slice(None, None, 2)), (Ellipsis, None), (slice(5, 10),),
-        (0, 0, 0), (), (slice(None), Ellipsis, slice(1, -1)),
-    ]:  # fmt: skip
+        1,
+        -1,
+        (1, 2),
+        (slice(None), 0),
+        (Ellipsis, 2),
+        (None, 1),
+        (slice(None, None, -2),),
+        (1, slice(3, 0, -1), None, slice(None, None, 2)),
+        (Ellipsis, None),
+        (slice(5, 10),),
+        (0, 0, 0),
+        (),
+        (slice(None), Ellipsis, slice(1, -1)),
+    ]:
         view = t[key]
         np.testing.assert_array_equal(view.numpy(), a[key], err_msg=str(key))
         assert view.storage() is t.storage()
@@ -146,16 +156,23 @@ def test_narrow_diagonal_flip_as_strided():
     np.testing.assert_array_equal(t.flip(0).numpy(), a[::-1])
     np.testing.assert_array_equal(t.flip().numpy(), a[::-1, ::-1])
     w = t.as_strided((3, 2), (1, 5), 2)
-    np.testing.assert_array_equal(w.numpy(), np.lib.stride_tricks.as_strided(
-        a.ravel()[2:], (3, 2), (8, 40)))  # fmt: skip
+    np.testing.assert_array_equal(
+        w.numpy(), np.lib.stride_tricks.as_strided(a.ravel()[2:], (3, 2), (8, 40))
+    )
     with pytest.raises(ValueError, match="outside a storage of size 20"):
         t.as_strided((5, 5), (5, 1))
 
 
-@pytest.mark.parametrize("take", [
-    lambda t: t.flip((0, -2)), lambda t: jg.flip(t, (1, 1)), lambda t: np.flip(t, (1, -1)),
-    lambda t: t[:1].squeeze((0, 0)), lambda t: jg.squeeze(t[:1], (0, -2)),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "take",
+    [
+        lambda t: t.flip((0, -2)),
+        lambda t: jg.flip(t, (1, 1)),
+        lambda t: np.flip(t, (1, -1)),
+        lambda t: t[:1].squeeze((0, 0)),
+        lambda t: jg.squeeze(t[:1], (0, -2)),
+    ],
+)
 def test_a_dimension_named_twice_is_refused(take):
     # (flipped or squeezed once, silently, before; numpy and PyTorch refuse it)
     with pytest.raises(ValueError, match=r"repeated axis in \(.*\) of a tensor of 2 dim"):
@@ -163,10 +180,17 @@ def test_a_dimension_named_twice_is_refused(take):
 
 
 @pytest.mark.parametrize("requires_grad", [False, True])
-@pytest.mark.parametrize("take", [
-    lambda t: t.flip(0), lambda t: jg.flip(t, -1), lambda t: t.squeeze(0),
-    lambda t: jg.squeeze(t, (-1,)), lambda t: t.transpose(0, -1), lambda t: jg.swapaxes(t, 0, 0),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "take",
+    [
+        lambda t: t.flip(0),
+        lambda t: jg.flip(t, -1),
+        lambda t: t.squeeze(0),
+        lambda t: jg.squeeze(t, (-1,)),
+        lambda t: t.transpose(0, -1),
+        lambda t: jg.swapaxes(t, 0, 0),
+    ],
+)
 def test_a_0d_tensors_dim_0_is_its_one_element(take, requires_grad):
     """As in PyTorch, dim 0 (or -1) of a 0-d tensor names its one element: flipping,
     squeezing or swapping it gives the tensor (it raised raw IndexErrors)."""
@@ -178,21 +202,29 @@ def test_a_0d_tensors_dim_0_is_its_one_element(take, requires_grad):
         assert t.grad.item() == 2.0
 
 
-@pytest.mark.parametrize("take, error", [
-    (lambda t: t.flip(1), IndexError), (lambda t: t.squeeze(1), IndexError),
-    (lambda t: t.flip((0, -1)), ValueError), (lambda t: t.narrow(0, 0, 1), IndexError),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "take, error",
+    [
+        (lambda t: t.flip(1), IndexError),
+        (lambda t: t.squeeze(1), IndexError),
+        (lambda t: t.flip((0, -1)), ValueError),
+        (lambda t: t.narrow(0, 0, 1), IndexError),
+    ],
+)
 def test_a_0d_tensor_refuses_other_dims(take, error):
     with pytest.raises(error, match="out of range|repeated axis|0-d tensor"):
         take(jg.tensor(1.5))
 
 
-@pytest.mark.parametrize("make", [
-    lambda: jg.ones(1).expand(2**40, 2**40),
-    lambda: jg.ones(1).as_strided((2**32, 2**32), (0, 0)),
-    lambda: jg.empty((2**40, 2**40)),
-    lambda: jg.ones(1).reshape(1, 1).broadcast_to((2**62, 4)),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: jg.ones(1).expand(2**40, 2**40),
+        lambda: jg.ones(1).as_strided((2**32, 2**32), (0, 0)),
+        lambda: jg.empty((2**40, 2**40)),
+        lambda: jg.ones(1).reshape(1, 1).broadcast_to((2**62, 4)),
+    ],
+)
 def test_shapes_beyond_int64_indices_are_refused(make):
     with pytest.raises(ValueError, match="elements"):
         make()
@@ -251,9 +283,15 @@ def test_setitem_with_views_and_broadcast_values():
 
 @pytest.mark.parametrize(
     "key, value_shape",
-    [(0, (1, 3)), (0, (1, 1, 3)), (slice(1, None), (1, 1, 1, 3)), ((1, slice(2, 3)), (1, 1)),
-     (Ellipsis, (1, 2, 1)), ((None, 0), (1, 1, 1))],
-)  # fmt: skip
+    [
+        (0, (1, 3)),
+        (0, (1, 1, 3)),
+        (slice(1, None), (1, 1, 1, 3)),
+        ((1, slice(2, 3)), (1, 1)),
+        (Ellipsis, (1, 2, 1)),
+        ((None, 0), (1, 1, 1)),
+    ],
+)
 def test_assigned_values_lose_extra_leading_ones_as_in_numpy(key, value_shape):
     value = np.arange(1.0, 1.0 + np.prod(value_shape)).reshape(value_shape)
     for src in (value, jg.from_numpy(value), value.tolist()):
@@ -396,9 +434,11 @@ def test_one_element_integer_tensors_are_indices(dtype):
 def test_view_as_a_dtype_reads_the_same_bytes_as_numpy(dtype):
     t = jg.ones((2, 4), requires_grad=True)
     a, dtype_np = np.ones((2, 4)), getattr(dtype, "numpy", dtype)
-    for view, expected in ((lambda: t.view(dtype), a.view(dtype_np)),
-                           (lambda: jg.view(t, dtype), a.view(dtype_np)),
-                           (lambda: t[0].view(dtype), a[0].view(dtype_np))):  # fmt: skip
+    for view, expected in (
+        (lambda: t.view(dtype), a.view(dtype_np)),
+        (lambda: jg.view(t, dtype), a.view(dtype_np)),
+        (lambda: t[0].view(dtype), a[0].view(dtype_np)),
+    ):
         got = view()
         assert got.shape == expected.shape and got.requires_grad == (got.dtype is t.dtype)
         np.testing.assert_array_equal(got.numpy(), expected)
@@ -470,8 +510,9 @@ TYPED_FLOAT_DATA = [
 
 
 @pytest.mark.parametrize("default", ["float64", "float32"])
-@pytest.mark.parametrize("data, in_float64, in_float32", TYPED_FLOAT_DATA,
-                         ids=[row[0] for row in TYPED_FLOAT_DATA])  # fmt: skip
+@pytest.mark.parametrize(
+    "data, in_float64, in_float32", TYPED_FLOAT_DATA, ids=[row[0] for row in TYPED_FLOAT_DATA]
+)
 def test_typed_float_data_keeps_its_dtype_as_in_pytorch(data, in_float64, in_float32, default):
     torch = pytest.importorskip("torch")
     names = {"np": np, "jg": jg, "torch": torch}
@@ -531,10 +572,12 @@ def test_random_integers_of_bool_dtype_are_numpys():
 def test_float32_draws_are_numpys_float32_streams():
     rng, ref = jg.random.default_rng(1), np.random.default_rng(1)
     for dtype in (np.float32, np.float64):
-        np.testing.assert_array_equal(rng.random(5, dtype=dtype).numpy(),
-                                      ref.random(5, dtype=dtype))  # fmt: skip
-        np.testing.assert_array_equal(rng.standard_normal(5, dtype=dtype).numpy(),
-                                      ref.standard_normal(5, dtype=dtype))  # fmt: skip
+        np.testing.assert_array_equal(
+            rng.random(5, dtype=dtype).numpy(), ref.random(5, dtype=dtype)
+        )
+        np.testing.assert_array_equal(
+            rng.standard_normal(5, dtype=dtype).numpy(), ref.standard_normal(5, dtype=dtype)
+        )
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
@@ -623,8 +666,15 @@ def test_arange_step_none_and_full_of_an_array_as_numpy():
 
 
 def test_arange_of_typed_numbers_takes_the_kind_only_as_numpy():
-    for bound in (np.int8(5), np.uint8(5), np.array(5, np.int16), jg.tensor(5, dtype=jg.int8),
-                  np.float32(2.5), np.float16(2.5), jg.tensor(2.5, dtype=jg.float32)):  # fmt: skip
+    for bound in (
+        np.int8(5),
+        np.uint8(5),
+        np.array(5, np.int16),
+        jg.tensor(5, dtype=jg.int8),
+        np.float32(2.5),
+        np.float16(2.5),
+        jg.tensor(2.5, dtype=jg.float32),
+    ):
         want = np.arange(np.asarray(bound).item() if isinstance(bound, jg.Tensor) else bound)
         got = jg.arange(bound)
         assert got.dtype.numpy == want.dtype and got.tolist() == want.tolist()

@@ -5,8 +5,22 @@ import pytest
 
 import jitgrad as jg
 
-ALIASES = ["int_", "intp", "intc", "longlong", "byte", "uint", "uintp", "uintc", "ulong",
-           "ulonglong", "ubyte", "ushort", "single", "csingle"]
+ALIASES = [
+    "int_",
+    "intp",
+    "intc",
+    "longlong",
+    "byte",
+    "uint",
+    "uintp",
+    "uintc",
+    "ulong",
+    "ulonglong",
+    "ubyte",
+    "ushort",
+    "single",
+    "csingle",
+]
 
 
 @pytest.mark.parametrize("name", ALIASES)
@@ -30,8 +44,17 @@ def test_numpy_own_types_and_tables():
     assert jg.issubdtype(jg.datetime64, jg.generic)
 
 
-@pytest.mark.parametrize("dtypes", [("int64",), ("int8", "float32"), ("float16",),
-                                    ("float32", "complex64"), ("float32",), ("bool",)])
+@pytest.mark.parametrize(
+    "dtypes",
+    [
+        ("int64",),
+        ("int8", "float32"),
+        ("float16",),
+        ("float32", "complex64"),
+        ("float32",),
+        ("bool",),
+    ],
+)
 def test_common_type_matches_numpy(dtypes):
     arrays = [np.zeros(2, d) for d in dtypes]
     try:

@@ -52,22 +52,75 @@ NAMESPACES = {"numpy": "", "numpy.linalg": "linalg", "numpy.fft": "fft", "numpy.
 # (Random draws are all of numpy.random; a numpy type or module is found by its kind.)
 NO_GRADIENT = {
     # creation from shapes, values or ranges
-    "arange", "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray",
-    "empty", "empty_like", "eye", "frombuffer", "fromfunction", "fromiter", "fromstring",
-    "full", "full_like", "geomspace", "identity", "indices", "linspace", "logspace", "ones",
-    "ones_like", "tri", "zeros", "zeros_like",
+    "arange",
+    "array",
+    "asarray",
+    "asanyarray",
+    "ascontiguousarray",
+    "asfortranarray",
+    "empty",
+    "empty_like",
+    "eye",
+    "frombuffer",
+    "fromfunction",
+    "fromiter",
+    "fromstring",
+    "full",
+    "full_like",
+    "geomspace",
+    "identity",
+    "indices",
+    "linspace",
+    "logspace",
+    "ones",
+    "ones_like",
+    "tri",
+    "zeros",
+    "zeros_like",
     # piecewise constant
-    "ceil", "fix", "floor", "floor_divide", "heaviside", "rint", "round", "around", "sign",
-    "trunc", "spacing", "nextafter",
+    "ceil",
+    "fix",
+    "floor",
+    "floor_divide",
+    "heaviside",
+    "rint",
+    "round",
+    "around",
+    "sign",
+    "trunc",
+    "spacing",
+    "nextafter",
     # I/O and global state
-    "fftfreq", "rfftfreq",
-    "fromfile", "genfromtxt", "load", "loadtxt", "save", "savetxt", "savez",
-    "savez_compressed", "errstate", "geterr", "geterrcall", "getbufsize", "get_printoptions",
-    "printoptions", "set_printoptions", "setbufsize", "seterr", "seterrcall",
+    "fftfreq",
+    "rfftfreq",
+    "fromfile",
+    "genfromtxt",
+    "load",
+    "loadtxt",
+    "save",
+    "savetxt",
+    "savez",
+    "savez_compressed",
+    "errstate",
+    "geterr",
+    "geterrcall",
+    "getbufsize",
+    "get_printoptions",
+    "printoptions",
+    "set_printoptions",
+    "setbufsize",
+    "seterr",
+    "seterrcall",
     # questions about dtypes
-    "can_cast", "finfo", "iinfo", "isdtype", "issubdtype", "min_scalar_type", "promote_types",
+    "can_cast",
+    "finfo",
+    "iinfo",
+    "isdtype",
+    "issubdtype",
+    "min_scalar_type",
+    "promote_types",
     "result_type",
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True)
@@ -311,8 +364,13 @@ def render(tables: dict[str, list[Entry]]) -> str:
         "accepts tensors.",
     ]
     for namespace, rows in tables.items():
-        lines += ["", f"## `{namespace}`", "", "| name | numpy's kind | status | gradient | note |",
-                  "|---|---|---|---|---|"]  # fmt: skip
+        lines += [
+            "",
+            f"## `{namespace}`",
+            "",
+            "| name | numpy's kind | status | gradient | note |",
+            "|---|---|---|---|---|",
+        ]
         for r in rows:
             lines.append(f"| `{r.name}` | {r.kind} | {r.status} | {r.gradient} | {r.note} |")
     return "\n".join(lines) + "\n"
@@ -326,8 +384,9 @@ def generate() -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true",
-                        help=f"exit 1 if {OUTPUT.relative_to(ROOT)} is out of date")  # fmt: skip
+    parser.add_argument(
+        "--check", action="store_true", help=f"exit 1 if {OUTPUT.relative_to(ROOT)} is out of date"
+    )
     args = parser.parse_args(argv)
     text = generate()
     if args.check:

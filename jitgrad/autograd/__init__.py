@@ -8,6 +8,15 @@ from .gradcheck import GradcheckError, gradcheck
 from .tensor import Tensor
 
 __all__ = [
-    "Function", "GradcheckError", "Tensor", "enable_grad", "grad", "gradcheck",
-    "is_grad_enabled", "no_grad", "run_backward", "set_grad_enabled", "to_dot",
-]  # fmt: skip
+    "Function",
+    "GradcheckError",
+    "Tensor",
+    "enable_grad",
+    "grad",
+    "gradcheck",
+    "is_grad_enabled",
+    "no_grad",
+    "run_backward",
+    "set_grad_enabled",
+    "to_dot",
+]

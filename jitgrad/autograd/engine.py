@@ -156,8 +156,9 @@ def root_gradient(output, gradient):
     return gradient
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=False):  # fmt: skip
+def grad(
+    outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False
+):
     """The gradients of ``outputs`` with respect to ``inputs``, without touching ``.grad``.
 
     >>> import jitgrad as jg
@@ -182,8 +183,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError(f"input {i} of grad() does not require grad")
         edges.append(edge)
     retain = create_graph if retain_graph is None else retain_graph
-    captured = run_backward(outputs, root_grads, retain_graph=retain,
-                            create_graph=create_graph, capture=edges)  # fmt: skip
+    captured = run_backward(
+        outputs, root_grads, retain_graph=retain, create_graph=create_graph, capture=edges
+    )
     results = []
     for i, edge in enumerate(edges):
         g = captured.get(edge)

@@ -200,8 +200,13 @@ class Function(Node):
         # work only on a mismatch. (A loop: no comprehension frame per op.)
         for i, x in enumerate(self.inputs):
             g = gxs[i]
-            if g is not None and x._requires_grad and (
-                getattr(g, "_shape", None) != x._shape or g._storage.dtype is not x._storage.dtype
+            if (
+                g is not None
+                and x._requires_grad
+                and (
+                    getattr(g, "_shape", None) != x._shape
+                    or g._storage.dtype is not x._storage.dtype
+                )
             ):
                 gxs = gxs[:i] + (self._fit_gradient(i, g, x),) + gxs[i + 1 :]
         if not retain_graph:

@@ -111,8 +111,10 @@ class _NoArgumentMode(set_grad_enabled):
         if fn is None:
             return super().__new__(cls)
         if not callable(fn):
-            raise TypeError(f"{cls.__name__}() takes no arguments; use it as @{cls.__name__} "
-                            f"or @{cls.__name__}() or in a with block")  # fmt: skip
+            raise TypeError(
+                f"{cls.__name__}() takes no arguments; use it as @{cls.__name__} "
+                f"or @{cls.__name__}() or in a with block"
+            )
         return cls()(fn)
 
     def __init__(self, fn=None):

@@ -13,8 +13,9 @@ class GradcheckError(AssertionError):
     """An analytical gradient disagrees with central finite differences."""
 
 
-def gradcheck(fn, *inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-              seed: int = 0) -> bool:  # fmt: skip
+def gradcheck(
+    fn, *inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3, seed: int = 0
+) -> bool:
     """Compare autograd's gradients of ``fn`` with central differences, in float64.
 
     Every output is weighted by a fixed random tensor and summed, so all of them are
@@ -56,8 +57,10 @@ def gradcheck(fn, *inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 
         returned = outs if isinstance(outs, (tuple, list)) else (outs,)
         outs = [o for o in returned if isinstance(o, Tensor) and o.dtype.is_floating_point]
         if not outs:
-            kinds = ", ".join(f"a {o.dtype.name} tensor" if isinstance(o, Tensor)
-                              else type(o).__name__ for o in returned)  # fmt: skip
+            kinds = ", ".join(
+                f"a {o.dtype.name} tensor" if isinstance(o, Tensor) else type(o).__name__
+                for o in returned
+            )
             raise ValueError(
                 f"gradcheck: fn returned no floating-point tensor to differentiate (got {kinds})"
             )

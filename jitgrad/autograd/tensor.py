@@ -39,7 +39,12 @@ class Tensor(TensorBase):
         t = cls.__new__(cls)
         t._storage, t._shape, t._strides, t._offset = storage, tuple(shape), tuple(strides), offset
         t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = (
-            False, None, None, 0, None)  # fmt: skip
+            False,
+            None,
+            None,
+            0,
+            None,
+        )
         return t
 
     def _init_autograd(self) -> None:
@@ -158,8 +163,9 @@ class Tensor(TensorBase):
         from .engine import root_gradient, run_backward
 
         gradient = root_gradient(self, gradient)
-        run_backward([self], [gradient], retain_graph=retain_graph or create_graph,
-                     create_graph=create_graph)  # fmt: skip
+        run_backward(
+            [self], [gradient], retain_graph=retain_graph or create_graph, create_graph=create_graph
+        )
 
     # -- in-place writes -----------------------------------------------------------------
 
@@ -200,8 +206,11 @@ class Tensor(TensorBase):
     def __getstate__(self):
         """The data and ``requires_grad``, as PyTorch pickles them: never the graph (a
         non-leaf loads as a leaf, requiring grad if it did) and never ``.grad``."""
-        return (*TensorBase.__getstate__(self), self._requires_grad,
-                getattr(self, "__dict__", None))  # fmt: skip
+        return (
+            *TensorBase.__getstate__(self),
+            self._requires_grad,
+            getattr(self, "__dict__", None),
+        )
 
     def __setstate__(self, state) -> None:
         if len(state) == 2:  # (None, slots): how earlier versions pickled leaves

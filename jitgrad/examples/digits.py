@@ -146,9 +146,16 @@ class Result:
     kernels: dict = field(default_factory=dict)  # jg.jit.stats() after the first step
 
 
-def train(epochs: int = 20, batch_size: int = 64, optimizer: str = "adam",
-          lr: float | None = None, seed: int = 0, train_limit: int | None = None,
-          progress=None, use_jit: bool = True) -> Result:  # fmt: skip
+def train(
+    epochs: int = 20,
+    batch_size: int = 64,
+    optimizer: str = "adam",
+    lr: float | None = None,
+    seed: int = 0,
+    train_limit: int | None = None,
+    progress=None,
+    use_jit: bool = True,
+) -> Result:
     """Train on the digits and return the model, its test accuracy, the mean loss of each
     epoch and every step's wall time. ``train_limit`` trains on the first samples only;
     ``progress`` is a stream for the progress bars (None: no bars); ``use_jit`` runs the
@@ -158,8 +165,12 @@ def train(epochs: int = 20, batch_size: int = 64, optimizer: str = "adam",
         x_train, y_train = x_train[:train_limit], y_train[:train_limit]
     model = build_model(seed)
     opt = make_optimizer(optimizer, model.parameters(), lr)
-    loader = DataLoader(TensorDataset(jg.asarray(x_train), jg.asarray(y_train)),
-                        batch_size=batch_size, shuffle=True, generator=seed)  # fmt: skip
+    loader = DataLoader(
+        TensorDataset(jg.asarray(x_train), jg.asarray(y_train)),
+        batch_size=batch_size,
+        shuffle=True,
+        generator=seed,
+    )
     step = jg.jit(train_step) if use_jit else train_step
     result = Result(model, 0.0)
     start = time.perf_counter()
@@ -223,23 +234,46 @@ def parse_args(argv=None) -> argparse.Namespace:
         description="Train an MLP (64 → 128 → ReLU → 10, float32) on scikit-learn's "
         "handwritten digits and save it as a model directory for serving.",
     )
-    parser.add_argument("--epochs", type=int, default=20, help="passes over the training set "
-                        "(default: 20)")  # fmt: skip
-    parser.add_argument("--batch-size", type=int, default=64, help="samples per step "
-                        "(default: 64)")  # fmt: skip
-    parser.add_argument("--optimizer", choices=("adam", "sgd"), default="adam",
-                        help="adam, or sgd with momentum 0.9 (default: adam)")  # fmt: skip
-    parser.add_argument("--lr", type=float, default=None, help="learning rate (default: "
-                        "0.01 for adam, 0.02 for sgd)")  # fmt: skip
-    parser.add_argument("--output", default="./models/digits/1", help="model directory to "
-                        "write, a version directory under a base path (default: "
-                        "./models/digits/1; replaced if it exists)")  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0, help="seed of the split, the "
-                        "initialisation and the shuffling (default: 0)")  # fmt: skip
-    parser.add_argument("--no-jit", action="store_true", help="run the training step "
-                        "eagerly instead of under jg.jit")  # fmt: skip
-    parser.add_argument("--serve", action="store_true", help="then serve the saved model "
-                        "over HTTP on loopback, answer one predict request and stop")  # fmt: skip
+    parser.add_argument(
+        "--epochs", type=int, default=20, help="passes over the training set (default: 20)"
+    )
+    parser.add_argument("--batch-size", type=int, default=64, help="samples per step (default: 64)")
+    parser.add_argument(
+        "--optimizer",
+        choices=("adam", "sgd"),
+        default="adam",
+        help="adam, or sgd with momentum 0.9 (default: adam)",
+    )
+    parser.add_argument(
+        "--lr",
+        type=float,
+        default=None,
+        help="learning rate (default: 0.01 for adam, 0.02 for sgd)",
+    )
+    parser.add_argument(
+        "--output",
+        default="./models/digits/1",
+        help="model directory to "
+        "write, a version directory under a base path (default: "
+        "./models/digits/1; replaced if it exists)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the split, the initialisation and the shuffling (default: 0)",
+    )
+    parser.add_argument(
+        "--no-jit",
+        action="store_true",
+        help="run the training step eagerly instead of under jg.jit",
+    )
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="then serve the saved model "
+        "over HTTP on loopback, answer one predict request and stop",
+    )
     args = parser.parse_args(argv)
     if args.epochs <= 0 or args.batch_size <= 0:
         parser.error("--epochs and --batch-size must be positive")
@@ -249,32 +283,61 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     args = parse_args(argv)
     lr = DEFAULT_LR[args.optimizer] if args.lr is None else args.lr
-    print(f"digits: MLP 64 → 128 → ReLU → 10 (float32), {args.optimizer} lr={lr}, "
-          f"batch {args.batch_size}, {args.epochs} epochs, seed {args.seed}")  # fmt: skip
-    result = train(args.epochs, args.batch_size, args.optimizer, lr, args.seed,
-                   progress=sys.stderr, use_jit=not args.no_jit)  # fmt: skip
+    print(
+        f"digits: MLP 64 → 128 → ReLU → 10 (float32), {args.optimizer} lr={lr}, "
+        f"batch {args.batch_size}, {args.epochs} epochs, seed {args.seed}"
+    )
+    result = train(
+        args.epochs,
+        args.batch_size,
+        args.optimizer,
+        lr,
+        args.seed,
+        progress=sys.stderr,
+        use_jit=not args.no_jit,
+    )
     median = statistics.median(result.step_times)
     mode = "eager" if args.no_jit else "jitted"
     print(f"test accuracy: {result.test_accuracy:.2%}")
     kernels = result.kernels
-    print(f"first step: {result.first_step_seconds:.2f} s ({mode}; kernels compiled: "
-          f"{kernels.get('compiled', 0)}, loaded from the disk cache: "
-          f"{kernels.get('disk_hits', 0)})")  # fmt: skip
-    print(f"median step time: {_format_time(median)} ({mode}, batch {args.batch_size}), "
-          f"{len(result.step_times) + 1} steps in {result.seconds:.2f} s")  # fmt: skip
+    print(
+        f"first step: {result.first_step_seconds:.2f} s ({mode}; kernels compiled: "
+        f"{kernels.get('compiled', 0)}, loaded from the disk cache: "
+        f"{kernels.get('disk_hits', 0)})"
+    )
+    print(
+        f"median step time: {_format_time(median)} ({mode}, batch {args.batch_size}), "
+        f"{len(result.step_times) + 1} steps in {result.seconds:.2f} s"
+    )
     if not args.no_jit:
         eager = statistics.median(eager_step_times(args.batch_size, seed=args.seed))
-        print(f"median eager step: {_format_time(eager)}: the jitted step is "
-              f"{eager / median:.1f}× faster")  # fmt: skip
-        print(f"warm start: a fresh process trains its first jitted step "
-              f"{warm_start_seconds(args.batch_size):.2f} s after starting")  # fmt: skip
+        print(
+            f"median eager step: {_format_time(eager)}: the jitted step is "
+            f"{eager / median:.1f}× faster"
+        )
+        print(
+            f"warm start: a fresh process trains its first jitted step "
+            f"{warm_start_seconds(args.batch_size):.2f} s after starting"
+        )
     save_model(
-        result.model, args.output, input_name="x", input_shape=(64,), input_dtype="float32",
-        warmup_batch_sizes=(1, args.batch_size), overwrite=True,
-        extra={"dataset": "sklearn.datasets.load_digits", "classes": list(range(10)),
-               "pixel_scale": 1 / 16, "test_accuracy": result.test_accuracy,
-               "optimizer": args.optimizer, "lr": lr, "epochs": args.epochs, "seed": args.seed},
-    )  # fmt: skip
+        result.model,
+        args.output,
+        input_name="x",
+        input_shape=(64,),
+        input_dtype="float32",
+        warmup_batch_sizes=(1, args.batch_size),
+        overwrite=True,
+        extra={
+            "dataset": "sklearn.datasets.load_digits",
+            "classes": list(range(10)),
+            "pixel_scale": 1 / 16,
+            "test_accuracy": result.test_accuracy,
+            "optimizer": args.optimizer,
+            "lr": lr,
+            "epochs": args.epochs,
+            "seed": args.seed,
+        },
+    )
     print(f"saved model to {args.output}")
     if args.serve:
         from jitgrad.serving.demo import serve_once

@@ -15,5 +15,14 @@ from .numpy_formats import *  # noqa: F403
 from .numpy_formats import __all__ as _numpy_formats_all
 from .serialize import load, save
 
-__all__ = ["FORMAT_VERSION", "FormatError", "load", "save", "save_model", "load_model",
-           "read_manifest", "ModelDirectoryError", *_numpy_formats_all]  # fmt: skip
+__all__ = [
+    "FORMAT_VERSION",
+    "FormatError",
+    "load",
+    "save",
+    "save_model",
+    "load_model",
+    "read_manifest",
+    "ModelDirectoryError",
+    *_numpy_formats_all,
+]

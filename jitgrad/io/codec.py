@@ -53,10 +53,12 @@ def _encode(obj, where: str, tensor_entry, active: set[int]):
                         f"cannot save a dict key of type {type(key).__qualname__} "
                         f"({key!r}) at {where}: keys may be str, int, float, bool or None"
                     )
-                items.append([
-                    _encode(key, where, tensor_entry, active),
-                    _encode(value, f"{where}[{key!r}]", tensor_entry, active),
-                ])  # fmt: skip
+                items.append(
+                    [
+                        _encode(key, where, tensor_entry, active),
+                        _encode(value, f"{where}[{key!r}]", tensor_entry, active),
+                    ]
+                )
             return {"dict": items}
         values = [_encode(v, f"{where}[{i}]", tensor_entry, active) for i, v in enumerate(obj)]
         return {kind.__name__: values}

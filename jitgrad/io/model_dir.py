@@ -66,9 +66,18 @@ class ModelDirectoryError(ValueError):
     message names the directory (or file) and the problem."""
 
 
-def save_model(module, directory, *, input_name: str = "x", input_shape=(64,),
-               input_dtype="float32", warmup_batch_sizes=(1, 64), extra=None,
-               output_name: str = "output", overwrite: bool = False) -> dict:  # fmt: skip
+def save_model(
+    module,
+    directory,
+    *,
+    input_name: str = "x",
+    input_shape=(64,),
+    input_dtype="float32",
+    warmup_batch_sizes=(1, 64),
+    extra=None,
+    output_name: str = "output",
+    overwrite: bool = False,
+) -> dict:
     """Write ``module`` to ``directory`` (created if needed) as weights, architecture and,
     last, the manifest; returns the manifest.
 
@@ -90,8 +99,11 @@ def save_model(module, directory, *, input_name: str = "x", input_shape=(64,),
     True
     """
     directory = os.fspath(directory)
-    architecture = {"format_version": MODEL_FORMAT_VERSION, "module": module.config(),
-                    "tied": _tied_keys(module)}  # fmt: skip
+    architecture = {
+        "format_version": MODEL_FORMAT_VERSION,
+        "module": module.config(),
+        "tied": _tied_keys(module),
+    }
     arch_bytes = (json.dumps(architecture, indent=1, allow_nan=False) + "\n").encode()
     input_shape = tuple(int(n) for n in input_shape)
     dtype = as_dtype(input_dtype)
@@ -125,7 +137,7 @@ def save_model(module, directory, *, input_name: str = "x", input_shape=(64,),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "files": {
             name: _describe(os.path.join(directory, name)) for name in (WEIGHTS, ARCHITECTURE)
-        },  # fmt: skip
+        },
         "signature": signature,
         "warmup_batch_sizes": warmup,
         "extra": extra,
@@ -147,20 +159,27 @@ def _tie(module, tied, arch_path: str) -> None:
     """Make each group of keys in ``tied`` name one tensor of ``module`` again: the first
     key's parameter (or buffer) takes the place of the others'."""
     if not isinstance(tied, list) or any(
-            not isinstance(group, list) or len(group) < 2
-            or any(not isinstance(key, str) for key in group) for group in tied):  # fmt: skip
-        raise ModelDirectoryError(f"{arch_path!r}: 'tied' must be a list of groups of two or "
-                                  f"more state-dict keys, got {tied!r}")  # fmt: skip
+        not isinstance(group, list)
+        or len(group) < 2
+        or any(not isinstance(key, str) for key in group)
+        for group in tied
+    ):
+        raise ModelDirectoryError(
+            f"{arch_path!r}: 'tied' must be a list of groups of two or "
+            f"more state-dict keys, got {tied!r}"
+        )
     modules = dict(module.named_modules(remove_duplicate=False))
     tensors = module.state_dict(keep_vars=True)
     for group in tied:
         for key in group:
             if key not in tensors:
-                raise ModelDirectoryError(f"{arch_path!r}: tied key {key!r} names no parameter "
-                                          "or buffer of the module")  # fmt: skip
+                raise ModelDirectoryError(
+                    f"{arch_path!r}: tied key {key!r} names no parameter or buffer of the module"
+                )
         if len({isinstance(tensors[key], Parameter) for key in group}) > 1:
-            raise ModelDirectoryError(f"{arch_path!r}: tied keys {group} name parameters and "
-                                      "buffers together")  # fmt: skip
+            raise ModelDirectoryError(
+                f"{arch_path!r}: tied keys {group} name parameters and buffers together"
+            )
         shared = tensors[group[0]]
         for key in group[1:]:
             path, _, name = key.rpartition(".")
@@ -188,8 +207,10 @@ def _output_signature(module, input_shape, dtype, output_name: str) -> dict:
     signature = {}
     for name, t in items:
         if not isinstance(t, TensorBase) or t.ndim == 0:
-            raise TypeError(f"the module's output {name!r} must be a batched tensor, got "
-                            f"{type(t).__name__} of shape {getattr(t, 'shape', None)}")  # fmt: skip
+            raise TypeError(
+                f"the module's output {name!r} must be a batched tensor, got "
+                f"{type(t).__name__} of shape {getattr(t, 'shape', None)}"
+            )
         signature[str(name)] = {"dtype": t.dtype.name, "shape": [-1, *t.shape[1:]]}
     return signature
 
@@ -234,8 +255,9 @@ def read_manifest(directory) -> dict:
         )
     manifest = _read_json(path)
     if not isinstance(manifest, dict) or manifest.get("format") != MODEL_FORMAT:
-        raise ModelDirectoryError(f"{path!r}: not a jitgrad model manifest (no "
-                                  f"'format': {MODEL_FORMAT!r})")  # fmt: skip
+        raise ModelDirectoryError(
+            f"{path!r}: not a jitgrad model manifest (no 'format': {MODEL_FORMAT!r})"
+        )
     version = manifest.get("format_version")
     if version != MODEL_FORMAT_VERSION:
         raise ModelDirectoryError(
@@ -244,8 +266,9 @@ def read_manifest(directory) -> dict:
         )
     files = manifest.get("files")
     if not isinstance(files, dict) or WEIGHTS not in files or ARCHITECTURE not in files:
-        raise ModelDirectoryError(f"{path!r}: the manifest must list {WEIGHTS} and "
-                                  f"{ARCHITECTURE} under 'files'")  # fmt: skip
+        raise ModelDirectoryError(
+            f"{path!r}: the manifest must list {WEIGHTS} and {ARCHITECTURE} under 'files'"
+        )
     for name, entry in files.items():
         if not isinstance(name, str) or os.path.basename(name) != name or name in ("", ".", ".."):
             raise ModelDirectoryError(f"{path!r}: file name {name!r} is not a plain file name")
@@ -254,8 +277,9 @@ def read_manifest(directory) -> dict:
             raise ModelDirectoryError(f"{path!r}: file {name!r} has no integer 'bytes'")
         file_path = os.path.join(directory, name)
         if not os.path.isfile(file_path):
-            raise ModelDirectoryError(f"{directory!r}: {name} is listed in the manifest but "
-                                      "missing")  # fmt: skip
+            raise ModelDirectoryError(
+                f"{directory!r}: {name} is listed in the manifest but missing"
+            )
         actual = os.path.getsize(file_path)
         if actual != expected:
             raise ModelDirectoryError(
@@ -265,23 +289,29 @@ def read_manifest(directory) -> dict:
     _check_signature(path, manifest.get("signature"))
     warmup = manifest.get("warmup_batch_sizes", [1])
     if not isinstance(warmup, list) or any(
-            type(n) is not int or not 1 <= n <= MAX_WARMUP_BATCH for n in warmup):  # fmt: skip
-        raise ModelDirectoryError(f"{path!r}: 'warmup_batch_sizes' must be a list of batch "
-                                  f"sizes from 1 to {MAX_WARMUP_BATCH}, got "
-                                  f"{warmup!r}")  # fmt: skip
+        type(n) is not int or not 1 <= n <= MAX_WARMUP_BATCH for n in warmup
+    ):
+        raise ModelDirectoryError(
+            f"{path!r}: 'warmup_batch_sizes' must be a list of batch "
+            f"sizes from 1 to {MAX_WARMUP_BATCH}, got "
+            f"{warmup!r}"
+        )
     return manifest
 
 
 def _check_signature(path: str, signature) -> None:
     if not isinstance(signature, dict):
-        raise ModelDirectoryError(f"{path!r}: the manifest has no 'signature' object (its "
-                                  "inputs and outputs)")  # fmt: skip
+        raise ModelDirectoryError(
+            f"{path!r}: the manifest has no 'signature' object (its inputs and outputs)"
+        )
     for part in ("inputs", "outputs"):
         entries = signature.get(part)
         if not isinstance(entries, dict) or not entries:
-            raise ModelDirectoryError(f"{path!r}: 'signature.{part}' must map at least one "
-                                      "tensor name to its dtype and shape, got "
-                                      f"{entries!r}")  # fmt: skip
+            raise ModelDirectoryError(
+                f"{path!r}: 'signature.{part}' must map at least one "
+                "tensor name to its dtype and shape, got "
+                f"{entries!r}"
+            )
         for name, spec in entries.items():
             field = f"'signature.{part}.{name}'"
             dtype = spec.get("dtype") if isinstance(spec, dict) else None
@@ -292,11 +322,17 @@ def _check_signature(path: str, signature) -> None:
             except TypeError as e:
                 raise ModelDirectoryError(f"{path!r}: {field} has dtype {dtype!r}: {e}") from None
             shape = spec.get("shape")
-            if (not isinstance(shape, list) or not shape or shape[0] != -1
-                    or any(type(n) is not int or n < 0 for n in shape[1:])):  # fmt: skip
-                raise ModelDirectoryError(f"{path!r}: {field} has shape {shape!r}: expected a "
-                                          "list of integers, -1 (the batch) first, then "
-                                          "non-negative sizes")  # fmt: skip
+            if (
+                not isinstance(shape, list)
+                or not shape
+                or shape[0] != -1
+                or any(type(n) is not int or n < 0 for n in shape[1:])
+            ):
+                raise ModelDirectoryError(
+                    f"{path!r}: {field} has shape {shape!r}: expected a "
+                    "list of integers, -1 (the batch) first, then "
+                    "non-negative sizes"
+                )
 
 
 def load_model(directory, mmap: bool = False, *, verify_checksums: bool = False):
@@ -319,8 +355,9 @@ def load_model(directory, mmap: bool = False, *, verify_checksums: bool = False)
         for name, entry in manifest["files"].items():
             actual = _describe(os.path.join(directory, name))["sha256"]
             if actual != entry.get("sha256"):
-                raise ModelDirectoryError(f"{directory!r}: {name} does not match the "
-                                          "manifest's sha256 checksum")  # fmt: skip
+                raise ModelDirectoryError(
+                    f"{directory!r}: {name} does not match the manifest's sha256 checksum"
+                )
     arch_path = os.path.join(directory, ARCHITECTURE)
     architecture = _read_json(arch_path)
     if not isinstance(architecture, dict) or "module" not in architecture:
@@ -338,11 +375,18 @@ def load_model(directory, mmap: bool = False, *, verify_checksums: bool = False)
     try:  # (assigned, a tied tensor stays one: one gradient from every use)
         module.load_state_dict(state, strict=True, assign=True)
     except RuntimeError as e:
-        raise ModelDirectoryError(f"{directory!r}: the weights do not fit the architecture: "
-                                  f"{e}") from e  # fmt: skip
+        raise ModelDirectoryError(
+            f"{directory!r}: the weights do not fit the architecture: {e}"
+        ) from e
     module.eval()
     return module, manifest
 
 
-__all__ = ["save_model", "load_model", "read_manifest", "ModelDirectoryError",
-           "MODEL_FORMAT_VERSION", "MAX_WARMUP_BATCH"]  # fmt: skip
+__all__ = [
+    "save_model",
+    "load_model",
+    "read_manifest",
+    "ModelDirectoryError",
+    "MODEL_FORMAT_VERSION",
+    "MAX_WARMUP_BATCH",
+]

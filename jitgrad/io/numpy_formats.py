@@ -29,8 +29,17 @@ from ..dtypes import DType
 from ..tensor import TensorBase
 from .format import MAGIC, replacing
 
-__all__ = ["NpzFile", "savez", "savez_compressed", "loadtxt", "savetxt", "genfromtxt",
-           "fromfile", "frombuffer", "fromiter"]  # fmt: skip
+__all__ = [
+    "NpzFile",
+    "savez",
+    "savez_compressed",
+    "loadtxt",
+    "savetxt",
+    "genfromtxt",
+    "fromfile",
+    "frombuffer",
+    "fromiter",
+]
 
 _NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")  # a zip with members, an empty zip (numpy's test)
@@ -67,9 +76,14 @@ def is_numpy_file(file, allow_pickle: bool) -> bool:
 
 def load_numpy(file, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size):
     """``np.load``'s result with tensors for arrays (``NpzFile`` for an ``.npz``)."""
-    result = np.load(file, mmap_mode=mmap_mode, allow_pickle=allow_pickle,
-                     fix_imports=fix_imports, encoding=encoding,
-                     max_header_size=max_header_size)  # fmt: skip
+    result = np.load(
+        file,
+        mmap_mode=mmap_mode,
+        allow_pickle=allow_pickle,
+        fix_imports=fix_imports,
+        encoding=encoding,
+        max_header_size=max_header_size,
+    )
     if isinstance(result, np.lib.npyio.NpzFile):
         return NpzFile(result)
     return _tensor(result, f"{_name(file)}", shared=mmap_mode is not None)
@@ -187,9 +201,22 @@ def _write(file, suffix: str, numpy_save, args: tuple, kwds: dict, allow_pickle:
 # -- text ----------------------------------------------------------------------------------
 
 
-def loadtxt(fname, dtype=float, comments="#", delimiter=None, converters=None, skiprows=0,
-            usecols=None, unpack=False, ndmin=0, encoding=None, max_rows=None, *,
-            quotechar=None, like=None):  # fmt: skip
+def loadtxt(
+    fname,
+    dtype=float,
+    comments="#",
+    delimiter=None,
+    converters=None,
+    skiprows=0,
+    usecols=None,
+    unpack=False,
+    ndmin=0,
+    encoding=None,
+    max_rows=None,
+    *,
+    quotechar=None,
+    like=None,
+):
     """numpy's ``loadtxt`` (every keyword, numpy's parsing), returning a tensor, whose
     columns unpack into tensors with ``unpack=True`` (``x, y = loadtxt(f, unpack=True)``);
     numpy's array for a structured ``dtype``.
@@ -199,19 +226,52 @@ def loadtxt(fname, dtype=float, comments="#", delimiter=None, converters=None, s
     tensor([[1, 2],
             [3, 4]], dtype=jitgrad.int32)
     """
-    result = np.loadtxt(fname, _numpy_dtype(dtype), comments, delimiter, converters, skiprows,
-                        usecols, unpack, ndmin, encoding, max_rows, quotechar=quotechar,
-                        like=_array(like))  # fmt: skip
+    result = np.loadtxt(
+        fname,
+        _numpy_dtype(dtype),
+        comments,
+        delimiter,
+        converters,
+        skiprows,
+        usecols,
+        unpack,
+        ndmin,
+        encoding,
+        max_rows,
+        quotechar=quotechar,
+        like=_array(like),
+    )
     return _tensors(result, f"loadtxt of {_name(fname)}")
 
 
-def genfromtxt(fname, dtype=float, comments="#", delimiter=None, skip_header=0, skip_footer=0,
-               converters=None, missing_values=None, filling_values=None, usecols=None,
-               names=None, excludelist=None,
-               deletechars=" !#$%&'()*+,-./:;<=>?@[\\]^{|}~", replace_space="_",
-               autostrip=False, case_sensitive=True, defaultfmt="f%i", unpack=None,
-               usemask=False, loose=True, invalid_raise=True, max_rows=None, encoding=None,
-               *, ndmin=0, like=None):  # fmt: skip
+def genfromtxt(
+    fname,
+    dtype=float,
+    comments="#",
+    delimiter=None,
+    skip_header=0,
+    skip_footer=0,
+    converters=None,
+    missing_values=None,
+    filling_values=None,
+    usecols=None,
+    names=None,
+    excludelist=None,
+    deletechars=" !#$%&'()*+,-./:;<=>?@[\\]^{|}~",
+    replace_space="_",
+    autostrip=False,
+    case_sensitive=True,
+    defaultfmt="f%i",
+    unpack=None,
+    usemask=False,
+    loose=True,
+    invalid_raise=True,
+    max_rows=None,
+    encoding=None,
+    *,
+    ndmin=0,
+    like=None,
+):
     """numpy's ``genfromtxt`` (every keyword, missing values filled by numpy), returning a
     tensor. With ``names`` (or a structured ``dtype``) the result has named fields, which
     tensors do not have: it is numpy's structured array, its fields plain arrays; with
@@ -222,16 +282,47 @@ def genfromtxt(fname, dtype=float, comments="#", delimiter=None, skip_header=0, 
     tensor([[ 1.,  2.],
             [ 3., -1.]])
     """
-    result = np.genfromtxt(fname, _numpy_dtype(dtype), comments, delimiter, skip_header,
-                           skip_footer, converters, missing_values, filling_values, usecols,
-                           names, excludelist, deletechars, replace_space, autostrip,
-                           case_sensitive, defaultfmt, unpack, usemask, loose, invalid_raise,
-                           max_rows, encoding, ndmin=ndmin, like=_array(like))  # fmt: skip
+    result = np.genfromtxt(
+        fname,
+        _numpy_dtype(dtype),
+        comments,
+        delimiter,
+        skip_header,
+        skip_footer,
+        converters,
+        missing_values,
+        filling_values,
+        usecols,
+        names,
+        excludelist,
+        deletechars,
+        replace_space,
+        autostrip,
+        case_sensitive,
+        defaultfmt,
+        unpack,
+        usemask,
+        loose,
+        invalid_raise,
+        max_rows,
+        encoding,
+        ndmin=ndmin,
+        like=_array(like),
+    )
     return _tensors(result, f"genfromtxt of {_name(fname)}")
 
 
-def savetxt(fname, X, fmt="%.18e", delimiter=" ", newline="\n", header="", footer="",
-            comments="# ", encoding=None) -> None:  # fmt: skip
+def savetxt(
+    fname,
+    X,
+    fmt="%.18e",
+    delimiter=" ",
+    newline="\n",
+    header="",
+    footer="",
+    comments="# ",
+    encoding=None,
+) -> None:
     """numpy's ``savetxt`` of a tensor (1-D or 2-D): the same text, byte for byte.
 
     >>> import io, jitgrad as jg

@@ -31,8 +31,14 @@ from .format import (
 )
 
 _TENSOR_KEYS = {
-    "storage", "storage_byte_offset", "storage_nbytes", "dtype", "offset", "shape", "strides",
-}  # fmt: skip
+    "storage",
+    "storage_byte_offset",
+    "storage_nbytes",
+    "dtype",
+    "offset",
+    "shape",
+    "strides",
+}
 _OPTIONAL_TENSOR_KEYS = frozenset({"requires_grad"})
 _SWAP_DTYPE = {2: int16, 4: int32, 8: int64}  # byteswap runs on whole words of this width
 
@@ -130,8 +136,16 @@ def save(obj, path, allow_pickle: bool = True, fix_imports: bool = True) -> None
     write_atomically(path, prefix, blobs, offsets)
 
 
-def load(file, mmap_mode=None, allow_pickle: bool = False, fix_imports: bool = True,
-         encoding: str = "ASCII", *, max_header_size: int = 10000, mmap: bool = False):  # fmt: skip
+def load(
+    file,
+    mmap_mode=None,
+    allow_pickle: bool = False,
+    fix_imports: bool = True,
+    encoding: str = "ASCII",
+    *,
+    max_header_size: int = 10000,
+    mmap: bool = False,
+):
     """Load what ``save`` wrote, with the same storage sharing; or what numpy's ``np.save``
     and ``np.savez`` wrote, as numpy's ``np.load`` does.
 

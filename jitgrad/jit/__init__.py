@@ -60,5 +60,14 @@ class _CallableModule(types.ModuleType):
 
 sys.modules[__name__].__class__ = _CallableModule
 
-__all__ = ["Jitted", "TracerWarning", "cache_dir", "clear_cache", "explain", "function", "jit",
-           "kernels", "stats"]  # fmt: skip
+__all__ = [
+    "Jitted",
+    "TracerWarning",
+    "cache_dir",
+    "clear_cache",
+    "explain",
+    "function",
+    "jit",
+    "kernels",
+    "stats",
+]

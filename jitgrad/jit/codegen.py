@@ -22,17 +22,66 @@ import numpy as np
 
 from . import ir
 
-_PY_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floor_divide": "//",
-           "remainder": "%", "equal": "==", "not_equal": "!=", "less": "<",
-           "less_equal": "<=", "greater": ">", "greater_equal": ">=",
-           "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}  # fmt: skip
+_PY_OPS = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "floor_divide": "//",
+    "remainder": "%",
+    "equal": "==",
+    "not_equal": "!=",
+    "less": "<",
+    "less_equal": "<=",
+    "greater": ">",
+    "greater_equal": ">=",
+    "bitwise_and": "&",
+    "bitwise_or": "|",
+    "bitwise_xor": "^",
+}
 _VMATH_NAMES = {"power": "pow"}
-_NUMPY_UNARY = {"sqrt", "floor", "ceil", "trunc", "rint", "sign", "isfinite", "log2", "log10",
-                "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arctanh",
-                "exp", "expm1", "log", "log1p", "tanh", "exp2", "cbrt", "signbit", "isinf",
-                "spacing", "arcsinh", "arccosh"}  # fmt: skip
-_NUMPY_BINARY = {"hypot", "copysign", "nextafter", "logaddexp", "logaddexp2", "fmod", "fmax",
-                 "fmin"}  # fmt: skip
+_NUMPY_UNARY = {
+    "sqrt",
+    "floor",
+    "ceil",
+    "trunc",
+    "rint",
+    "sign",
+    "isfinite",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "arctanh",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "tanh",
+    "exp2",
+    "cbrt",
+    "signbit",
+    "isinf",
+    "spacing",
+    "arcsinh",
+    "arccosh",
+}
+_NUMPY_BINARY = {
+    "hypot",
+    "copysign",
+    "nextafter",
+    "logaddexp",
+    "logaddexp2",
+    "fmod",
+    "fmax",
+    "fmin",
+}
 
 
 @dataclass(frozen=True)
@@ -93,8 +142,10 @@ def _function(outputs: list[ir.Expr], sig: Signature) -> str:
                 lines.append(f"        x{i} = {body.load(i, f'v{i}[i]')}")
         index = "i"
         indent = "        "
-        targets = [outs[k] if j is None else f"v{j}"
-                   for k, j in enumerate(sig.aliases or [None] * len(outs))]  # fmt: skip
+        targets = [
+            outs[k] if j is None else f"v{j}"
+            for k, j in enumerate(sig.aliases or [None] * len(outs))
+        ]
     else:
         d = sig.ndim
         params = ["shape"] + [f"a{i}, o{i}, st{i}" for i in range(n_in)] + scalars + outs

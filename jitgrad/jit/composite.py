@@ -61,8 +61,9 @@ class _Fused(Function):
             from ..ops import reduce, tensor_math
 
             grads = differentiate(exprs, [ir.load(len(xs))], [loads[k] for k in needed])
-            values = ir.evaluate([g if g is not None else ir.literal(0) for g in grads],
-                                 [*xs, gy], tensor_math)  # fmt: skip
+            values = ir.evaluate(
+                [g if g is not None else ir.literal(0) for g in grads], [*xs, gy], tensor_math
+            )
             out = [None] * len(xs)
             for k, g in zip(needed, values):
                 x = xs[k]
@@ -93,12 +94,21 @@ class _Fused(Function):
         strides = [layout.broadcast_strides(x.shape, x.stride(), shape) for x in xs]
         where = lowering.plan_layout(shape, strides)
         if where is None:
-            raise ValueError(f"{self.definition.__name__}: operands with more than "
-                             f"{lowering.MAX_NDIM} unmergeable dimensions")  # fmt: skip
+            raise ValueError(
+                f"{self.definition.__name__}: operands with more than "
+                f"{lowering.MAX_NDIM} unmergeable dimensions"
+            )
         loads = tuple((x.dtype.name, False) for x in xs)
         outs = [uninitialised(shape, d) for d in out_dtypes]
-        key = ("function", self.definition.fn, which, self.ct, loads,
-               tuple(d.name for d in out_dtypes), where.pattern)  # fmt: skip
+        key = (
+            "function",
+            self.definition.fn,
+            which,
+            self.ct,
+            loads,
+            tuple(d.name for d in out_dtypes),
+            where.pattern,
+        )
         lowering._run(key, exprs, xs, where, loads, [], self.ct, outs)
         return outs
 

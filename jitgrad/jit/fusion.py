@@ -26,8 +26,12 @@ def fuse(steps: list, keep: list[np.ndarray]) -> list:
     for fn, args in steps:
         if isinstance(fn, lowering.Launch) and fn.exprs is not None:
             last = groups[-1] if groups and isinstance(groups[-1], list) else None
-            if (last and last[-1].shape == fn.shape and last[-1].ct == fn.ct
-                    and not _reads_back(last, fn)):  # fmt: skip
+            if (
+                last
+                and last[-1].shape == fn.shape
+                and last[-1].ct == fn.ct
+                and not _reads_back(last, fn)
+            ):
                 last.append(fn)
                 continue
             groups.append([fn])
@@ -50,15 +54,17 @@ def _reads_back(group, launch) -> bool:
     value that member computed, element for element: in another order (a transpose, a
     flip) or rounded to a narrower dtype. In one loop it would read what the merged
     kernel never stores, or stores only later."""
-    written = {owner(out): (out, dtype) for member in group
-               for out, dtype in zip(member.outs, member.out_dtypes)}  # fmt: skip
+    written = {
+        owner(out): (out, dtype)
+        for member in group
+        for out, dtype in zip(member.outs, member.out_dtypes)
+    }
     contiguous = layout.contiguous_strides(launch.shape)
     for a, o, s, load in zip(launch.arrays, launch.offsets, launch.strides, launch.loads):
         out, dtype = written.get(owner(a), (None, None))
         if out is not None and not (
-            a is out and o == 0 and s == contiguous
-            and _same_value((None, dtype), load, launch.ct)
-        ):  # fmt: skip
+            a is out and o == 0 and s == contiguous and _same_value((None, dtype), load, launch.ct)
+        ):
             return True
     return False
 
@@ -121,13 +127,15 @@ def _merge(group, readers) -> lowering.Launch:
     out_dtypes = tuple(dtype for _, _, dtype in stored)
     where = lowering.plan_layout(shape, strides)
     aliases = lowering.in_place_aliases(where.pattern, arrays, offsets, outs)
-    source = lowering._source(exprs, tuple(loads), group[0].ct, out_dtypes, len(scalars),
-                              where.pattern, aliases)  # fmt: skip
+    source = lowering._source(
+        exprs, tuple(loads), group[0].ct, out_dtypes, len(scalars), where.pattern, aliases
+    )
     # The source is the key: a fused group has no smaller description. The debug log
     # names it by its hash (JITGRAD_DEBUG=2 prints it).
     kernel = cache.get(("fused", source), lambda: source)
-    return lowering.Launch(kernel, where, arrays, offsets, tuple(loads), scalars, group[0].ct,
-                           outs, out_dtypes, exprs)  # fmt: skip
+    return lowering.Launch(
+        kernel, where, arrays, offsets, tuple(loads), scalars, group[0].ct, outs, out_dtypes, exprs
+    )
 
 
 def _same_value(made, load, ct: str) -> bool:

@@ -137,10 +137,12 @@ class symbolic:  # noqa: N801  a namespace, used like a module
     pi = math.pi
 
 
-_UNARY = ("exp expm1 log log1p log2 log10 sqrt square reciprocal sin cos tan arcsin arccos "
-          "arctan sinh cosh tanh arctanh abs sign negative positive floor ceil trunc rint isnan "
-          "isfinite logical_not invert erf sigmoid softplus exp2 cbrt signbit isinf spacing "
-          "arcsinh arccosh").split()  # fmt: skip
+_UNARY = (
+    "exp expm1 log log1p log2 log10 sqrt square reciprocal sin cos tan arcsin arccos "
+    "arctan sinh cosh tanh arctanh abs sign negative positive floor ceil trunc rint isnan "
+    "isfinite logical_not invert erf sigmoid softplus exp2 cbrt signbit isinf spacing "
+    "arcsinh arccosh"
+).split()
 _BINARY = (
     "maximum minimum arctan2 power floor_divide remainder equal not_equal less less_equal "
     "greater greater_equal logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor "
@@ -183,9 +185,12 @@ def topological(outputs) -> list[Expr]:
 
 
 _OPERATORS = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / b, "neg": lambda a: -a,
-}  # fmt: skip
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "neg": lambda a: -a,
+}
 
 
 def evaluate(outputs, inputs: list, m) -> list:

@@ -50,8 +50,16 @@ def forward(op, xs) -> Tensor | None:
     def exprs():
         return [op.f(ir.symbolic, *_symbolic_args(op))]
 
-    key = ("forward", type(op), _params(op), tuple(op._slots), ct, out_dtype.name, loads,
-           where.pattern)  # fmt: skip
+    key = (
+        "forward",
+        type(op),
+        _params(op),
+        tuple(op._slots),
+        ct,
+        out_dtype.name,
+        loads,
+        where.pattern,
+    )
     prepared = _run(key, exprs, xs, where, loads, _scalars(op, ct), ct, [out])
     op._decision = _decide(_decided, signature, op, prepared, where, [out_dtype], ct)
     return out
@@ -77,8 +85,11 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
         return decided.launch(op, xs, gy)
     operands = (*xs, gy)
     ct = _compute_dtype(op)
-    needed = [p for p, (rule, slot) in enumerate(zip(op.grad_rules, op._slots))
-              if rule is not None and slot is not None and xs[slot].requires_grad]  # fmt: skip
+    needed = [
+        p
+        for p, (rule, slot) in enumerate(zip(op.grad_rules, op._slots))
+        if rule is not None and slot is not None and xs[slot].requires_grad
+    ]
     shape = gy.shape
     where = plan_layout(shape, _broadcast_strides(operands, shape))
     if ct is None or where is None or not needed:
@@ -94,19 +105,31 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
         y = op.f(ir.symbolic, *args) if op.saves_output else None
         return [getattr(op, op.grad_rules[p])(ir.symbolic, g, y, *args) for p in needed]
 
-    key = ("backward", type(op), _params(op), tuple(op._slots), tuple(needed), ct,
-           tuple(d.name for d in out_dtypes), loads, where.pattern)  # fmt: skip
+    key = (
+        "backward",
+        type(op),
+        _params(op),
+        tuple(op._slots),
+        tuple(needed),
+        ct,
+        tuple(d.name for d in out_dtypes),
+        loads,
+        where.pattern,
+    )
     prepared = _run(key, exprs, operands, where, loads, _scalars(op, ct), ct, outs)
     # Per input, the output holding its gradient and whether that is summed over the
     # broadcast axes (a different shape) to fit it.
     gradients = [None] * len(xs)
     for k, (p, x) in enumerate(zip(needed, targets)):
         gradients[op._slots[p]] = (k, x.shape != shape)
-    reads = sorted({e.value for e in ir.topological(exprs())
-                    if e.op == "load" and e.value < len(xs)})  # fmt: skip
+    reads = sorted(
+        {e.value for e in ir.topological(exprs()) if e.op == "load" and e.value < len(xs)}
+    )
     _decide(memo, signature, op, prepared, where, out_dtypes, ct, gradients, tuple(reads))
-    return tuple(None if g is None else sum_to_as(outs[g[0]], x) if g[1] else outs[g[0]]
-                 for x, g in zip(xs, gradients))  # fmt: skip
+    return tuple(
+        None if g is None else sum_to_as(outs[g[0]], x) if g[1] else outs[g[0]]
+        for x, g in zip(xs, gradients)
+    )
 
 
 # -- eager dispatch ---------------------------------------------------------------------------
@@ -122,16 +145,18 @@ class _Decided:
 
     __slots__ = ("kernel", "where", "gradients", "launch", "reads")
 
-    def __init__(self, kernel, where, out_dtypes, scalar_type, compiled, op, gradients=None,
-                 reads=()):  # fmt: skip
+    def __init__(
+        self, kernel, where, out_dtypes, scalar_type, compiled, op, gradients=None, reads=()
+    ):
         """``scalar_type`` converts the op's constants, None when it has none; ``compiled``
         runs the kernel (``Call.direct``); ``gradients``, for a backward: per input of the
         op, None or (the output holding its gradient, whether that is summed to fit it),
         and ``launch`` then returns the gradients; ``reads``, for a backward: the inputs of
         the op that its kernel reads."""
         self.kernel, self.where, self.gradients, self.reads = kernel, where, gradients, reads
-        self.launch = _launcher(self, [storage_class(d) for d in out_dtypes], scalar_type,
-                                compiled, op._slots)  # fmt: skip
+        self.launch = _launcher(
+            self, [storage_class(d) for d in out_dtypes], scalar_type, compiled, op._slots
+        )
 
 
 _decided: dict = {}
@@ -142,8 +167,14 @@ _DECIDED_LIMIT = 4096
 def _eager_signature(op, xs, extra=()):
     if config.thread.tape is not None:
         return None  # a trace keeps every launch with its body, for fusion
-    return (type(op), _params(op), tuple(op._slots), op._dtype, extra,
-            *[(x.dtype, x._shape, x._strides) for x in xs])  # fmt: skip
+    return (
+        type(op),
+        _params(op),
+        tuple(op._slots),
+        op._dtype,
+        extra,
+        *[(x.dtype, x._shape, x._strides) for x in xs],
+    )
 
 
 def _decide(memo, signature, op, launch, where, out_dtypes, ct, gradients=None, reads=()):
@@ -154,8 +185,9 @@ def _decide(memo, signature, op, launch, where, out_dtypes, ct, gradients=None, 
     if len(memo) >= _DECIDED_LIMIT:
         memo.clear()
     scalar_type = np.dtype(ct).type if launch.scalars else None
-    decided = _Decided(launch.kernel, where, out_dtypes, scalar_type, launch.direct()[0], op,
-                       gradients, reads)  # fmt: skip
+    decided = _Decided(
+        launch.kernel, where, out_dtypes, scalar_type, launch.direct()[0], op, gradients, reads
+    )
     memo[signature] = decided
     return decided
 
@@ -170,10 +202,19 @@ def _launcher(decided: _Decided, out_storages, scalar_type, compiled, slots):
     over those or lookups of them cost more than the kernel call itself."""
     where, gradients = decided.where, decided.gradients
     n = layout.numel(where.shape)
-    names = {"compiled": compiled, "kernel": decided.kernel, "new": object.__new__,
-             "empty": np.empty, "Tensor": Tensor, "size": where._size_arg, "n": n,
-             "shape": where.shape, "out_strides": layout.contiguous_strides(where.shape),
-             "kind": scalar_type, "fit": sum_to_as}  # fmt: skip
+    names = {
+        "compiled": compiled,
+        "kernel": decided.kernel,
+        "new": object.__new__,
+        "empty": np.empty,
+        "Tensor": Tensor,
+        "size": where._size_arg,
+        "n": n,
+        "shape": where.shape,
+        "out_strides": layout.contiguous_strides(where.shape),
+        "kind": scalar_type,
+        "fit": sum_to_as,
+    }
     xs = [f"x{k}" for k in range(sum(slot is not None for slot in slots))]
     lines = [f"def launch(op, xs{', gy' if gradients else ''}):"]
     if xs:  # (an op of constants alone, jg.sqrt(2.0), has no tensor to unpack)
@@ -207,8 +248,10 @@ def _launcher(decided: _Decided, out_storages, scalar_type, compiled, slots):
         args.append(f"a{k}")
         outs.append(f"t{k}")
     if gradients is not None:  # x{k} is the op's input k
-        outs = ["None" if g is None else f"fit(t{g[0]}, x{k})" if g[1] else f"t{g[0]}"
-                for k, g in enumerate(gradients)]  # fmt: skip
+        outs = [
+            "None" if g is None else f"fit(t{g[0]}, x{k})" if g[1] else f"t{g[0]}"
+            for k, g in enumerate(gradients)
+        ]
         result = f"({', '.join(outs)},)"
     else:
         (result,) = outs  # an elementwise forward has one output
@@ -326,8 +369,7 @@ def plan_layout(shape, strides) -> Layout | None:
     merged, _, *merged_strides = layout.coalesce(shape, contiguous, *strides)
     if len(merged) > MAX_NDIM:
         return None
-    inner = tuple("unit" if s[-1] == 1 else "zero" if s[-1] == 0 else "any"
-                  for s in merged_strides)  # fmt: skip
+    inner = tuple("unit" if s[-1] == 1 else "zero" if s[-1] == 0 else "any" for s in merged_strides)
     return Layout(shape, strides, ("strided", len(merged), inner), merged, merged_strides)
 
 
@@ -339,8 +381,19 @@ class Launch:
     # it reads, so eager optimizer steps never repoint it (``_reusable``).
     traced = False
 
-    def __init__(self, kernel, where: Layout, arrays, offsets, loads, scalars, ct, outs,
-                 out_dtypes, exprs=None):  # fmt: skip
+    def __init__(
+        self,
+        kernel,
+        where: Layout,
+        arrays,
+        offsets,
+        loads,
+        scalars,
+        ct,
+        outs,
+        out_dtypes,
+        exprs=None,
+    ):
         """``loads`` and ``out_dtypes`` name the jitgrad dtypes of the input and output
         arrays (``outs``), which for float16 hold its bits."""
         self.kernel, self.shape, self.strides = kernel, where.shape, where.strides
@@ -407,8 +460,18 @@ def _run(key, exprs, xs, where: Layout, loads, scalars, ct, outs) -> Launch:
         lambda: _source(exprs(), loads, ct, out_dtypes, len(scalars), where.pattern, aliases),
     )
     tracing = config.thread.tape is not None
-    launch = Launch(kernel, where, arrays, offsets, loads, scalars, ct, out_arrays, out_dtypes,
-                    exprs() if tracing else None)  # fmt: skip
+    launch = Launch(
+        kernel,
+        where,
+        arrays,
+        offsets,
+        loads,
+        scalars,
+        ct,
+        out_arrays,
+        out_dtypes,
+        exprs() if tracing else None,
+    )
     if layout.numel(where.shape):
         run(launch)
     return launch
@@ -437,7 +500,7 @@ def _loads(op, xs) -> tuple:
             x.dtype is dtypes.bool_ and op._keeps_bool(positions[k]),
         )
         for k, x in enumerate(xs)
-    )  # fmt: skip
+    )
 
 
 def _symbolic_args(op) -> list:
@@ -467,8 +530,14 @@ def in_place_aliases(pattern, arrays, offsets, out_arrays) -> tuple:
         return ()
     broadcast = pattern[1]
     return tuple(
-        next((k for k, (a, o) in enumerate(zip(arrays, offsets))
-              if a is out and o == 0 and not broadcast[k]), None)  # fmt: skip
+        next(
+            (
+                k
+                for k, (a, o) in enumerate(zip(arrays, offsets))
+                if a is out and o == 0 and not broadcast[k]
+            ),
+            None,
+        )
         for out in out_arrays
     )
 
@@ -528,8 +597,9 @@ def update(formula, tensors, outputs, hyper: dict, launches: dict | None = None)
     contiguous = layout.contiguous_strides(shape)
     if any(o._offset != 0 or (o.stride() != contiguous and o.numel() > 1) for o in targets):
         return None
-    where = plan_layout(shape, [layout.broadcast_strides(t.shape, t.stride(), shape)
-                                for t in present])  # fmt: skip
+    where = plan_layout(
+        shape, [layout.broadcast_strides(t.shape, t.stride(), shape) for t in present]
+    )
     if where is None:
         return None
     ct = "float32" if d is dtypes.float16 else d.name
@@ -581,10 +651,13 @@ def _reusable(launch: Launch, tensors, hyper: dict) -> bool:
         array = t._storage.kernel_array
         if array is not arrays[k]:
             read_only = not any(a is o for a in (array, arrays[k]) for o in outs)
-            if not (read_only and not launch.traced and t.dtype.name == launch.loads[k][0]
-                    and t._shape == launch.shape
-                    and layout.broadcast_strides(t._shape, t._strides, t._shape)
-                    == launch.strides[k]):  # fmt: skip
+            if not (
+                read_only
+                and not launch.traced
+                and t.dtype.name == launch.loads[k][0]
+                and t._shape == launch.shape
+                and layout.broadcast_strides(t._shape, t._strides, t._shape) == launch.strides[k]
+            ):
                 return False
             launch.point_input(k, array, t._offset)
         k += 1

@@ -172,9 +172,14 @@ def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool):
         variant = "inner"
     # The arrays are arguments of the recorded call: a traced plan's fusion sees what the
     # reduction reads.
-    run(kernel.call(variant), x._storage.kernel_array, x._offset,
-        np.array(sizes, dtype=np.int64), np.array(strides, dtype=np.int64),
-        out._storage.kernel_array)  # fmt: skip
+    run(
+        kernel.call(variant),
+        x._storage.kernel_array,
+        x._offset,
+        np.array(sizes, dtype=np.int64),
+        np.array(strides, dtype=np.int64),
+        out._storage.kernel_array,
+    )
     return out
 
 
@@ -183,8 +188,10 @@ def _describe(shape, strides, axes):
     kept = [(n, s) for i, (n, s) in enumerate(zip(shape, strides)) if i not in axes]
     # Reduced dimensions may be visited in any order: outermost-in-memory first lets a
     # transposed operand merge like a contiguous one.
-    reduced = sorted(((n, s) for i, (n, s) in enumerate(zip(shape, strides)) if i in axes),
-                     key=lambda ns: -abs(ns[1]))  # fmt: skip
+    reduced = sorted(
+        ((n, s) for i, (n, s) in enumerate(zip(shape, strides)) if i in axes),
+        key=lambda ns: -abs(ns[1]),
+    )
     dims = []
     for group in (kept, reduced):
         merged, merged_strides = layout.coalesce([n for n, _ in group], [s for _, s in group])

@@ -16,8 +16,12 @@ def _describe(kernel: Kernel) -> str:
 
 def explain_process() -> str:
     counts = stats.snapshot()
-    lines = ["jitgrad JIT: " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
-                                         for k, v in counts.items())]  # fmt: skip
+    lines = [
+        "jitgrad JIT: "
+        + ", ".join(
+            f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in counts.items()
+        )
+    ]
     lines += [_describe(k) for k in stats.kernels.values()]
     return "\n\n".join(lines)
 

@@ -108,14 +108,18 @@ def backward(z, labels, ignore_index, mean, g, per_row, count, dz):
 
 def applies(logits, target) -> bool:
     """Whether the kernels cover these operands: (N, C) float32/64 logits, 1-d labels."""
-    return (logits.ndim == 2 and target.ndim == 1
-            and (logits.dtype is dtypes.float32 or logits.dtype is dtypes.float64))  # fmt: skip
+    return (
+        logits.ndim == 2
+        and target.ndim == 1
+        and (logits.dtype is dtypes.float32 or logits.dtype is dtypes.float64)
+    )
 
 
 def _kernel(d):
     suffix = {"float32": "f32", "float64": "f64"}[d.name]
-    return cache.get(("cross_entropy", d.name),
-                     lambda: _TEMPLATE.format(dtype=d.name, suffix=suffix))  # fmt: skip
+    return cache.get(
+        ("cross_entropy", d.name), lambda: _TEMPLATE.format(dtype=d.name, suffix=suffix)
+    )
 
 
 def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reduction: str):
@@ -125,18 +129,36 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
     losses = uninitialised((z.shape[0],), z.dtype)
     total = uninitialised((), z.dtype)
     count = uninitialised((1,), dtypes.int64)
-    run(kernel.call("forward"), z.numpy(), labels.numpy(), ignore_index, reduction == "mean",
-        losses.numpy(), total.numpy().reshape(1), count.numpy())  # fmt: skip
+    run(
+        kernel.call("forward"),
+        z.numpy(),
+        labels.numpy(),
+        ignore_index,
+        reduction == "mean",
+        losses.numpy(),
+        total.numpy().reshape(1),
+        count.numpy(),
+    )
     return (losses if reduction == "none" else total), count
 
 
-def cross_entropy_backward(z: Tensor, labels: Tensor, ignore_index: int, reduction: str,
-                           g: Tensor, count: Tensor) -> Tensor:  # fmt: skip
+def cross_entropy_backward(
+    z: Tensor, labels: Tensor, ignore_index: int, reduction: str, g: Tensor, count: Tensor
+) -> Tensor:
     kernel = _kernel(z.dtype)
     dz = uninitialised(z.shape, z.dtype)
     # Cast and copy as recorded ops: a replay must refill this exact array.
     g = (g if g.dtype is z.dtype else g.astype(z.dtype)).contiguous()
     g_rows = g.numpy().reshape(-1)
-    run(kernel.call("backward"), z.numpy(), labels.numpy(), ignore_index, reduction == "mean",
-        g_rows, reduction == "none", count.numpy(), dz.numpy())  # fmt: skip
+    run(
+        kernel.call("backward"),
+        z.numpy(),
+        labels.numpy(),
+        ignore_index,
+        reduction == "mean",
+        g_rows,
+        reduction == "none",
+        count.numpy(),
+        dz.numpy(),
+    )
     return dz

@@ -117,8 +117,15 @@ class Tape:
 class Plan:
     """One traced signature: input buffers, the tape, and where results live."""
 
-    def __init__(self, tape: Tape, inputs: list[tuple[Tensor, Tensor]], result, seconds: float,
-                 written: list, arguments: list):  # fmt: skip
+    def __init__(
+        self,
+        tape: Tape,
+        inputs: list[tuple[Tensor, Tensor]],
+        result,
+        seconds: float,
+        written: list,
+        arguments: list,
+    ):
         self.steps = tape.steps
         self.arguments = arguments  # the ones its key names by id, held (``_by_identity``)
         self.inputs = inputs  # (buffer, position path) pairs
@@ -127,17 +134,22 @@ class Plan:
         # Gradients from before the call that the step adds to, reloaded by every replay:
         # of the leaves it closes over, and (by their place) of its arguments.
         self.grad_inputs = [(t, b) for t, b in tape.grad_inputs.values() if id(t) not in buffers]
-        self.input_grad_inputs = [(buffers[id(t)], b) for t, b in tape.grad_inputs.values()
-                                  if id(t) in buffers]  # fmt: skip
+        self.input_grad_inputs = [
+            (buffers[id(t)], b) for t, b in tape.grad_inputs.values() if id(t) in buffers
+        ]
         self.grad_outputs = [(t, g) for t, g in tape.grad_outputs.values() if id(t) not in buffers]
         # Gradients of the arguments go back to the caller's tensors.
-        self.input_grads = [(buffers[id(t)], g)
-                            for t, g in tape.grad_outputs.values() if id(t) in buffers]  # fmt: skip
+        self.input_grads = [
+            (buffers[id(t)], g) for t, g in tape.grad_outputs.values() if id(t) in buffers
+        ]
         # Leaves whose .grad was None where backward reached them: the plan assigns their
         # gradient, so it models only calls in which they still have none (``Jitted``).
         self.fresh_leaves = [t for t, _ in self.grad_outputs if id(t) in tape.fresh]
-        self.fresh_inputs = [buffers[id(t)] for t, _ in tape.grad_outputs.values()
-                             if id(t) in buffers and id(t) in tape.fresh]  # fmt: skip
+        self.fresh_inputs = [
+            buffers[id(t)]
+            for t, _ in tape.grad_outputs.values()
+            if id(t) in buffers and id(t) in tape.fresh
+        ]
         self.watches_grads = bool(self.fresh_leaves or self.fresh_inputs)
         self.result = result
         # Arguments returned, or views of them: the caller gets its own memory back.
@@ -160,12 +172,16 @@ class Plan:
         returned = {id(t._storage) for t in results}  # (copied out of the buffer itself)
         for buffer, path in inputs:
             slots = binding.slots_of(found, buffer) if binding.big(buffer) else None
-            if slots is not None and (slots.written or len(viewers[id(buffer._storage)]) > 1
-                                      or id(buffer._storage) in returned):  # fmt: skip
+            if slots is not None and (
+                slots.written
+                or len(viewers[id(buffer._storage)]) > 1
+                or id(buffer._storage) in returned
+            ):
                 slots = None
             start = buffer._offset if buffer.is_contiguous() else None  # where a flat copy goes
-            self._inputs.append((buffer, path, slots, buffer._storage.kernel_array, start,
-                                 buffer.numel()))  # fmt: skip
+            self._inputs.append(
+                (buffer, path, slots, buffer._storage.kernel_array, start, buffer.numel())
+            )
         kept = {id(t._storage) for t, _ in self.inputs}
         kept |= {id(g._storage) for _, g in self.grad_outputs if g is not None}
         kept |= {id(b._storage) for _, b in self.grad_inputs + self.input_grad_inputs}
@@ -191,8 +207,9 @@ class Plan:
                 slots.point_at(source._storage.kernel_array, source._offset)
             elif start is not None and source._strides == buffer._strides:  # one flat copy
                 flag = source._storage.half_flag  # (the buffer's dtype is the source's)
-                kernels.copy(source._storage.kernel_array, flag, source._offset, array, flag,
-                             start, n)  # fmt: skip
+                kernels.copy(
+                    source._storage.kernel_array, flag, source._offset, array, flag, start, n
+                )
             else:
                 TensorBase.copy_(buffer, source)
         for tensor, buffer in self.grad_inputs:
@@ -249,7 +266,8 @@ class Plan:
         eager backward would add to it, and the step may read the sum (an optimizer
         without zero_grad)."""
         return any(leaf._grad is not None for leaf in self.fresh_leaves) or any(
-            _get(args, path)._grad is not None for path in self.fresh_inputs)  # fmt: skip
+            _get(args, path)._grad is not None for path in self.fresh_inputs
+        )
 
 
 class Jitted:
@@ -279,8 +297,13 @@ class Jitted:
             # order is the caller's spelling, not a new signature
             args = (args, dict(sorted(kwargs.items())))
         # (the default dtype decides what creation functions and Python floats make)
-        signature = (config.backend, config.thread.grad_enabled, config.default_dtype,
-                     bool(kwargs), _signature(args, {}))  # fmt: skip
+        signature = (
+            config.backend,
+            config.thread.grad_enabled,
+            config.default_dtype,
+            bool(kwargs),
+            _signature(args, {}),
+        )
         with self._lock:
             if self._memory_epoch != config.memory_epoch:
                 # Plans hold the arrays of the tensors the function closes over: once
@@ -357,13 +380,21 @@ class Jitted:
             with _TRACING:
                 config.tracing -= 1
         tape.settle()
-        written = [(buffer, path) for (buffer, path), version in zip(inputs, versions)
-                   if buffer._storage._version != version]  # fmt: skip
-        _check_no_hidden_alias(self.__name__, tape.steps, originals, original_versions,
-                               {id(buffer) for buffer, _ in written}, inputs)  # fmt: skip
+        written = [
+            (buffer, path)
+            for (buffer, path), version in zip(inputs, versions)
+            if buffer._storage._version != version
+        ]
+        _check_no_hidden_alias(
+            self.__name__,
+            tape.steps,
+            originals,
+            original_versions,
+            {id(buffer) for buffer, _ in written},
+            inputs,
+        )
         tape.steps = fuse(tape.steps, _kept_arrays(tape, inputs, result))
-        plan = Plan(tape, inputs, result, time.perf_counter() - start, written,
-                    _by_identity(args))  # fmt: skip
+        plan = Plan(tape, inputs, result, time.perf_counter() - start, written, _by_identity(args))
         passed = plan.passed_back(args)
         if not (tape.grad_outputs or tape.grad_inputs) and any(
             isinstance(t, Tensor) and t.requires_grad and all(t is not b for b, _ in passed)
@@ -437,8 +468,12 @@ def _signature(value, seen: dict):
         if first is not None:
             return ("again", first)
         seen[id(value)] = len(seen)
-        described = (value._shape, value._storage.dtype, value._strides,
-                     isinstance(value, Tensor) and value._requires_grad)  # fmt: skip
+        described = (
+            value._shape,
+            value._storage.dtype,
+            value._strides,
+            isinstance(value, Tensor) and value._requires_grad,
+        )
         if 0 in value._shape:
             return described
         storage = seen.setdefault(("storage", id(value._storage)), (len(seen), value._offset))
@@ -590,8 +625,11 @@ def _copy_out(value, handed=None, passed=None):
     given = {id(buffer): argument for buffer, argument in passed or ()}
     # A buffer holds its argument's elements shifted by one offset where it has its
     # strides (a contiguous argument's clone, or a span of a storage several share).
-    shifted = {id(b._storage): (a._storage, a._offset - b._offset)
-               for b, a in passed or () if b._strides == a._strides}  # fmt: skip
+    shifted = {
+        id(b._storage): (a._storage, a._offset - b._offset)
+        for b, a in passed or ()
+        if b._strides == a._strides
+    }
 
     def argument_view(t):
         found = given.get(id(t))
@@ -603,8 +641,13 @@ def _copy_out(value, handed=None, passed=None):
     if isinstance(value, TensorBase):  # one result (a loss): nothing to share
         found = argument_view(value) if passed else None
         return _give(value, handed) if found is None else found
-    spans = _shared_spans([t for t in _tensors_in(value) if id(t) not in handed
-                           and id(t._storage) not in shifted and id(t) not in given])  # fmt: skip
+    spans = _shared_spans(
+        [
+            t
+            for t in _tensors_in(value)
+            if id(t) not in handed and id(t._storage) not in shifted and id(t) not in given
+        ]
+    )
 
     def give(t, _):
         out = argument_view(t)

@@ -43,8 +43,9 @@ class _Indexed(Module):
         keys = list(self._modules)
         i = operator.index(idx)
         if not -len(keys) <= i < len(keys):
-            raise IndexError(f"index {idx} is out of range for {type(self).__name__} of "
-                             f"length {len(keys)}")  # fmt: skip
+            raise IndexError(
+                f"index {idx} is out of range for {type(self).__name__} of length {len(keys)}"
+            )
         return keys[i]
 
     def _modules_of(self, what: str, modules) -> list[Module]:
@@ -53,12 +54,16 @@ class _Indexed(Module):
         try:
             modules = list(modules)
         except TypeError:
-            raise TypeError(f"{type(self).__name__}.{what} takes an iterable of Modules, got "
-                            f"{type(modules).__name__}") from None  # fmt: skip
+            raise TypeError(
+                f"{type(self).__name__}.{what} takes an iterable of Modules, got "
+                f"{type(modules).__name__}"
+            ) from None
         for i, m in enumerate(modules):
             if not isinstance(m, Module):
-                raise TypeError(f"{type(self).__name__}.{what} takes Modules, got "
-                                f"{type(m).__name__} at position {i}")  # fmt: skip
+                raise TypeError(
+                    f"{type(self).__name__}.{what} takes Modules, got "
+                    f"{type(m).__name__} at position {i}"
+                )
         return modules
 
     def _renumber(self, modules: list) -> None:
@@ -117,13 +122,16 @@ class _Indexed(Module):
         """Put ``module`` before position ``index`` (``-len <= index <= len``, as PyTorch's
         Sequential.insert); the children are named 0..n-1 again."""
         if not isinstance(module, Module):
-            raise TypeError(f"{type(self).__name__}.insert takes a Module, got "
-                            f"{type(module).__name__}")  # fmt: skip
+            raise TypeError(
+                f"{type(self).__name__}.insert takes a Module, got {type(module).__name__}"
+            )
         n = len(self)
         i = operator.index(index)
         if not -n <= i <= n:
-            raise IndexError(f"insert index {index} is out of range for {type(self).__name__} "
-                             f"of length {n} (from {-n} to {n})")  # fmt: skip
+            raise IndexError(
+                f"insert index {index} is out of range for {type(self).__name__} "
+                f"of length {n} (from {-n} to {n})"
+            )
         modules = list(self._modules.values())
         modules.insert(i, module)
         self._renumber(modules)

@@ -141,8 +141,11 @@ def cross_entropy(
         return _reduce(loss, reduction)
     labels = _checked_labels(name, logits, target, axis, ignore_index)
     lowering = config.lowering if config.backend == "jit" else None
-    if w is None and not label_smoothing and lowering and lowering.cross_entropy_applies(
-        logits, target
+    if (
+        w is None
+        and not label_smoothing
+        and lowering
+        and lowering.cross_entropy_applies(logits, target)
     ):
         return _SoftmaxCrossEntropy(ignore_index, reduction)(logits, target)
     logp = log_softmax(logits, axis)
@@ -229,8 +232,11 @@ def _checked_labels(name, logits, target, axis, ignore_index) -> np.ndarray:
     valid = labels != ignore_index
     bad = valid & ((labels < 0) | (labels >= n_classes))
     if bad.any():
-        allowed = (f"labels lie in [0, {n_classes - 1}]" if n_classes else
-                   f"the class axis {axis} is empty, so every label must be")  # fmt: skip
+        allowed = (
+            f"labels lie in [0, {n_classes - 1}]"
+            if n_classes
+            else f"the class axis {axis} is empty, so every label must be"
+        )
         raise IndexError(
             f"{name}: target label {int(labels[bad].flat[0])} is out of range for "
             f"{n_classes} classes ({allowed} or equal ignore_index={ignore_index})"
@@ -324,7 +330,18 @@ def dropout(x, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
 
 
 __all__ = [
-    "linear", "softmax", "log_softmax", "cross_entropy", "mse_loss",
-    "binary_cross_entropy_with_logits", "dropout", "relu", "gelu", "silu", "sigmoid", "tanh",
-    "leaky_relu", "softplus",
-]  # fmt: skip
+    "linear",
+    "softmax",
+    "log_softmax",
+    "cross_entropy",
+    "mse_loss",
+    "binary_cross_entropy_with_logits",
+    "dropout",
+    "relu",
+    "gelu",
+    "silu",
+    "sigmoid",
+    "tanh",
+    "leaky_relu",
+    "softplus",
+]

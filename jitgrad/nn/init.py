@@ -65,8 +65,16 @@ def ones_(tensor):
     return _fill(tensor, 1.0)
 
 
-_GAIN_ONE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-             "conv_transpose3d", "sigmoid")  # fmt: skip
+_GAIN_ONE = (
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "sigmoid",
+)
 _GAIN_NAMES = (*_GAIN_ONE, "tanh", "relu", "leaky_relu", "selu")
 
 
@@ -146,8 +154,9 @@ def xavier_normal_(tensor, gain: float = 1.0, generator=None):
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
 
-def kaiming_uniform_(tensor, a: float = 0.0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu", generator=None):  # fmt: skip
+def kaiming_uniform_(
+    tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None
+):
     """U(-b, b) with b = gain·√(3 / fan) (He et al.). ``a=√5`` over fan_in gives
     b = 1/√fan_in: PyTorch's default for Linear weights."""
     if _no_elements(tensor):
@@ -157,8 +166,9 @@ def kaiming_uniform_(tensor, a: float = 0.0, mode: str = "fan_in",
     return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor, a: float = 0.0, mode: str = "fan_in",
-                    nonlinearity: str = "leaky_relu", generator=None):  # fmt: skip
+def kaiming_normal_(
+    tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None
+):
     """N(0, σ²) with σ = gain / √fan."""
     if _no_elements(tensor):
         return tensor
@@ -167,6 +177,16 @@ def kaiming_normal_(tensor, a: float = 0.0, mode: str = "fan_in",
 
 
 __all__ = [
-    "uniform_", "normal_", "constant_", "zeros_", "ones_", "xavier_uniform_", "xavier_normal_",
-    "kaiming_uniform_", "kaiming_normal_", "calculate_gain", "fan_in_and_fan_out", "as_generator",
-]  # fmt: skip
+    "uniform_",
+    "normal_",
+    "constant_",
+    "zeros_",
+    "ones_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "calculate_gain",
+    "fan_in_and_fan_out",
+    "as_generator",
+]

@@ -36,8 +36,9 @@ class Linear(Module):
     ((4, 2), (2, 3))
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, *,
-                 dtype=None, generator=None):  # fmt: skip
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, *, dtype=None, generator=None
+    ):
         super().__init__()
         d = param_dtype(dtype)
         self.in_features, self.out_features = int(in_features), int(out_features)
@@ -65,12 +66,18 @@ class Linear(Module):
         return linalg.linear(x, self.weight, self.bias)
 
     def get_config(self) -> dict:
-        return {"in_features": self.in_features, "out_features": self.out_features,
-                "bias": self.bias is not None, "dtype": self.weight.dtype.name}  # fmt: skip
+        return {
+            "in_features": self.in_features,
+            "out_features": self.out_features,
+            "bias": self.bias is not None,
+            "dtype": self.weight.dtype.name,
+        }
 
     def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self.bias is not None}")  # fmt: skip
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 def _check_indices(a: np.ndarray, n: int) -> None:
@@ -95,8 +102,15 @@ class Embedding(Module):
     ((2, 2, 3), [0.0, 0.0, 0.0])
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 *, dtype=None, generator=None):  # fmt: skip
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        *,
+        dtype=None,
+        generator=None,
+    ):
         super().__init__()
         d = param_dtype(dtype)
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
@@ -104,8 +118,10 @@ class Embedding(Module):
             if isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)):
                 raise TypeError(f"padding_idx must be an integer, got {padding_idx!r}")
             if not -self.num_embeddings <= padding_idx < self.num_embeddings:
-                raise ValueError(f"padding_idx {padding_idx} is out of range for "
-                                 f"{self.num_embeddings} embeddings")  # fmt: skip
+                raise ValueError(
+                    f"padding_idx {padding_idx} is out of range for "
+                    f"{self.num_embeddings} embeddings"
+                )
             padding_idx = int(padding_idx) % self.num_embeddings
         self.padding_idx = padding_idx
         self.weight = Parameter(creation.empty((self.num_embeddings, self.embedding_dim), d))
@@ -120,9 +136,7 @@ class Embedding(Module):
     def forward(self, indices) -> Tensor:
         indices = as_tensor(indices)
         if not indices.dtype.is_integer:
-            raise TypeError(
-                f"Embedding takes integer indices, got a {indices.dtype.name} tensor"
-            )
+            raise TypeError(f"Embedding takes integer indices, got a {indices.dtype.name} tensor")
         # Recorded, so that a jitted step checks the indices of every call, not the trace's.
         run(_check_indices, indices.numpy(), self.num_embeddings)
         rows = self.weight[indices]
@@ -133,8 +147,12 @@ class Embedding(Module):
         return where(padding, rows.detach(), rows)
 
     def get_config(self) -> dict:
-        return {"num_embeddings": self.num_embeddings, "embedding_dim": self.embedding_dim,
-                "padding_idx": self.padding_idx, "dtype": self.weight.dtype.name}  # fmt: skip
+        return {
+            "num_embeddings": self.num_embeddings,
+            "embedding_dim": self.embedding_dim,
+            "padding_idx": self.padding_idx,
+            "dtype": self.weight.dtype.name,
+        }
 
     def extra_repr(self) -> str:
         padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"

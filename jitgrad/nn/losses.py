@@ -41,8 +41,10 @@ class _WeightedLoss(Module):
             spec = args.get(name)
             if isinstance(spec, dict):  # (configs saved before held plain lists)
                 if set(spec) != {"values", "dtype"}:
-                    raise ValueError(f"a {name} in a config has the keys 'values' and 'dtype', "
-                                     f"got {sorted(spec)}")  # fmt: skip
+                    raise ValueError(
+                        f"a {name} in a config has the keys 'values' and 'dtype', "
+                        f"got {sorted(spec)}"
+                    )
                 args[name] = creation.tensor(spec["values"], dtype=spec["dtype"])
         return cls(**args)
 
@@ -70,8 +72,13 @@ class CrossEntropyLoss(_WeightedLoss):
 
     _weights = ("weight",)
 
-    def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean",
-                 label_smoothing: float = 0.0):  # fmt: skip
+    def __init__(
+        self,
+        weight=None,
+        ignore_index: int = -100,
+        reduction: str = "mean",
+        label_smoothing: float = 0.0,
+    ):
         super().__init__()
         self.register_buffer("weight", None if weight is None else as_tensor(weight))
         self.ignore_index = int(ignore_index)
@@ -80,13 +87,21 @@ class CrossEntropyLoss(_WeightedLoss):
 
     def forward(self, input, target):  # noqa: A002
         return F.cross_entropy(
-            input, target, weight=self.weight, ignore_index=self.ignore_index,
-            reduction=self.reduction, label_smoothing=self.label_smoothing,
-        )  # fmt: skip
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )
 
     def get_config(self) -> dict:
-        return {"weight": _listed(self.weight), "ignore_index": self.ignore_index,
-                "reduction": self.reduction, "label_smoothing": self.label_smoothing}  # fmt: skip
+        return {
+            "weight": _listed(self.weight),
+            "ignore_index": self.ignore_index,
+            "reduction": self.reduction,
+            "label_smoothing": self.label_smoothing,
+        }
 
     def extra_repr(self) -> str:
         return f"reduction={self.reduction!r}"
@@ -105,13 +120,16 @@ class BCEWithLogitsLoss(_WeightedLoss):
         self.reduction = _reduction(reduction)
 
     def forward(self, input, target):  # noqa: A002
-        return F.binary_cross_entropy_with_logits(input, target, weight=self.weight,
-                                                  reduction=self.reduction,
-                                                  pos_weight=self.pos_weight)  # fmt: skip
+        return F.binary_cross_entropy_with_logits(
+            input, target, weight=self.weight, reduction=self.reduction, pos_weight=self.pos_weight
+        )
 
     def get_config(self) -> dict:
-        return {"weight": _listed(self.weight), "reduction": self.reduction,
-                "pos_weight": _listed(self.pos_weight)}  # fmt: skip
+        return {
+            "weight": _listed(self.weight),
+            "reduction": self.reduction,
+            "pos_weight": _listed(self.pos_weight),
+        }
 
     def extra_repr(self) -> str:
         return f"reduction={self.reduction!r}"

@@ -40,8 +40,13 @@ class Parameter(Tensor):
 
     def __init__(self, data=None, requires_grad: bool = True):
         data = as_tensor([] if data is None else data)
-        super().__init__(data.storage(), data.shape, data.stride(), data.storage_offset(),
-                         requires_grad=requires_grad)  # fmt: skip
+        super().__init__(
+            data.storage(),
+            data.shape,
+            data.stride(),
+            data.storage_offset(),
+            requires_grad=requires_grad,
+        )
 
     @classmethod
     def _make(cls, storage, shape, strides, offset):
@@ -134,8 +139,11 @@ class Module:
             params, buffers, modules = self._registries()
             # A name reassigned within its own registry keeps its place there (the order of
             # parameters() and state_dict(), as in PyTorch).
-            keep = params if isinstance(value, Parameter) else (
-                modules if isinstance(value, Module) else buffers)  # fmt: skip
+            keep = (
+                params
+                if isinstance(value, Parameter)
+                else (modules if isinstance(value, Module) else buffers)
+            )
             for registry in (params, buffers, modules):
                 if registry is not keep:
                     registry.pop(name, None)
@@ -227,8 +235,9 @@ class Module:
         for _, m in self.named_children():
             yield m
 
-    def named_modules(self, prefix: str = "", memo: set | None = None,
-                      remove_duplicate: bool = True):  # fmt: skip
+    def named_modules(
+        self, prefix: str = "", memo: set | None = None, remove_duplicate: bool = True
+    ):
         """This module and every descendant, with dotted names (this one is ''); a module
         reachable by two paths comes once unless ``remove_duplicate=False``."""
         if remove_duplicate:
@@ -426,8 +435,12 @@ class Module:
                     f"size mismatch for '{key}': copying a tensor of shape {value.shape} "
                     f"from the checkpoint, the shape in the current model is {current.shape}."
                 )
-            elif (assign and kind == "param" and current.requires_grad
-                  and not value.dtype.is_floating_point):  # fmt: skip
+            elif (
+                assign
+                and kind == "param"
+                and current.requires_grad
+                and not value.dtype.is_floating_point
+            ):
                 # The adopted tensor becomes a parameter that requires grad, which only a
                 # floating tensor can be: caught here, before anything is written.
                 problems.append(
@@ -437,11 +450,16 @@ class Module:
                 )
         if strict:
             if missing:
-                problems.insert(0, "Missing key(s) in state_dict: "
-                                + ", ".join(repr(k) for k in missing) + ".")  # fmt: skip
+                problems.insert(
+                    0, "Missing key(s) in state_dict: " + ", ".join(repr(k) for k in missing) + "."
+                )
             if unexpected:
-                problems.insert(0, "Unexpected key(s) in state_dict: "
-                                + ", ".join(repr(k) for k in unexpected) + ".")  # fmt: skip
+                problems.insert(
+                    0,
+                    "Unexpected key(s) in state_dict: "
+                    + ", ".join(repr(k) for k in unexpected)
+                    + ".",
+                )
         if problems:
             raise RuntimeError(
                 f"Error(s) in loading state_dict for {type(self).__name__}:\n    "
@@ -518,8 +536,9 @@ def _adopt(slots: dict, state_dict) -> None:
     structure (one gradient from every use, one optimizer entry), and a new object per
     key would break it, as PyTorch's assign=True does (pytorch/pytorch#188346)."""
     current = {key: getattr(module, name) for key, (module, name, _) in slots.items()}
-    given = {(kind, id(current[key])): key for key, (_, _, kind) in slots.items()
-             if key in state_dict}  # fmt: skip
+    given = {
+        (kind, id(current[key])): key for key, (_, _, kind) in slots.items() if key in state_dict
+    }
     adopted: dict[tuple, Tensor] = {}
     for key, (module, name, kind) in slots.items():
         old = current[key]
@@ -544,9 +563,12 @@ def _check_name(module: Module, name: str, registry: dict) -> None:
     if name in registry or not hasattr(module, name):
         return
     kinds = (("_parameters", "a parameter"), ("_buffers", "a buffer"), ("_modules", "a submodule"))
-    what = next((kind for attr, kind in kinds if name in module.__dict__.get(attr, ())),
-                "an attribute of the instance" if name in module.__dict__ else
-                f"defined by class {type(module).__name__}")  # fmt: skip
+    what = next(
+        (kind for attr, kind in kinds if name in module.__dict__.get(attr, ())),
+        "an attribute of the instance"
+        if name in module.__dict__
+        else f"defined by class {type(module).__name__}",
+    )
     raise KeyError(
         f"attribute '{name}' already exists in {type(module).__name__} ({what}); pick another "
         "name, or delete the existing one first"
@@ -556,5 +578,7 @@ def _check_name(module: Module, name: str, registry: dict) -> None:
 def _guarded_state(module: Module) -> tuple:
     """What a jitted plan that ran ``module`` assumes beyond its arrays: the train/eval
     mode, and which of its own parameters require grad (which ones the step trains)."""
-    return (module.training, *[p is not None and p._requires_grad
-                               for p in module._parameters.values()])  # fmt: skip
+    return (
+        module.training,
+        *[p is not None and p._requires_grad for p in module._parameters.values()],
+    )

@@ -34,8 +34,15 @@ class LayerNorm(Module):
     (0.0, 1.0)
     """
 
-    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
-                 bias: bool = True, *, dtype=None):  # fmt: skip
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        *,
+        dtype=None,
+    ):
         super().__init__()
         shape = (normalized_shape,) if hasattr(normalized_shape, "__index__") else normalized_shape
         self.normalized_shape = tuple(int(n) for n in shape)
@@ -70,13 +77,18 @@ class LayerNorm(Module):
 
     def get_config(self) -> dict:
         dtype = self._dtype if self.weight is None else self.weight.dtype.name
-        return {"normalized_shape": list(self.normalized_shape), "eps": self.eps,
-                "elementwise_affine": self.elementwise_affine, "bias": self.bias is not None,
-                "dtype": dtype}  # fmt: skip
+        return {
+            "normalized_shape": list(self.normalized_shape),
+            "eps": self.eps,
+            "elementwise_affine": self.elementwise_affine,
+            "bias": self.bias is not None,
+            "dtype": dtype,
+        }
 
     def extra_repr(self) -> str:
-        return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")  # fmt: skip
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
 
 
 class BatchNorm1d(Module):
@@ -94,8 +106,16 @@ class BatchNorm1d(Module):
     ([0.1, 2.0], [1.1, 20.9], 1)
     """
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True, *, dtype=None):  # fmt: skip
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        *,
+        dtype=None,
+    ):
         super().__init__()
         d = param_dtype(dtype)
         self.num_features = int(num_features)
@@ -163,9 +183,14 @@ class BatchNorm1d(Module):
             self.running_var.mul_(1 - factor).add_(unbiased * factor)
 
     def get_config(self) -> dict:
-        return {"num_features": self.num_features, "eps": self.eps, "momentum": self.momentum,
-                "affine": self.affine, "track_running_stats": self.track_running_stats,
-                "dtype": self._param_dtype()}  # fmt: skip
+        return {
+            "num_features": self.num_features,
+            "eps": self.eps,
+            "momentum": self.momentum,
+            "affine": self.affine,
+            "track_running_stats": self.track_running_stats,
+            "dtype": self._param_dtype(),
+        }
 
     def _param_dtype(self) -> str:
         t = self.weight if self.weight is not None else self.running_mean

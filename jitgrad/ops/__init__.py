@@ -48,6 +48,7 @@ from .unary import *  # noqa: F403
 
 # The functions, not the modules: jg.linalg is numpy's namespace (jitgrad/linalg.py).
 __all__ = [
-    name for name, value in globals().items()
+    name
+    for name, value in globals().items()
     if not name.startswith("_") and not isinstance(value, ModuleType)
-]  # fmt: skip
+]

@@ -86,8 +86,7 @@ def ediff1d(ary, to_end=None, to_begin=None) -> Tensor:
         value = as_tensor(value)
         if not np.can_cast(value.dtype.numpy, x.dtype.numpy, casting="same_kind"):
             raise TypeError(
-                f"dtype of `{name}` must be compatible with input `ary` under the "
-                "`same_kind` rule."
+                f"dtype of `{name}` must be compatible with input `ary` under the `same_kind` rule."
             )
         parts.append(value.reshape(-1).astype(x.dtype, copy=False))
     return concatenate(parts) if len(parts) > 1 else parts[0]
@@ -150,6 +149,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 
 def _slope(f: Tensor, axis: int, step, edge_order: int) -> Tensor:
     """numpy's gradient of ``f`` along one axis (its formulas, term for term)."""
+
     def at(part):
         return _along(f, axis, part)
 
@@ -302,15 +302,17 @@ class Interp(Function):
         self.xp, self.left, self.right, self.period = xp, left, right, period
 
     def forward(self, x, fp):
-        values = compute(np.interp, x.numpy(), self.xp, fp.numpy(), self.left, self.right,
-                         self.period)  # fmt: skip
+        values = compute(
+            np.interp, x.numpy(), self.xp, fp.numpy(), self.left, self.right, self.period
+        )
         return _wrap(values)
 
     def backward(self, gy):
         x, fp = self.inputs
         low, high, low_weight, high_weight, per_x = compute(
-            lambda v: np.stack(_interp_weights(v, self.xp, fp.shape[0], self.left, self.right,
-                                               self.period)),  # fmt: skip
+            lambda v: np.stack(
+                _interp_weights(v, self.xp, fp.shape[0], self.left, self.right, self.period)
+            ),
             x.numpy(),
         )
         low, high = low.astype(np.int64).ravel(), high.astype(np.int64).ravel()
@@ -350,5 +352,11 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tensor:
 
 
 __all__ = [
-    "diff", "ediff1d", "gradient", "trapezoid", "cumulative_sum", "cumulative_prod", "interp",
-]  # fmt: skip
+    "diff",
+    "ediff1d",
+    "gradient",
+    "trapezoid",
+    "cumulative_sum",
+    "cumulative_prod",
+    "interp",
+]

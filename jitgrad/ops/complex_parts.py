@@ -215,6 +215,15 @@ def sort_complex(a) -> Tensor:
 
 
 __all__ = [
-    "real", "imag", "conj", "conjugate", "angle", "iscomplex", "isreal", "iscomplexobj",
-    "isrealobj", "real_if_close", "sort_complex",
-]  # fmt: skip
+    "real",
+    "imag",
+    "conj",
+    "conjugate",
+    "angle",
+    "iscomplex",
+    "isreal",
+    "iscomplexobj",
+    "isrealobj",
+    "real_if_close",
+    "sort_complex",
+]

@@ -84,8 +84,10 @@ class Elementwise(Function):
             self._constants[at] = None
         else:
             tensors = (inputs[at],) if at.__class__ is int else at(inputs)
-            self._constants = [None if slot is not None else self._constant(x)
-                               for x, slot in zip(inputs, known.slots)]  # fmt: skip
+            self._constants = [
+                None if slot is not None else self._constant(x)
+                for x, slot in zip(inputs, known.slots)
+            ]
         out = known.decision.launch(self, tensors)
         if self.saves_output:
             self._y_storage, self._y_version = out._storage, 0  # (a new storage)
@@ -132,10 +134,10 @@ class Elementwise(Function):
         if signature is not None and self._decision is not None:
             if len(_known_calls) >= _KNOWN_LIMIT:
                 _known_calls.clear()
-            converts = (type(self)._constant is not Elementwise._constant
-                        or self._dtype is dtypes.float16)  # fmt: skip
-            self._known = _KnownCall(self._dtype, tuple(self._slots), self._decision, converts,
-                                     out)  # fmt: skip
+            converts = (
+                type(self)._constant is not Elementwise._constant or self._dtype is dtypes.float16
+            )
+            self._known = _KnownCall(self._dtype, tuple(self._slots), self._decision, converts, out)
             _known_calls[signature] = self._known
         return out
 
@@ -271,8 +273,10 @@ class Elementwise(Function):
             if found is None:
                 found = known.reads[mask] = self._find_inputs_read()
         self._recomputed_from = found[1]
-        if found[1] and self._recompute_is_stale() and (
-            self._y_storage._version != self._y_version or is_grad_enabled()
+        if (
+            found[1]
+            and self._recompute_is_stale()
+            and (self._y_storage._version != self._y_version or is_grad_enabled())
         ):
             # Neither the inputs nor the output hold the forward's values any more (or the
             # backward is recorded, which needs y's history): the check raises for them.
@@ -286,8 +290,9 @@ class Elementwise(Function):
         needed, reads_y = set(), False
         for rule, slot in zip(self.grad_rules, self._slots):
             if rule is not None and slot is not None and self.inputs[slot].requires_grad:
-                needed |= {self._slots[p] for p in reads[rule]
-                           if p != _Y and self._slots[p] is not None}  # fmt: skip
+                needed |= {
+                    self._slots[p] for p in reads[rule] if p != _Y and self._slots[p] is not None
+                }
                 reads_y = reads_y or _Y in reads[rule]
         if self.saves_output and not self._lowered and self._y_storage._version != self._y_version:
             raise RuntimeError(
@@ -333,8 +338,18 @@ class _KnownCall:
     per set of inputs requiring grad the inputs the backward reads, and the backward
     kernels' decisions (by that set and the incoming gradient's dtype and layout)."""
 
-    __slots__ = ("dtype", "slots", "decision", "converts", "reads", "backward",
-                 "differentiable", "output_meta", "tensor_at", "no_constants")  # fmt: skip
+    __slots__ = (
+        "dtype",
+        "slots",
+        "decision",
+        "converts",
+        "reads",
+        "backward",
+        "differentiable",
+        "output_meta",
+        "tensor_at",
+        "no_constants",
+    )
 
     def __init__(self, dtype, slots, decision, converts, out):
         """``out``: the first call's output (its shape and dtype are every call's)."""
@@ -415,16 +430,26 @@ def _rule_reads(cls) -> dict[str, set[int]]:
             reads: set[int] = set()
             probe = cls.__new__(cls)
             probe.__dict__.update(_PROBE_PARAMETERS)
-            getattr(cls, rule)(probe, _ProbeMath(reads), _Probe(reads), _Probe(reads, _Y),
-                               *(_Probe(reads, i) for i in range(arity)))  # fmt: skip
+            getattr(cls, rule)(
+                probe,
+                _ProbeMath(reads),
+                _Probe(reads),
+                _Probe(reads, _Y),
+                *(_Probe(reads, i) for i in range(arity)),
+            )
             table[rule] = reads
         cls._reads = table
     return table
 
 
 # Parameters of parametrised ops take these values while probing; reads don't depend on them.
-_PROBE_PARAMETERS = {"negative_slope": 0.01, "approximate": "none", "has_min": True,
-                     "has_max": True, "decimals": 0}  # fmt: skip
+_PROBE_PARAMETERS = {
+    "negative_slope": 0.01,
+    "approximate": "none",
+    "has_min": True,
+    "has_max": True,
+    "decimals": 0,
+}
 
 
 class Unary(Elementwise):
@@ -501,8 +526,9 @@ def _name(op: Elementwise) -> str:
 
 def _op(cls, name: str, doc: str, numpy_name: str | None = None):
     """The function users call: ``cls``'s op as a ufunc (``ufunc.make_ufunc``)."""
-    return make_ufunc(name, len(cls.grad_rules), doc, cls.__module__, op_class=cls,
-                      numpy_name=numpy_name)  # fmt: skip
+    return make_ufunc(
+        name, len(cls.grad_rules), doc, cls.__module__, op_class=cls, numpy_name=numpy_name
+    )
 
 
 # -- arithmetic ----------------------------------------------------------------------------
@@ -523,8 +549,10 @@ class Add(Binary):
 
 class Subtract(Binary):
     needs_input_values = False
-    on_bool = ("boolean subtract, the `-` operator, is not supported (as in numpy); use "
-               "logical_xor, the `^` operator, instead")  # fmt: skip
+    on_bool = (
+        "boolean subtract, the `-` operator, is not supported (as in numpy); use "
+        "logical_xor, the `^` operator, instead"
+    )
 
     def f(self, m, a, b):
         return a - b
@@ -662,6 +690,7 @@ class FloorDivide(Binary):
 
 class Remainder(Binary):
     on_bool = "int8"
+
     def f(self, m, a, b):
         return m.remainder(a, b)
 
@@ -927,15 +956,18 @@ def divmod(a, b) -> tuple[Tensor, Tensor]:  # (shadows the builtin here: numpy's
 def _named_binary(base: type, name: str, doc: str, **attributes):
     """The op class whose formula is the math namespace's function ``name`` (comparisons,
     logic, bitwise ops) and its function."""
-    cls = type(name.title().replace("_", ""), (base,), {
-        "f": lambda self, m, a, b: getattr(m, name)(a, b), **attributes
-    })  # fmt: skip
+    cls = type(
+        name.title().replace("_", ""),
+        (base,),
+        {"f": lambda self, m, a, b: getattr(m, name)(a, b), **attributes},
+    )
     return cls, _op(cls, name, doc)
 
 
 def _comparison(name: str, symbol: str, beyond_int64: bool = True):
-    return _named_binary(Comparison, name, f"a {symbol} b elementwise, as a bool tensor.",
-                         beyond_int64=beyond_int64)  # fmt: skip
+    return _named_binary(
+        Comparison, name, f"a {symbol} b elementwise, as a bool tensor.", beyond_int64=beyond_int64
+    )
 
 
 Equal, equal = _comparison("equal", "==")
@@ -959,8 +991,11 @@ class Bitwise(Binary):
 
 
 def _bitwise(name: str, symbol: str):
-    return _named_binary(Bitwise, name, f"a {symbol} b elementwise: bitwise on integers, "
-                                        "logical on bools (numpy's rule).")  # fmt: skip
+    return _named_binary(
+        Bitwise,
+        name,
+        f"a {symbol} b elementwise: bitwise on integers, logical on bools (numpy's rule).",
+    )
 
 
 BitwiseAnd, bitwise_and = _bitwise("bitwise_and", "&")
@@ -977,11 +1012,18 @@ class Shift(Bitwise):
     on_bool = "int8"
 
 
-LeftShift, left_shift = _named_binary(Shift, "left_shift", "a << b elementwise, on integers "
-                                      "(counts of the bit width or more, or negative, give 0).")
-RightShift, right_shift = _named_binary(Shift, "right_shift", "a >> b elementwise, on integers "
-                                        "(arithmetic for signed: counts of the bit width or "
-                                        "more, or negative, give 0 or -1).")
+LeftShift, left_shift = _named_binary(
+    Shift,
+    "left_shift",
+    "a << b elementwise, on integers (counts of the bit width or more, or negative, give 0).",
+)
+RightShift, right_shift = _named_binary(
+    Shift,
+    "right_shift",
+    "a >> b elementwise, on integers "
+    "(arithmetic for signed: counts of the bit width or "
+    "more, or negative, give 0 or -1).",
+)
 
 
 class Where(Elementwise):
@@ -1035,12 +1077,50 @@ def where(condition, x=None, y=None, /):
 
 
 __all__ = [
-    "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "arctan2",
-    "floor_divide", "remainder", "divmod", "equal", "not_equal", "less", "less_equal", "greater",
-    "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "left_shift", "right_shift", "where", "hypot", "copysign", "nextafter",
-    "logaddexp", "logaddexp2", "fmod", "fmax", "fmin", "heaviside", "ldexp", "float_power",
-    "frexp", "modf", "mod", "true_divide", "pow", "atan2", "bitwise_left_shift",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "power",
+    "maximum",
+    "minimum",
+    "arctan2",
+    "floor_divide",
+    "remainder",
+    "divmod",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "left_shift",
+    "right_shift",
+    "where",
+    "hypot",
+    "copysign",
+    "nextafter",
+    "logaddexp",
+    "logaddexp2",
+    "fmod",
+    "fmax",
+    "fmin",
+    "heaviside",
+    "ldexp",
+    "float_power",
+    "frexp",
+    "modf",
+    "mod",
+    "true_divide",
+    "pow",
+    "atan2",
+    "bitwise_left_shift",
     "bitwise_right_shift",
-]  # fmt: skip
+]
 bitwise_left_shift, bitwise_right_shift = left_shift, right_shift

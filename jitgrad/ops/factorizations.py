@@ -123,8 +123,7 @@ class LinalgRoutine(Function):
 def _square(a: Tensor, who: str) -> None:
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise np.linalg.LinAlgError(
-            f"{who}: expected a stack of square matrices (last two dims equal), got shape "
-            f"{a.shape}"
+            f"{who}: expected a stack of square matrices (last two dims equal), got shape {a.shape}"
         )
 
 
@@ -510,4 +509,3 @@ def lstsq(a, b, rcond=None):
         cutoff = np.finfo(x.dtype).eps * max(a.shape) if rcond is None else rcond
         x = matmul(pinv(a, rtol=cutoff), b)
     return as_tensor(x), as_tensor(residuals), rank, as_tensor(s)
-

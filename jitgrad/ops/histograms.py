@@ -135,8 +135,9 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
     [[1.0, 0.0], [0.0, 1.0]]
     """
     bins = [_values(b) for b in bins] if isinstance(bins, (list, tuple)) else _values(bins)
-    h, xedges, yedges = np.histogram2d(_values(as_tensor(x)), _values(as_tensor(y)), bins,
-                                       range, density, _values(weights))  # fmt: skip
+    h, xedges, yedges = np.histogram2d(
+        _values(as_tensor(x)), _values(as_tensor(y)), bins, range, density, _values(weights)
+    )
     return _wrap(h), _wrap(xedges), _wrap(yedges)
 
 
@@ -154,5 +155,10 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
 
 
 __all__ = [
-    "bincount", "digitize", "histogram_bin_edges", "histogram", "histogram2d", "histogramdd",
-]  # fmt: skip
+    "bincount",
+    "digitize",
+    "histogram_bin_edges",
+    "histogram",
+    "histogram2d",
+    "histogramdd",
+]

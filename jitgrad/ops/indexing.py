@@ -409,9 +409,9 @@ def gather(x, dim: int, index) -> Tensor:
                 f"in dimension {d} (only dimension {dim} may differ freely)"
             )
     if any(m != n for d, (n, m) in enumerate(zip(x.shape, idx.shape, strict=True)) if d != dim):
-        x = basic_index(x, tuple(
-            slice(None) if d == dim else slice(0, m) for d, m in enumerate(idx.shape)
-        ))  # fmt: skip
+        x = basic_index(
+            x, tuple(slice(None) if d == dim else slice(0, m) for d, m in enumerate(idx.shape))
+        )
     return _take_along(x, idx, dim, "gather")
 
 
@@ -464,12 +464,18 @@ def split_views(x, indices_or_sections, axis: int, equal: bool) -> list[Tensor]:
 
 # numpy's pad modes and the keywords each takes.
 _MODE_KEYWORDS = {
-    "constant": ("constant_values",), "empty": (), "edge": (), "wrap": (),
-    "reflect": ("reflect_type",), "symmetric": ("reflect_type",),
+    "constant": ("constant_values",),
+    "empty": (),
+    "edge": (),
+    "wrap": (),
+    "reflect": ("reflect_type",),
+    "symmetric": ("reflect_type",),
     "linear_ramp": ("end_values",),
-    "maximum": ("stat_length",), "minimum": ("stat_length",),
-    "mean": ("stat_length",), "median": ("stat_length",),
-}  # fmt: skip
+    "maximum": ("stat_length",),
+    "minimum": ("stat_length",),
+    "mean": ("stat_length",),
+    "median": ("stat_length",),
+}
 
 
 def _pairs(values, ndim: int, name: str) -> np.ndarray:
@@ -509,8 +515,9 @@ def _numpy_pad(a, widths, mode, kwargs):
 def _axis_pad_matrix(n: int, width, mode: str, kwargs: dict, axis: int, ndim: int):
     """The matrix ``M`` of one axis's padding when it is linear in the values (the constant
     part of ``linear_ramp`` aside): numpy's pad of the identity's columns."""
-    per_axis = {k: _pairs(v, ndim, k)[axis] if k != "reflect_type" else v
-                for k, v in kwargs.items()}  # fmt: skip
+    per_axis = {
+        k: _pairs(v, ndim, k)[axis] if k != "reflect_type" else v for k, v in kwargs.items()
+    }
     if "end_values" in per_axis:
         per_axis["end_values"] = 0  # the ramp's constant part has no gradient
     if "stat_length" in per_axis:
@@ -545,8 +552,9 @@ class LinearPad(Function):
         shape = self.inputs[0].shape
         for axis in reversed(range(gy.ndim)):
             if any(self.widths[axis]):
-                m = _axis_pad_matrix(shape[axis], self.widths[axis], self.mode, self.kwargs,
-                                     axis, gy.ndim)  # fmt: skip
+                m = _axis_pad_matrix(
+                    shape[axis], self.widths[axis], self.mode, self.kwargs, axis, gy.ndim
+                )
                 gy = _along(_wrap(m.T.astype(gy.dtype.numpy)), gy, axis)
         return gy
 

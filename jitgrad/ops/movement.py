@@ -149,8 +149,9 @@ class Concatenate(Function):
 def reshape(x, *shape) -> Tensor:
     """numpy's reshape: a view when the strides allow, else a copy; -1 infers one size."""
     x = as_tensor(x)
-    shape = layout.infer_shape(shape[0] if len(shape) == 1 and not _is_int(shape[0]) else shape,
-                               x.numel())  # fmt: skip
+    shape = layout.infer_shape(
+        shape[0] if len(shape) == 1 and not _is_int(shape[0]) else shape, x.numel()
+    )
     if shape == x.shape:
         return x
     return Reshape(shape)(x)

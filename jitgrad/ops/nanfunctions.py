@@ -217,8 +217,17 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False) -> Tensor:
     return _nan_arg_extreme(np.nanargmin, a, axis, out, keepdims)
 
 
-def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                keepdims=False, *, weights=None) -> Tensor:  # fmt: skip
+def nanquantile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+) -> Tensor:
     """``quantile`` of the values that are not nan.
 
     >>> import jitgrad as jg
@@ -228,8 +237,17 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     return write_out(out, order_statistic(np.nanquantile, a, q, axis, method, keepdims, weights))
 
 
-def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                  keepdims=False, *, weights=None) -> Tensor:  # fmt: skip
+def nanpercentile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+) -> Tensor:
     """``percentile`` of the values that are not nan.
 
     >>> import jitgrad as jg
@@ -250,6 +268,18 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> 
 
 
 __all__ = [
-    "nansum", "nanprod", "nancumsum", "nancumprod", "nanmean", "nanvar", "nanstd", "nanmax",
-    "nanmin", "nanargmax", "nanargmin", "nanquantile", "nanpercentile", "nanmedian",
-]  # fmt: skip
+    "nansum",
+    "nanprod",
+    "nancumsum",
+    "nancumprod",
+    "nanmean",
+    "nanvar",
+    "nanstd",
+    "nanmax",
+    "nanmin",
+    "nanargmax",
+    "nanargmin",
+    "nanquantile",
+    "nanpercentile",
+    "nanmedian",
+]

@@ -20,8 +20,14 @@ from .ufunc import ufunc
 
 def _by_numpy(numpy_ufunc, *operands) -> Tensor:
     """numpy's ``numpy_ufunc`` of the operands' values (Python numbers stay weak)."""
-    values = [TensorBase.numpy(x) if isinstance(x, TensorBase) else
-              np.asarray(x) if isinstance(x, (list, tuple)) else x for x in operands]  # fmt: skip
+    values = [
+        TensorBase.numpy(x)
+        if isinstance(x, TensorBase)
+        else np.asarray(x)
+        if isinstance(x, (list, tuple))
+        else x
+        for x in operands
+    ]
     return wrap_numpy(np.asarray(compute(numpy_ufunc, *values)), Tensor)
 
 

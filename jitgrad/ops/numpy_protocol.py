@@ -53,8 +53,10 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         if method == "__call__" and not kwargs:
             return op(*inputs)
         if is_ufunc(op) and kwargs.keys() <= _KEYWORDS.get(method, frozenset()):
-            return getattr(op, method)(*inputs, **kwargs) if method != "__call__" else op(
-                *inputs, **kwargs
+            return (
+                getattr(op, method)(*inputs, **kwargs)
+                if method != "__call__"
+                else op(*inputs, **kwargs)
             )
     outs = kwargs.get("out", ())
     for x in (*inputs, *outs):
@@ -178,10 +180,29 @@ def _same_name_functions() -> dict:
         statistics,
     )
 
-    namespaces = [(np, m) for m in (calculus, comparison, creation, histograms, nanfunctions,
-                                    polynomial, products, selection, sets, shaping, sorting,
-                                    statistics, complex_parts, signal, index_tricks,
-                                    array_queries, printing, type_aliases)]
+    namespaces = [
+        (np, m)
+        for m in (
+            calculus,
+            comparison,
+            creation,
+            histograms,
+            nanfunctions,
+            polynomial,
+            products,
+            selection,
+            sets,
+            shaping,
+            sorting,
+            statistics,
+            complex_parts,
+            signal,
+            index_tricks,
+            array_queries,
+            printing,
+            type_aliases,
+        )
+    ]
     namespaces += [(np.linalg, linalg), (np.fft, fft)]
     found = {
         np.pad: indexing.pad,

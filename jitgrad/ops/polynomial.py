@@ -88,8 +88,9 @@ class PolyFit(Function):
         self.x, self.deg, self.rcond, self.w = x, deg, rcond, w
 
     def forward(self, y):
-        return _wrap(compute(lambda v: np.polyfit(self.x, v, self.deg, self.rcond, w=self.w),
-                             y.numpy()))  # fmt: skip
+        return _wrap(
+            compute(lambda v: np.polyfit(self.x, v, self.deg, self.rcond, w=self.w), y.numpy())
+        )
 
     def backward(self, gy):
         y = self.inputs[0]
@@ -393,6 +394,15 @@ def _is_scalar(x) -> bool:
 
 
 __all__ = [
-    "polyval", "polyder", "polyint", "polyfit", "roots", "poly", "polyadd", "polysub",
-    "polymul", "polydiv", "poly1d",
-]  # fmt: skip
+    "polyval",
+    "polyder",
+    "polyint",
+    "polyfit",
+    "roots",
+    "poly",
+    "polyadd",
+    "polysub",
+    "polymul",
+    "polydiv",
+    "poly1d",
+]

@@ -30,7 +30,9 @@ def _vectors(a, v) -> tuple[Tensor, Tensor]:
     a, v = as_tensor(a), as_tensor(v)
     for name, t in (("a", a), ("v", v)):
         if t.ndim != 1:
-            raise ValueError(f"object too deep for desired array: {name} must be 1-D, got shape {t.shape}")  # noqa: E501
+            raise ValueError(
+                f"object too deep for desired array: {name} must be 1-D, got shape {t.shape}"
+            )  # noqa: E501
         if t.shape[0] == 0:
             raise ValueError(f"{name} cannot be empty")
     return a, v
@@ -228,8 +230,10 @@ def matvec(x1, x2, /, out=None) -> Tensor:
             f"matvec: needs a matrix and a vector, got {x1.ndim} and {x2.ndim} dimensions"
         )
     if x1.shape[-1] != x2.shape[-1]:
-        raise ValueError(f"matvec: matrix of shape {x1.shape} and vector of length "
-                         f"{x2.shape[-1]} do not match in the core dimension")  # fmt: skip
+        raise ValueError(
+            f"matvec: matrix of shape {x1.shape} and vector of length "
+            f"{x2.shape[-1]} do not match in the core dimension"
+        )
     return _gufunc_out("matvec", matmul(x1, x2[..., None])[..., 0], out)
 
 
@@ -247,8 +251,10 @@ def vecmat(x1, x2, /, out=None) -> Tensor:
             f"vecmat: needs a vector and a matrix, got {x1.ndim} and {x2.ndim} dimensions"
         )
     if x1.shape[-1] != x2.shape[-2]:
-        raise ValueError(f"vecmat: vector of length {x1.shape[-1]} and matrix of shape "
-                         f"{x2.shape} do not match in the core dimension")  # fmt: skip
+        raise ValueError(
+            f"vecmat: vector of length {x1.shape[-1]} and matrix of shape "
+            f"{x2.shape} do not match in the core dimension"
+        )
     v = conj(x1) if x1.dtype.is_complex else x1
     return _gufunc_out("vecmat", matmul(v[..., None, :], x2)[..., 0, :], out)
 
@@ -268,6 +274,14 @@ def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
 
 
 __all__ = [
-    "convolve", "correlate", "cross", "kron", "vecdot", "vdot", "inner", "matvec", "vecmat",
+    "convolve",
+    "correlate",
+    "cross",
+    "kron",
+    "vecdot",
+    "vdot",
+    "inner",
+    "matvec",
+    "vecmat",
     "einsum_path",
-]  # fmt: skip
+]

@@ -135,8 +135,12 @@ class Prod(Function):
 
     def forward(self, x):
         # In x's own dtype, as Sum: prod() has already chosen it.
-        return _wrap(compute(partial(np.prod, axis=self.axes, keepdims=self.keepdims,
-                                     dtype=x.dtype.numpy), x.numpy()))  # fmt: skip
+        return _wrap(
+            compute(
+                partial(np.prod, axis=self.axes, keepdims=self.keepdims, dtype=x.dtype.numpy),
+                x.numpy(),
+            )
+        )
 
     def backward(self, gy):
         # d(prod)/dx_i is the product of the others: exclusive cumulative products from
@@ -185,8 +189,7 @@ class Cumulative(Function):
 
     def forward(self, x):
         accumulate = np.cumprod if self.product else np.cumsum
-        return _wrap(compute(partial(accumulate, axis=self.axis, dtype=x.dtype.numpy),
-                             x.numpy()))  # fmt: skip
+        return _wrap(compute(partial(accumulate, axis=self.axis, dtype=x.dtype.numpy), x.numpy()))
 
     def backward(self, gy):
         from .elementwise import where  # elementwise builds on reductions
@@ -363,8 +366,10 @@ def argmin(x, axis=None, keepdims=False) -> Tensor:
     return ArgExtreme(axis, keepdims, False)(x)
 
 
-_PYTORCH_CORRECTION = {"torch_defaults": {"correction": 1},
-                       "unless_given": ("ddof", "correction", "unbiased")}  # fmt: skip
+_PYTORCH_CORRECTION = {
+    "torch_defaults": {"correction": 1},
+    "unless_given": ("ddof", "correction", "unbiased"),
+}
 
 
 @torch_keywords(**_PYTORCH_CORRECTION)
@@ -442,8 +447,9 @@ def logsumexp(x, axis=None, keepdims=False) -> Tensor:
 
 def _ddof(ddof, correction, unbiased) -> int:
     """numpy's ``ddof`` from it or PyTorch's ``correction`` / ``unbiased`` (one of them)."""
-    given = [name for name, v in (("correction", correction), ("unbiased", unbiased))
-             if v is not None]  # fmt: skip
+    given = [
+        name for name, v in (("correction", correction), ("unbiased", unbiased)) if v is not None
+    ]
     if len(given) > 1 or (given and ddof != 0):
         named = ", ".join(f"{n}=" for n in (["ddof"] if ddof != 0 else []) + given)
         raise TypeError(f"got {named}: they all set the degrees of freedom; pass one")
@@ -503,6 +509,22 @@ def cumprod(x, axis=None, dtype=None) -> Tensor:
 
 
 __all__ = [
-    "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
-    "logsumexp", "all", "any", "cumsum", "cumprod", "sum_to", "broadcast_to",
-]  # fmt: skip
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "var",
+    "std",
+    "logsumexp",
+    "all",
+    "any",
+    "cumsum",
+    "cumprod",
+    "sum_to",
+    "broadcast_to",
+]

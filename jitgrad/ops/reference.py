@@ -29,13 +29,22 @@ floor_divide, remainder, where = np.floor_divide, np.remainder, np.where
 equal, not_equal, less, less_equal = np.equal, np.not_equal, np.less, np.less_equal
 greater, greater_equal = np.greater, np.greater_equal
 logical_and, logical_or, logical_xor = np.logical_and, np.logical_or, np.logical_xor
-bitwise_and, bitwise_or, bitwise_xor, invert = (np.bitwise_and, np.bitwise_or, np.bitwise_xor,
-                                                np.invert)  # fmt: skip
+bitwise_and, bitwise_or, bitwise_xor, invert = (
+    np.bitwise_and,
+    np.bitwise_or,
+    np.bitwise_xor,
+    np.invert,
+)
 left_shift, right_shift = np.left_shift, np.right_shift
 exp2, cbrt, signbit, isinf, spacing = np.exp2, np.cbrt, np.signbit, np.isinf, np.spacing
 arcsinh, arccosh = np.arcsinh, np.arccosh
-hypot, copysign, nextafter, logaddexp, logaddexp2 = (np.hypot, np.copysign, np.nextafter,
-                                                     np.logaddexp, np.logaddexp2)  # fmt: skip
+hypot, copysign, nextafter, logaddexp, logaddexp2 = (
+    np.hypot,
+    np.copysign,
+    np.nextafter,
+    np.logaddexp,
+    np.logaddexp2,
+)
 fmod, fmax, fmin = np.fmod, np.fmax, np.fmin
 
 _erf = np.frompyfunc(math.erf, 1, 1)

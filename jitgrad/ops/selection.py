@@ -152,8 +152,7 @@ def _put_masked(a, mask, values, who: str, by_position: bool) -> None:
     mask = np.asarray(_array(mask), dtype=bool)
     if mask.size != a.numel():
         raise ValueError(
-            f"{who}: mask of shape {mask.shape} and data of shape {a.shape} must be the "
-            "same size"
+            f"{who}: mask of shape {mask.shape} and data of shape {a.shape} must be the same size"
         )
     mask = mask.reshape(a.shape)
     values = reshape(as_tensor(values), -1)
@@ -314,6 +313,14 @@ for _name, _method in METHODS.items():
 del _name, _method
 
 __all__ = [
-    "take", "put", "place", "putmask", "fill_diagonal", "choose", "compress", "extract",
-    "select", "piecewise",
-]  # fmt: skip
+    "take",
+    "put",
+    "place",
+    "putmask",
+    "fill_diagonal",
+    "choose",
+    "compress",
+    "extract",
+    "select",
+    "piecewise",
+]

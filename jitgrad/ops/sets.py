@@ -230,6 +230,14 @@ def setxor1d(ar1, ar2, assume_unique=False) -> Tensor:
 
 
 __all__ = [
-    "unique", "unique_all", "unique_counts", "unique_inverse", "unique_values", "isin",
-    "intersect1d", "union1d", "setdiff1d", "setxor1d",
-]  # fmt: skip
+    "unique",
+    "unique_all",
+    "unique_counts",
+    "unique_inverse",
+    "unique_values",
+    "isin",
+    "intersect1d",
+    "union1d",
+    "setdiff1d",
+    "setxor1d",
+]

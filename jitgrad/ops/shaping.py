@@ -168,9 +168,7 @@ def column_stack(tup) -> Tensor:
     >>> jg.column_stack([jg.tensor([1, 2]), jg.tensor([3, 4])]).tolist()
     [[1, 3], [2, 4]]
     """
-    arrays = [
-        reshape(a, (-1, 1)) if a.ndim < 2 else a for a in _sequence(tup, "column_stack")
-    ]  # fmt: skip
+    arrays = [reshape(a, (-1, 1)) if a.ndim < 2 else a for a in _sequence(tup, "column_stack")]
     return concatenate(arrays, 1)
 
 
@@ -483,8 +481,13 @@ def roll(a, shift, axis=None) -> Tensor:
         s = s % n if n else 0
         if s:
             lead = (slice(None),) * ax
-            out = concatenate([basic_index(out, lead + (slice(n - s, None),)),
-                               basic_index(out, lead + (slice(None, n - s),))], ax)  # fmt: skip
+            out = concatenate(
+                [
+                    basic_index(out, lead + (slice(n - s, None),)),
+                    basic_index(out, lead + (slice(None, n - s),)),
+                ],
+                ax,
+            )
     return clone(out) if out is a else out
 
 
@@ -673,11 +676,14 @@ def trim_zeros(filt, trim: str = "fb", axis=None) -> Tensor:
     else:
         start, stop = nonzero.min(axis=0), nonzero.max(axis=0) + 1
     key = tuple(
-        slice(start[d] if "f" in trim or nonzero.size == 0 else None,
-              stop[d] if "b" in trim or nonzero.size == 0 else None)
-        if d in axes else slice(None)
+        slice(
+            start[d] if "f" in trim or nonzero.size == 0 else None,
+            stop[d] if "b" in trim or nonzero.size == 0 else None,
+        )
+        if d in axes
+        else slice(None)
         for d in range(filt.ndim)
-    )  # fmt: skip
+    )
     return basic_index(filt, key)
 
 
@@ -701,12 +707,42 @@ def laid_out(copier, a: Tensor, order: str, who: str) -> Tensor:
     return permute(copier(permute(a, axes)), np.argsort(axes).tolist())
 
 
-
-
 __all__ = [
-    "concat", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "row_stack",
-    "dstack", "column_stack", "block", "unstack", "broadcast_shapes", "broadcast_arrays", "append",
-    "array_split", "hsplit", "vsplit", "dsplit", "moveaxis", "permute_dims", "rollaxis",
-    "ravel", "tile", "repeat", "roll", "rot90", "fliplr", "flipud", "tril", "triu", "diag",
-    "diagflat", "insert", "delete", "resize", "trim_zeros", "copy",
-]  # fmt: skip
+    "concat",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "hstack",
+    "vstack",
+    "row_stack",
+    "dstack",
+    "column_stack",
+    "block",
+    "unstack",
+    "broadcast_shapes",
+    "broadcast_arrays",
+    "append",
+    "array_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "moveaxis",
+    "permute_dims",
+    "rollaxis",
+    "ravel",
+    "tile",
+    "repeat",
+    "roll",
+    "rot90",
+    "fliplr",
+    "flipud",
+    "tril",
+    "triu",
+    "diag",
+    "diagflat",
+    "insert",
+    "delete",
+    "resize",
+    "trim_zeros",
+    "copy",
+]

@@ -102,8 +102,10 @@ def _window(numpy_window, example: str):
 
     window.__name__ = window.__qualname__ = name
     window.__signature__ = inspect.signature(numpy_window)
-    window.__doc__ = (f"numpy's ``{name}`` window of M points (float64; empty for M < 1).\n\n"
-                      f"    >>> import jitgrad as jg\n    >>> {example}\n    ")  # fmt: skip
+    window.__doc__ = (
+        f"numpy's ``{name}`` window of M points (float64; empty for M < 1).\n\n"
+        f"    >>> import jitgrad as jg\n    >>> {example}\n    "
+    )
     return window
 
 

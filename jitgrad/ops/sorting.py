@@ -293,6 +293,14 @@ for _name, _method in METHODS.items():
 del _name, _method
 
 __all__ = [
-    "sort", "argsort", "partition", "argpartition", "lexsort", "searchsorted", "nonzero",
-    "flatnonzero", "argwhere", "count_nonzero",
-]  # fmt: skip
+    "sort",
+    "argsort",
+    "partition",
+    "argpartition",
+    "lexsort",
+    "searchsorted",
+    "nonzero",
+    "flatnonzero",
+    "argwhere",
+    "count_nonzero",
+]

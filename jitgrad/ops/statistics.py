@@ -110,8 +110,17 @@ def order_statistic(numpy_fn, a, q, axis, method, keepdims, weights=None) -> Ten
     return result.reshape(*q_array.shape, *kept)
 
 
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-             keepdims=False, *, weights=None) -> Tensor:  # fmt: skip
+def quantile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+) -> Tensor:
     """The ``q``-th quantiles (q in [0, 1]) over ``axis``, by any of numpy's ``method=``
     values; differentiable in ``a`` (the gradient goes to the elements taken).
 
@@ -127,8 +136,17 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
     return write_out(out, order_statistic(np.quantile, a, q, axis, method, keepdims, weights))
 
 
-def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-               keepdims=False, *, weights=None) -> Tensor:  # fmt: skip
+def percentile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+) -> Tensor:
     """The ``q``-th percentiles (q in [0, 100]): ``quantile`` of ``q / 100``.
 
     >>> import jitgrad as jg
@@ -138,8 +156,9 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     return write_out(out, order_statistic(np.percentile, a, q, axis, method, keepdims, weights))
 
 
-def median(a, axis=None, out=None, overwrite_input=False, keepdims=False, *, dim=None,
-           keepdim=False):  # fmt: skip
+def median(
+    a, axis=None, out=None, overwrite_input=False, keepdims=False, *, dim=None, keepdim=False
+):
     """The median over ``axis``: the mean of the two middle values of an even count.
     Integers give float64, floats keep their dtype, as numpy's. PyTorch's ``dim=`` gives
     its ``(values, indices)`` along that dimension instead, the lower of the two middle
@@ -244,8 +263,9 @@ def _weights(values, name: str, n: int) -> np.ndarray:
     return w
 
 
-def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
-        dtype=None) -> Tensor:  # fmt: skip
+def cov(
+    m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None
+) -> Tensor:
     """The covariance matrix of the variables in the rows of ``m`` (columns if not
     ``rowvar``), and of ``y``'s; numpy's weights and degrees of freedom.
 

@@ -51,8 +51,17 @@ def make(cls, plain, keywords):
 """
 
 
-def make_ufunc(name: str, nin: int, doc: str, module: str, *, op_class=None, plain=None,
-               nout: int = 1, numpy_name: str | None = None):  # fmt: skip
+def make_ufunc(
+    name: str,
+    nin: int,
+    doc: str,
+    module: str,
+    *,
+    op_class=None,
+    plain=None,
+    nout: int = 1,
+    numpy_name: str | None = None,
+):
     """The function ``name`` with numpy's ufunc signature, attributes and methods. Without
     keywords it returns ``op_class()(*inputs)`` (an elementwise ``Function``) or
     ``plain(*inputs)``; ``numpy_name`` is numpy's ufunc of the same meaning, if any
@@ -84,8 +93,15 @@ def ufunc(nin: int, nout: int = 1, numpy_name: str | None = None):
     """Decorator: the function as a ufunc (``make_ufunc`` calling it without keywords)."""
 
     def make(plain):
-        return make_ufunc(plain.__name__, nin, plain.__doc__, plain.__module__, plain=plain,
-                          nout=nout, numpy_name=numpy_name)  # fmt: skip
+        return make_ufunc(
+            plain.__name__,
+            nin,
+            plain.__doc__,
+            plain.__module__,
+            plain=plain,
+            nout=nout,
+            numpy_name=numpy_name,
+        )
 
     return make
 
@@ -109,8 +125,10 @@ def _call_with_keywords(uf, inputs, out, where, casting, order, dtype, subok):
     loop = _loop(uf, inputs, dtype, casting)
     if dtype is not None:  # the loop's input dtypes: cast to them, as numpy computes in them
         wanted = loop[0] if loop is not None else [dtype] * uf.nin
-        inputs = [_cast_operand(uf, k, x, d, casting, loop is None)
-                  for k, (x, d) in enumerate(zip(inputs, wanted))]  # fmt: skip
+        inputs = [
+            _cast_operand(uf, k, x, d, casting, loop is None)
+            for k, (x, d) in enumerate(zip(inputs, wanted))
+        ]
     results = uf._plain(*inputs)
     results = results if isinstance(results, tuple) else (results,)
     if loop is not None:
@@ -231,8 +249,12 @@ def _write(name, o, r, mask, casting, requires):
             f"casting rule '{casting}'"
         )
     if isinstance(o, np.ndarray):
-        np.copyto(o, TensorBase.numpy(r), casting="unsafe",
-                  where=True if mask is None else TensorBase.numpy(mask))  # fmt: skip
+        np.copyto(
+            o,
+            TensorBase.numpy(r),
+            casting="unsafe",
+            where=True if mask is None else TensorBase.numpy(mask),
+        )
         return o
     o._check_writable()
     if o._check_inplace(requires):
@@ -252,8 +274,14 @@ def _write(name, o, r, mask, casting, requires):
 
 # -- methods ----------------------------------------------------------------------------------
 # Reductions that jitgrad has as differentiable ops, by ufunc.
-_REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
-               "logical_and": "all", "logical_or": "any"}  # fmt: skip
+_REDUCTIONS = {
+    "add": "sum",
+    "multiply": "prod",
+    "maximum": "max",
+    "minimum": "min",
+    "logical_and": "all",
+    "logical_or": "any",
+}
 _SCANS = {"add": "cumsum", "multiply": "cumprod"}
 
 
@@ -273,8 +301,7 @@ def _by_numpy(uf, method, *args, **kwargs) -> Tensor:
     from ..tensor import TensorBase, wrap_numpy
 
     args = [TensorBase.numpy(a) if isinstance(a, TensorBase) else a for a in args]
-    kwargs = {k: TensorBase.numpy(v) if isinstance(v, TensorBase) else v
-              for k, v in kwargs.items()}  # fmt: skip
+    kwargs = {k: TensorBase.numpy(v) if isinstance(v, TensorBase) else v for k, v in kwargs.items()}
     return wrap_numpy(np.asarray(getattr(uf._numpy, method)(*args, **kwargs)), Tensor)
 
 
@@ -286,8 +313,7 @@ def _method_out(uf, result, out):
     return _write(uf.__name__, o, result, None, "unsafe", result.requires_grad)
 
 
-def reduce(uf, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
-           where=True):  # fmt: skip
+def reduce(uf, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE, where=True):
     """Reduce ``array`` along ``axis`` (None: all axes) by applying the ufunc repeatedly:
     numpy's ``ufunc.reduce``. ``add``, ``multiply``, ``maximum``, ``minimum``,
     ``logical_and`` and ``logical_or`` reduce with jitgrad's sum, prod, max, min, all and
@@ -378,8 +404,9 @@ def reduceat(uf, array, indices, axis=0, dtype=None, out=None):
     pieces = []
     for start, stop in zip(bounds[:-1], bounds[1:]):
         if start < stop:
-            piece = reduce(uf, movement.narrow(t, axis, start, stop - start), axis, d.numpy,
-                           keepdims=True)  # fmt: skip
+            piece = reduce(
+                uf, movement.narrow(t, axis, start, stop - start), axis, d.numpy, keepdims=True
+            )
         else:
             piece = movement.narrow(t, axis, start, 1)
         pieces.append(_astype(piece, d))

@@ -28,8 +28,10 @@ _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 
 class Negative(Unary):
     needs_input_values = False
-    on_bool = ("boolean negative, the `-` operator, is not supported (as in numpy); use "
-               "logical_not, the `~` operator, instead")  # fmt: skip
+    on_bool = (
+        "boolean negative, the `-` operator, is not supported (as in numpy); use "
+        "logical_not, the `~` operator, instead"
+    )
 
     def f(self, m, x):
         return -x
@@ -570,8 +572,9 @@ class NanToNum(Elementwise):
         return operands[:1]
 
     def f(self, m, x, nan, posinf, neginf):
-        return m.where(x != x, nan, m.where(x == math.inf, posinf,
-                                            m.where(x == -math.inf, neginf, x)))  # fmt: skip
+        return m.where(
+            x != x, nan, m.where(x == math.inf, posinf, m.where(x == -math.inf, neginf, x))
+        )
 
     def dx(self, m, gy, y, x, nan, posinf, neginf):
         return m.where(m.isfinite(x), gy, 0)
@@ -621,8 +624,9 @@ deg2rad = _op(Deg2rad, "deg2rad", "Degrees to radians: x * pi / 180.")
 rad2deg = _op(Rad2deg, "rad2deg", "Radians to degrees: x * 180 / pi.")
 radians, degrees = deg2rad, rad2deg
 fabs = _op(Fabs, "fabs", "|x| as a float (numpy's ``fabs``: no complex, integers give floats).")
-sinc = _op(Sinc, "sinc", "sin(pi x) / (pi x), and 1 at 0: numpy's normalised ``sinc``.",
-           numpy_name="")  # (numpy's sinc is a function, not a ufunc)
+sinc = _op(
+    Sinc, "sinc", "sin(pi x) / (pi x), and 1 at 0: numpy's normalised ``sinc``.", numpy_name=""
+)  # (numpy's sinc is a function, not a ufunc)
 isinf = _op(Isinf, "isinf", "True where x is +inf or -inf.")
 signbit = _op(Signbit, "signbit", "True where x's sign bit is set (-0.0 and -nan included).")
 spacing = _op(Spacing, "spacing", "The distance from x to the next float away from zero.")
@@ -799,16 +803,74 @@ def fix(x, out=None):
 around = round  # numpy's other spelling of round
 
 __all__ = [
-    "rint", "fix", "around",
-    "negative", "positive", "abs", "absolute", "exp", "expm1", "log", "log1p", "log2", "log10",
-    "sqrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
-    "cosh", "tanh", "arctanh", "sigmoid", "relu", "leaky_relu", "gelu", "silu", "softplus",
-    "erf", "sign", "floor", "ceil", "round", "trunc", "clip", "isnan", "isfinite",
-    "logical_not", "invert", "bitwise_not", "arcsinh", "arccosh", "exp2", "cbrt", "deg2rad",
-    "rad2deg", "radians", "degrees", "fabs", "sinc", "isinf", "signbit", "spacing", "isneginf",
-    "isposinf", "nan_to_num", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+    "rint",
+    "fix",
+    "around",
+    "negative",
+    "positive",
+    "abs",
+    "absolute",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "sqrt",
+    "square",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "arctanh",
+    "sigmoid",
+    "relu",
+    "leaky_relu",
+    "gelu",
+    "silu",
+    "softplus",
+    "erf",
+    "sign",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "clip",
+    "isnan",
+    "isfinite",
+    "logical_not",
+    "invert",
+    "bitwise_not",
+    "arcsinh",
+    "arccosh",
+    "exp2",
+    "cbrt",
+    "deg2rad",
+    "rad2deg",
+    "radians",
+    "degrees",
+    "fabs",
+    "sinc",
+    "isinf",
+    "signbit",
+    "spacing",
+    "isneginf",
+    "isposinf",
+    "nan_to_num",
+    "asin",
+    "acos",
+    "atan",
+    "asinh",
+    "acosh",
+    "atanh",
     "bitwise_invert",
-]  # fmt: skip
+]
 
 # The Array API standard's spellings.
 asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh

@@ -19,5 +19,13 @@ from .adam import Adam, AdamW, adam_update
 from .optimizer import Optimizer, apply_update
 from .sgd import SGD, sgd_update
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler", "apply_update",
-           "sgd_update", "adam_update"]  # fmt: skip
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "Adam",
+    "AdamW",
+    "lr_scheduler",
+    "apply_update",
+    "sgd_update",
+    "adam_update",
+]

@@ -6,9 +6,24 @@ from __future__ import annotations
 from .optimizer import Optimizer, apply_update, scalars
 
 
-def adam_update(m, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, *, lr, beta1, beta2,
-                eps, weight_decay, step, amsgrad: bool, decoupled_weight_decay: bool,
-                maximize: bool):  # fmt: skip
+def adam_update(
+    m,
+    param,
+    grad,
+    exp_avg,
+    exp_avg_sq,
+    max_exp_avg_sq,
+    *,
+    lr,
+    beta1,
+    beta2,
+    eps,
+    weight_decay,
+    step,
+    amsgrad: bool,
+    decoupled_weight_decay: bool,
+    maximize: bool,
+):
     """One Adam/AdamW step for one parameter; returns
     (param, exp_avg, exp_avg_sq, max_exp_avg_sq).
 
@@ -61,11 +76,25 @@ class Adam(Optimizer):
 
     decoupled = False
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False, *,
-                 maximize: bool = False):  # fmt: skip
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                        amsgrad=amsgrad, maximize=maximize)  # fmt: skip
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas=(0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+    ):
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            amsgrad=amsgrad,
+            maximize=maximize,
+        )
         super().__init__(params, defaults)
 
     def _check_group(self, group: dict) -> None:
@@ -100,13 +129,18 @@ class Adam(Optimizer):
         max_sq = self._zeros_state(state, "max_exp_avg_sq", param) if amsgrad else None
         beta1, beta2 = group["betas"]
         return apply_update(
-            adam_update, [param, grad, exp_avg, exp_avg_sq, max_sq],
-            [param, exp_avg, exp_avg_sq, max_sq], self._launches,
+            adam_update,
+            [param, grad, exp_avg, exp_avg_sq, max_sq],
+            [param, exp_avg, exp_avg_sq, max_sq],
+            self._launches,
             **scalars(group, ("lr", "eps", "weight_decay")),
-            beta1=float(beta1), beta2=float(beta2), step=int(state["step"]),
-            amsgrad=amsgrad, decoupled_weight_decay=self.decoupled,
+            beta1=float(beta1),
+            beta2=float(beta2),
+            step=int(state["step"]),
+            amsgrad=amsgrad,
+            decoupled_weight_decay=self.decoupled,
             maximize=bool(group["maximize"]),
-        )  # fmt: skip
+        )
 
 
 class AdamW(Adam):
@@ -124,7 +158,15 @@ class AdamW(Adam):
 
     decoupled = True
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas=(0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+    ):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

@@ -24,8 +24,10 @@ class LRScheduler:
             if last_epoch == -1:
                 group.setdefault("initial_lr", group["lr"])
             elif "initial_lr" not in group:
-                raise KeyError(f"param 'initial_lr' is not specified in param_groups[{k}] "
-                               "when resuming a scheduler (last_epoch != -1)")  # fmt: skip
+                raise KeyError(
+                    f"param 'initial_lr' is not specified in param_groups[{k}] "
+                    "when resuming a scheduler (last_epoch != -1)"
+                )
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self.step()
@@ -104,8 +106,9 @@ class StepLR(LRScheduler):
     [1.0, 1.0, 0.5, 0.5, 0.25]
     """
 
-    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
-                 last_epoch: int = -1):  # fmt: skip
+    def __init__(
+        self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
+    ):
         if int(step_size) <= 0:
             raise ValueError(f"step_size must be a positive integer, got {step_size}")
         self.step_size, self.gamma = int(step_size), float(gamma)
@@ -130,8 +133,13 @@ class CosineAnnealingLR(LRScheduler):
     [1.0, 0.5, 0.0]
     """
 
-    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
-                 last_epoch: int = -1):  # fmt: skip
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_max: int,
+        eta_min: float = 0.0,  # noqa: N803
+        last_epoch: int = -1,
+    ):
         if int(T_max) <= 0:
             raise ValueError(f"T_max must be a positive integer, got {T_max}")
         self.T_max, self.eta_min = int(T_max), float(eta_min)

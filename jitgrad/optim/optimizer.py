@@ -38,9 +38,13 @@ from ..recording import run
 from ..tensor import TensorBase, wrap_numpy
 
 
-def apply_update(formula: Callable, tensors: Sequence[Tensor | None],
-                 outputs: Sequence[Tensor | None], launches: dict | None = None,
-                 **hyper):  # fmt: skip
+def apply_update(
+    formula: Callable,
+    tensors: Sequence[Tensor | None],
+    outputs: Sequence[Tensor | None],
+    launches: dict | None = None,
+    **hyper,
+):
     """Evaluate ``formula(reference, *tensors, **hyper)`` on numpy views and write its
     i-th result into ``outputs[i]`` (None: nothing to write). Returns the kernel launch
     that did it, or None when the numpy reference evaluator did.
@@ -153,8 +157,10 @@ class Optimizer:
         params = [params] if isinstance(params, Tensor) else list(params)
         for i, p in enumerate(params):
             if not isinstance(p, Tensor):
-                raise TypeError(f"optimizer can only optimize tensors, got {type(p).__name__} "
-                                f"at position {i} of group {len(self.param_groups)}")  # fmt: skip
+                raise TypeError(
+                    f"optimizer can only optimize tensors, got {type(p).__name__} "
+                    f"at position {i} of group {len(self.param_groups)}"
+                )
             if not p.is_leaf:
                 raise ValueError(
                     f"can't optimize a non-leaf tensor (position {i} of group "
@@ -326,8 +332,10 @@ class Optimizer:
             )
         saved = state_dict["param_groups"]
         if len(saved) != len(self.param_groups):
-            raise ValueError(f"loaded state dict has {len(saved)} parameter groups, this "
-                             f"optimizer has {len(self.param_groups)}")  # fmt: skip
+            raise ValueError(
+                f"loaded state dict has {len(saved)} parameter groups, this "
+                f"optimizer has {len(self.param_groups)}"
+            )
         by_index: dict[int, Tensor] = {}
         for k, (old, new) in enumerate(zip(saved, self.param_groups, strict=True)):
             if len(old["params"]) != len(new["params"]):
@@ -342,15 +350,18 @@ class Optimizer:
         loaded: dict[Tensor, dict] = {}
         for i, values in state_dict["state"].items():
             if i not in by_index:
-                raise ValueError(f"loaded optimizer state refers to parameter {i}, which no "
-                                 "group lists")  # fmt: skip
+                raise ValueError(
+                    f"loaded optimizer state refers to parameter {i}, which no group lists"
+                )
             p = by_index[i]
             restored = {}
             for name, value in values.items():
                 if isinstance(value, TensorBase):
                     if value.dtype.is_floating_point and value.shape != p.shape:
-                        raise ValueError(f"state '{name}' of parameter {i} has shape "
-                                         f"{value.shape}, the parameter {p.shape}")  # fmt: skip
+                        raise ValueError(
+                            f"state '{name}' of parameter {i} has shape "
+                            f"{value.shape}, the parameter {p.shape}"
+                        )
                     cast = p.dtype if value.dtype.is_floating_point else value.dtype
                     value = as_tensor(TensorBase.astype(value, cast))  # a copy
                 restored[name] = value
@@ -450,8 +461,20 @@ def _changing(name: str):
     return changed
 
 
-for _name in ("append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse",
-              "__setitem__", "__delitem__", "__iadd__", "__imul__"):  # fmt: skip
+for _name in (
+    "append",
+    "extend",
+    "insert",
+    "remove",
+    "pop",
+    "clear",
+    "sort",
+    "reverse",
+    "__setitem__",
+    "__delitem__",
+    "__iadd__",
+    "__imul__",
+):
     setattr(_ParamList, _name, _changing(_name))
 
 

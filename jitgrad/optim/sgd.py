@@ -6,8 +6,20 @@ from __future__ import annotations
 from .optimizer import Optimizer, apply_update, scalars
 
 
-def sgd_update(m, param, grad, momentum_buffer, *, lr, weight_decay, momentum, dampening,
-               nesterov: bool, maximize: bool, first_step: bool):  # fmt: skip
+def sgd_update(
+    m,
+    param,
+    grad,
+    momentum_buffer,
+    *,
+    lr,
+    weight_decay,
+    momentum,
+    dampening,
+    nesterov: bool,
+    maximize: bool,
+    first_step: bool,
+):
     """One SGD step for one parameter; returns (param, momentum_buffer).
 
     With λ = weight_decay, μ = momentum, τ = dampening::
@@ -46,11 +58,25 @@ class SGD(Optimizer):
     [0.8, 1.6]
     """
 
-    def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False, *,
-                 maximize: bool = False):  # fmt: skip
-        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                        nesterov=nesterov, maximize=maximize)  # fmt: skip
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        momentum: float = 0.0,
+        dampening: float = 0.0,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
+        *,
+        maximize: bool = False,
+    ):
+        defaults = dict(
+            lr=lr,
+            momentum=momentum,
+            dampening=dampening,
+            weight_decay=weight_decay,
+            nesterov=nesterov,
+            maximize=maximize,
+        )
         super().__init__(params, defaults)
 
     def _check_group(self, group: dict) -> None:
@@ -72,8 +98,12 @@ class SGD(Optimizer):
         if group["momentum"] != 0:
             buf = self._zeros_state(state, "momentum_buffer", param)
         return apply_update(
-            sgd_update, [param, grad, buf], [param, buf], self._launches,
+            sgd_update,
+            [param, grad, buf],
+            [param, buf],
+            self._launches,
             **scalars(group, _NUMBERS),
-            nesterov=bool(group["nesterov"]), maximize=bool(group["maximize"]),
+            nesterov=bool(group["nesterov"]),
+            maximize=bool(group["maximize"]),
             first_step=first,
-        )  # fmt: skip
+        )

@@ -21,9 +21,26 @@ from .source import AllVersions, FileSystemSource, LatestVersions, SpecificVersi
 from .state import ServableState, State
 
 __all__ = [
-    "AllVersions", "FileSystemSource", "LatestVersions", "Loader", "Manager", "Metadata",
-    "ModelLoader", "ModelServer", "Predictor", "ResourceAllocation", "ServableHandle",
-    "ServableId", "ServableNotFound", "ServableState", "ServableUnavailable", "ServingApp",
-    "Signature", "SignatureError", "SpecificVersions", "State", "availability_preserving",
+    "AllVersions",
+    "FileSystemSource",
+    "LatestVersions",
+    "Loader",
+    "Manager",
+    "Metadata",
+    "ModelLoader",
+    "ModelServer",
+    "Predictor",
+    "ResourceAllocation",
+    "ServableHandle",
+    "ServableId",
+    "ServableNotFound",
+    "ServableState",
+    "ServableUnavailable",
+    "ServingApp",
+    "Signature",
+    "SignatureError",
+    "SpecificVersions",
+    "State",
+    "availability_preserving",
     "resource_preserving",
-]  # fmt: skip
+]

@@ -26,35 +26,76 @@ def parse_args(argv=None) -> argparse.Namespace:
         "Serving's REST API (/v1/models/NAME[:predict|/metadata]).",
     )
     parser.add_argument("--model_name", required=True, help="the name clients use in URLs")
-    parser.add_argument("--model_base_path", required=True, help="directory holding one "
-                        "subdirectory per version (1/, 2/, ...)")  # fmt: skip
-    parser.add_argument("--port", type=int, default=8501, help="HTTP port (default: 8501; "
-                        "0 picks a free one)")  # fmt: skip
-    parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default: "
-                        "127.0.0.1, this machine only; 0.0.0.0 opts into every "
-                        "interface)")  # fmt: skip
-    parser.add_argument("--poll_seconds", type=float, default=1.0, help="seconds between "
-                        "scans of the base path for versions (default: 1; 0 scans "
-                        "once)")  # fmt: skip
-    parser.add_argument("--max_body_bytes", type=int, default=DEFAULT_MAX_BODY_BYTES,
-                        help="largest request body accepted, in bytes (default: "
-                        f"{DEFAULT_MAX_BODY_BYTES})")  # fmt: skip
-    parser.add_argument("--model_version_policy", default="latest:1", help="versions to serve: "
-                        "latest, latest:N, all or specific:V1,V2 (default: latest:1)")  # fmt: skip
-    parser.add_argument("--policy", choices=sorted(POLICIES), default="availability",
-                        help="version transitions: availability (load the new version before "
-                        "unloading the old; default) or resource (unload first)")  # fmt: skip
-    parser.add_argument("--ram_budget_bytes", type=int, default=None, help="refuse loads whose "
-                        "estimate does not fit this budget (default: unlimited)")  # fmt: skip
-    parser.add_argument("--replicas", type=int, default=2, help="requests of a warmed batch "
-                        "size that may run at once per version (default: 2)")  # fmt: skip
-    parser.add_argument("--max_num_load_retries", type=int, default=5, help="times a version "
-                        "whose load failed is tried again on later polls (default: 5)")  # fmt: skip
-    parser.add_argument("--load_retry_interval_seconds", type=float, default=5.0, help="seconds "
-                        "after a failed load before it is tried again (default: 5)")  # fmt: skip
-    parser.add_argument("--label", action="append", default=[], metavar="LABEL=VERSION",
-                        help="point a version label (stable, canary) at a version once it is "
-                        "available; repeatable")  # fmt: skip
+    parser.add_argument(
+        "--model_base_path",
+        required=True,
+        help="directory holding one subdirectory per version (1/, 2/, ...)",
+    )
+    parser.add_argument(
+        "--port", type=int, default=8501, help="HTTP port (default: 8501; 0 picks a free one)"
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="interface to bind (default: "
+        "127.0.0.1, this machine only; 0.0.0.0 opts into every "
+        "interface)",
+    )
+    parser.add_argument(
+        "--poll_seconds",
+        type=float,
+        default=1.0,
+        help="seconds between scans of the base path for versions (default: 1; 0 scans once)",
+    )
+    parser.add_argument(
+        "--max_body_bytes",
+        type=int,
+        default=DEFAULT_MAX_BODY_BYTES,
+        help=f"largest request body accepted, in bytes (default: {DEFAULT_MAX_BODY_BYTES})",
+    )
+    parser.add_argument(
+        "--model_version_policy",
+        default="latest:1",
+        help="versions to serve: latest, latest:N, all or specific:V1,V2 (default: latest:1)",
+    )
+    parser.add_argument(
+        "--policy",
+        choices=sorted(POLICIES),
+        default="availability",
+        help="version transitions: availability (load the new version before "
+        "unloading the old; default) or resource (unload first)",
+    )
+    parser.add_argument(
+        "--ram_budget_bytes",
+        type=int,
+        default=None,
+        help="refuse loads whose estimate does not fit this budget (default: unlimited)",
+    )
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        default=2,
+        help="requests of a warmed batch size that may run at once per version (default: 2)",
+    )
+    parser.add_argument(
+        "--max_num_load_retries",
+        type=int,
+        default=5,
+        help="times a version whose load failed is tried again on later polls (default: 5)",
+    )
+    parser.add_argument(
+        "--load_retry_interval_seconds",
+        type=float,
+        default=5.0,
+        help="seconds after a failed load before it is tried again (default: 5)",
+    )
+    parser.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="LABEL=VERSION",
+        help="point a version label (stable, canary) at a version once it is available; repeatable",
+    )
     parser.add_argument("--log_level", default="INFO", help="logging level (default: INFO)")
     args = parser.parse_args(argv)
     try:
@@ -76,30 +117,43 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.ram_budget_bytes is not None and args.ram_budget_bytes < 0:
         parser.error(f"--ram_budget_bytes must not be negative, got {args.ram_budget_bytes}")
     if args.log_level.upper() not in logging.getLevelNamesMapping():
-        parser.error(f"--log_level {args.log_level!r}: expected one of DEBUG, INFO, WARNING, "
-                     "ERROR or CRITICAL")  # fmt: skip
+        parser.error(
+            f"--log_level {args.log_level!r}: expected one of DEBUG, INFO, WARNING, "
+            "ERROR or CRITICAL"
+        )
     if not 0 <= args.poll_seconds < float("inf"):
-        parser.error(f"--poll_seconds must be a finite number of seconds >= 0, got "
-                     f"{args.poll_seconds}")  # fmt: skip
+        parser.error(
+            f"--poll_seconds must be a finite number of seconds >= 0, got {args.poll_seconds}"
+        )
     if args.max_num_load_retries < 0 or args.load_retry_interval_seconds < 0:
-        parser.error("--max_num_load_retries and --load_retry_interval_seconds must not be "
-                     "negative")  # fmt: skip
+        parser.error(
+            "--max_num_load_retries and --load_retry_interval_seconds must not be negative"
+        )
     return args
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(message)s")  # fmt: skip
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s"
+    )
     try:
         app = ServingApp(
-            args.model_name, args.model_base_path, host=args.host, port=args.port,
-            poll_seconds=args.poll_seconds or None, version_policy=args.version_policy,
-            policy=args.policy, ram_budget_bytes=args.ram_budget_bytes, replicas=args.replicas,
-            max_body_bytes=args.max_body_bytes, labels=args.labels, freeze_heap=True,
+            args.model_name,
+            args.model_base_path,
+            host=args.host,
+            port=args.port,
+            poll_seconds=args.poll_seconds or None,
+            version_policy=args.version_policy,
+            policy=args.policy,
+            ram_budget_bytes=args.ram_budget_bytes,
+            replicas=args.replicas,
+            max_body_bytes=args.max_body_bytes,
+            labels=args.labels,
+            freeze_heap=True,
             max_load_retries=args.max_num_load_retries,
             load_retry_seconds=args.load_retry_interval_seconds,
-        )  # fmt: skip
+        )
     except OSError as e:  # the port is taken, the host is not this machine's
         logging.error("cannot listen on %s:%s: %s", args.host, args.port, e.strerror or e)
         return 1
@@ -109,10 +163,14 @@ def main(argv=None) -> int:
         logging.error("%s", e)
         return 1
     stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set())
-                for sig in (signal.SIGINT, signal.SIGTERM)}  # fmt: skip
-    print(f"serving model {args.model_name} from {args.model_base_path} at "
-          f"{app.server.url}/v1/models/{args.model_name}", flush=True)  # fmt: skip
+    previous = {
+        sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)
+    }
+    print(
+        f"serving model {args.model_name} from {args.model_base_path} at "
+        f"{app.server.url}/v1/models/{args.model_name}",
+        flush=True,
+    )
     try:
         stop.wait()
         logging.info("shutting down")

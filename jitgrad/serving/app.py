@@ -55,14 +55,26 @@ class ServingApp:
     (see ``Manager``).
     """
 
-    def __init__(self, name: str, base_path, *, host: str = "127.0.0.1", port: int = 8501,
-                 poll_seconds: float | None = 1.0, version_policy=None,
-                 policy: str = "availability", ram_budget_bytes: int | None = None,
-                 load_threads: int = 1, replicas: int = 2,
-                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-                 labels: dict[str, int] | None = None, ready_timeout: float = 120.0,
-                 freeze_heap: bool = False, max_load_retries: int = 5,
-                 load_retry_seconds: float = 5.0):  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        base_path,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8501,
+        poll_seconds: float | None = 1.0,
+        version_policy=None,
+        policy: str = "availability",
+        ram_budget_bytes: int | None = None,
+        load_threads: int = 1,
+        replicas: int = 2,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        labels: dict[str, int] | None = None,
+        ready_timeout: float = 120.0,
+        freeze_heap: bool = False,
+        max_load_retries: int = 5,
+        load_retry_seconds: float = 5.0,
+    ):
         if policy not in POLICIES:
             raise ValueError(f"policy {policy!r}: choose one of {sorted(POLICIES)}")
         budget = None
@@ -72,18 +84,25 @@ class ServingApp:
         self.ready_timeout = ready_timeout
         self.freeze_heap = freeze_heap
         self._frozen = False
-        self.manager = Manager(POLICIES[policy], budget, load_threads,
-                               max_load_retries=max_load_retries,
-                               load_retry_seconds=load_retry_seconds)  # fmt: skip
+        self.manager = Manager(
+            POLICIES[policy],
+            budget,
+            load_threads,
+            max_load_retries=max_load_retries,
+            load_retry_seconds=load_retry_seconds,
+        )
         # Known before any version is: a base path that is missing emits nothing, and
         # the manager must still count this model as not ready.
         self.manager.set_aspired_versions(name, {})
         self._pending_labels = dict(labels or {})
         self.manager.add_listener(self._apply_labels)
         self.source = FileSystemSource(
-            base_path, poll_seconds, version_policy or LatestVersions(1), name=name,
+            base_path,
+            poll_seconds,
+            version_policy or LatestVersions(1),
+            name=name,
             loader_factory=functools.partial(ModelLoader, replicas=replicas),
-        ).connect(self.manager)  # fmt: skip
+        ).connect(self.manager)
         self.server = ModelServer(self.manager, host, port, max_body_bytes=max_body_bytes)
 
     def _apply_labels(self, snapshot) -> None:
@@ -114,9 +133,11 @@ class ServingApp:
         try:
             self.manager.wait_until_ready(timeout)
         except TimeoutError as e:
-            raise TimeoutError(f"{e} (versions of model {self.name} are directories named by "
-                               f"a number holding a manifest.json, under "
-                               f"{self.source.base_path})") from None  # fmt: skip
+            raise TimeoutError(
+                f"{e} (versions of model {self.name} are directories named by "
+                f"a number holding a manifest.json, under "
+                f"{self.source.base_path})"
+            ) from None
 
     def stop(self) -> None:
         self.source.stop()

@@ -43,11 +43,12 @@ def serve_once(model_base_path, name: str, *, timeout: float = 120.0, out=print)
     with ServingApp(name, model_base_path, port=0, poll_seconds=0, ready_timeout=timeout) as app:
         ready = time.perf_counter() - start
         version = max(app.manager.available_versions(name))
-        with urllib.request.urlopen(f"{app.server.url}/v1/models/{name}/metadata",
-                                    timeout=timeout) as r:  # fmt: skip
+        with urllib.request.urlopen(
+            f"{app.server.url}/v1/models/{name}/metadata", timeout=timeout
+        ) as r:
             metadata = json.load(r)["metadata"]
         signature = metadata["signature_def"]["signature_def"]["serving_default"]
-        (input_name, spec), = signature["inputs"].items()
+        ((input_name, spec),) = signature["inputs"].items()
         shape = [int(d["size"]) for d in spec["tensor_shape"]["dim"]]
         dtype = {v: k for k, v in TF_DTYPES.items()}[spec["dtype"]]
         sample, what = _example(shape, dtype)
@@ -56,8 +57,12 @@ def serve_once(model_base_path, name: str, *, timeout: float = 120.0, out=print)
         connection.connect()
         connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as urllib3 does
         t0 = time.perf_counter()
-        connection.request("POST", f"/v1/models/{name}:predict", body=body,
-                           headers={"Content-Type": "application/json"})  # fmt: skip
+        connection.request(
+            "POST",
+            f"/v1/models/{name}:predict",
+            body=body,
+            headers={"Content-Type": "application/json"},
+        )
         reply = connection.getresponse()
         response = json.loads(reply.read())
         latency = time.perf_counter() - t0
@@ -69,8 +74,9 @@ def serve_once(model_base_path, name: str, *, timeout: float = 120.0, out=print)
         out(f"served {name} version {version} at {app.server.url} (ready in {ready:.2f} s)")
         out(f"POST /v1/models/{name}:predict with {what}: {latency * 1e3:.1f} ms")
         if values.ndim == 1 and values.size > 1:
-            out(f"  {values.size} outputs, argmax {int(values.argmax())} "
-                f"(score {values.max():.3f})")  # fmt: skip
+            out(
+                f"  {values.size} outputs, argmax {int(values.argmax())} (score {values.max():.3f})"
+            )
         else:
             out(f"  output {values.tolist()}")
     out("server stopped")

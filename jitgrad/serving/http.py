@@ -75,9 +75,15 @@ class ModelServer:
     ``port=0`` picks a free port (see ``.port`` / ``.url`` after construction).
     """
 
-    def __init__(self, manager: Manager, host: str = "127.0.0.1", port: int = 8501, *,
-                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-                 metrics: Metrics | None = None):  # fmt: skip
+    def __init__(
+        self,
+        manager: Manager,
+        host: str = "127.0.0.1",
+        port: int = 8501,
+        *,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        metrics: Metrics | None = None,
+    ):
         self.manager = manager
         self.max_body_bytes = max_body_bytes
         self.metrics = metrics or Metrics()
@@ -101,8 +107,12 @@ class ModelServer:
         return f"http://{host}:{self.port}"
 
     def start(self) -> ModelServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={
-            "poll_interval": 0.1}, name="jitgrad-http", daemon=True)  # fmt: skip
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.1},
+            name="jitgrad-http",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -232,24 +242,31 @@ class _Handler(BaseHTTPRequestHandler):
             return (200 if ready else 503), {"ready": ready, "available_versions": models}
         match = _MODEL_PATH.match(path)
         if match is None:
-            raise HTTPError(404, f"no such endpoint: {path} (see TensorFlow Serving's REST "
-                                 "API: /v1/models/{name}[/versions/{v}|/labels/{l}]"
-                                 "[:predict|/metadata])")  # fmt: skip
+            raise HTTPError(
+                404,
+                f"no such endpoint: {path} (see TensorFlow Serving's REST "
+                "API: /v1/models/{name}[/versions/{v}|/labels/{l}]"
+                "[:predict|/metadata])",
+            )
         name = unquote(match["name"])
         label = None if match["label"] is None else unquote(match["label"])
         version = None
         if match["version"] is not None:
             text = match["version"]
             if not re.fullmatch(r"[0-9]+", text):
-                raise HTTPError(400, f"version must be a non-negative integer, got "
-                                     f"{unquote(text)!r}")  # fmt: skip
+                raise HTTPError(
+                    400, f"version must be a non-negative integer, got {unquote(text)!r}"
+                )
             # Versions are int64 (the source serves no other), so a longer number names
             # none; its digits are counted, not converted: int() refuses a string of
             # over 4300 digits with a ValueError of its own.
             digits = text.lstrip("0") or "0"
             if len(digits) > 19:
-                raise HTTPError(404, f"Could not find version {digits[:20]}... of model "
-                                     f"{name}: versions are 64-bit integers")  # fmt: skip
+                raise HTTPError(
+                    404,
+                    f"Could not find version {digits[:20]}... of model "
+                    f"{name}: versions are 64-bit integers",
+                )
             version = int(digits)
         known = name in app.manager.model_names()
         tail = match["tail"]
@@ -280,13 +297,18 @@ class _Handler(BaseHTTPRequestHandler):
             raise HTTPError(400, f"the request must be a JSON object, got {type(request).__name__}")
         signature_name = request.get("signature_name", SIGNATURE_NAME)
         if signature_name not in ("", SIGNATURE_NAME):
-            raise HTTPError(400, f"Serving signature name: {signature_name!r} not found; this "
-                                 f"model has only {SIGNATURE_NAME!r}")  # fmt: skip
+            raise HTTPError(
+                400,
+                f"Serving signature name: {signature_name!r} not found; this "
+                f"model has only {SIGNATURE_NAME!r}",
+            )
         row = "instances" in request
         if row == ("inputs" in request):
-            raise HTTPError(400, "give exactly one of 'instances' (row format) or 'inputs' "
-                                 "(columnar format); " + ("both were" if row else "neither was")
-                                 + " given")  # fmt: skip
+            raise HTTPError(
+                400,
+                "give exactly one of 'instances' (row format) or 'inputs' "
+                "(columnar format); " + ("both were" if row else "neither was") + " given",
+            )
         with _handle(app.manager, name, version, label) as handle:
             self._labels = (name, str(handle.id.version), "predict")
             signature = handle.servable.signature
@@ -306,8 +328,11 @@ class _Handler(BaseHTTPRequestHandler):
                 (value,) = outputs.values()
                 return 200, {"predictions": value.tolist()}
             batch = len(next(iter(outputs.values())))
-            return 200, {"predictions": [{k: v[i].tolist() for k, v in outputs.items()}
-                                         for i in range(batch)]}  # fmt: skip
+            return 200, {
+                "predictions": [
+                    {k: v[i].tolist() for k, v in outputs.items()} for i in range(batch)
+                ]
+            }
         if len(outputs) == 1:
             return 200, {"outputs": next(iter(outputs.values())).tolist()}
         return 200, {"outputs": {k: v.tolist() for k, v in outputs.items()}}
@@ -319,21 +344,32 @@ class _Handler(BaseHTTPRequestHandler):
             resolved = handle.id.version
 
         def tensors(specs):
-            return {s.name: {
-                "dtype": TF_DTYPES.get(s.dtype, s.dtype),
-                "tensor_shape": {"dim": [{"size": str(n), "name": ""} for n in s.shape],
-                                 "unknown_rank": False},
-                "name": s.name,
-            } for s in specs}  # fmt: skip
+            return {
+                s.name: {
+                    "dtype": TF_DTYPES.get(s.dtype, s.dtype),
+                    "tensor_shape": {
+                        "dim": [{"size": str(n), "name": ""} for n in s.shape],
+                        "unknown_rank": False,
+                    },
+                    "name": s.name,
+                }
+                for s in specs
+            }
 
         return 200, {
             "model_spec": {"name": name, "signature_name": "", "version": str(resolved)},
-            "metadata": {"signature_def": {"signature_def": {SIGNATURE_NAME: {
-                "inputs": tensors(signature.inputs),
-                "outputs": tensors(signature.outputs),
-                "method_name": "tensorflow/serving/predict",
-            }}}},
-        }  # fmt: skip
+            "metadata": {
+                "signature_def": {
+                    "signature_def": {
+                        SIGNATURE_NAME: {
+                            "inputs": tensors(signature.inputs),
+                            "outputs": tensors(signature.outputs),
+                            "method_name": "tensorflow/serving/predict",
+                        }
+                    }
+                }
+            },
+        }
 
     # -- bodies ---------------------------------------------------------------------------
 
@@ -348,8 +384,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._body_done = True  # nothing to skip: the connection ends
             if len(values) > 1:
-                raise HTTPError(400, f"bad Content-Length: {len(values)} Content-Length "
-                                     f"headers ({', '.join(map(repr, values))})")  # fmt: skip
+                raise HTTPError(
+                    400,
+                    f"bad Content-Length: {len(values)} Content-Length "
+                    f"headers ({', '.join(map(repr, values))})",
+                )
             raise HTTPError(400, f"bad Content-Length {values[0]!r}")
         return int(values[0]) if values else None
 
@@ -364,8 +403,11 @@ class _Handler(BaseHTTPRequestHandler):
             raise HTTPError(411, "a Content-Length is required")
         if length > limit:
             self.close_connection = True  # the body stays unread: this connection is done
-            raise HTTPError(413, f"the request body has {length} bytes, over the limit of "
-                                 f"{limit} (--max_body_bytes)")  # fmt: skip
+            raise HTTPError(
+                413,
+                f"the request body has {length} bytes, over the limit of "
+                f"{limit} (--max_body_bytes)",
+            )
         body = self.rfile.read(length)
         if len(body) < length:
             self.close_connection = True
@@ -433,24 +475,31 @@ def _from_rows(instances, names: tuple[str, ...]) -> dict:
     if all(named):
         keys = [sorted(i) for i in instances]
         if any(k != sorted(names) for k in keys):
-            raise HTTPError(400, f"every instance must name exactly the inputs {list(names)}; "
-                                 f"got {next(k for k in keys if k != sorted(names))}")  # fmt: skip
+            raise HTTPError(
+                400,
+                f"every instance must name exactly the inputs {list(names)}; "
+                f"got {next(k for k in keys if k != sorted(names))}",
+            )
         return {n: [i[n] for i in instances] for n in names}
     if len(names) != 1:
-        raise HTTPError(400, f"this model takes inputs {list(names)}: each instance must be "
-                             "an object naming them")  # fmt: skip
+        raise HTTPError(
+            400,
+            f"this model takes inputs {list(names)}: each instance must be an object naming them",
+        )
     return {names[0]: instances}
 
 
 def _from_columns(inputs, names: tuple[str, ...]) -> dict:
     if isinstance(inputs, dict):
         if len(names) == 1 and names[0] not in inputs:
-            raise HTTPError(400, f"'inputs' names {sorted(inputs)}, but this model's input "
-                                 f"is {names[0]!r}")  # fmt: skip
+            raise HTTPError(
+                400, f"'inputs' names {sorted(inputs)}, but this model's input is {names[0]!r}"
+            )
         return inputs
     if len(names) != 1:
-        raise HTTPError(400, f"this model takes inputs {list(names)}: 'inputs' must be an "
-                             "object naming them")  # fmt: skip
+        raise HTTPError(
+            400, f"this model takes inputs {list(names)}: 'inputs' must be an object naming them"
+        )
     return {names[0]: inputs}
 
 
@@ -460,8 +509,9 @@ def _status(manager: Manager, name: str, version, label) -> dict:
         if label is not None:
             labels = manager.labels(name)
             if label not in labels:
-                raise ServableNotFound(f"Unrecognized servable version label: {label} "
-                                       f"(model {name})")  # fmt: skip
+                raise ServableNotFound(
+                    f"Unrecognized servable version label: {label} (model {name})"
+                )
             version = labels[label]
     except ServableNotFound as e:
         raise HTTPError(404, str(e)) from None
@@ -475,8 +525,11 @@ def _status(manager: Manager, name: str, version, label) -> dict:
 def _version_status(s: ServableState) -> dict:
     # TF Serving has no error state: a failed version is END with a non-OK status.
     state = "END" if s.state is State.ERROR else s.state.value.upper()
-    return {"version": str(s.id.version), "state": state,
-            "status": {"error_code": s.error_code or "OK", "error_message": s.error}}  # fmt: skip
+    return {
+        "version": str(s.id.version),
+        "state": state,
+        "status": {"error_code": s.error_code or "OK", "error_message": s.error},
+    }
 
 
 __all__ = ["ModelServer", "HTTPError", "DEFAULT_MAX_BODY_BYTES"]

@@ -73,8 +73,9 @@ class ResourceAllocation(Mapping):
         merged = {**(amounts or {}), **kwargs}
         for name, amount in merged.items():
             if type(amount) is not int or amount < 0:
-                raise ValueError(f"resource {name!r}: amount must be a non-negative int, "
-                                 f"got {amount!r}")  # fmt: skip
+                raise ValueError(
+                    f"resource {name!r}: amount must be a non-negative int, got {amount!r}"
+                )
         self._amounts = {k: v for k, v in merged.items() if v}
 
     def __getitem__(self, name: str) -> int:
@@ -211,8 +212,9 @@ class ModelLoader(Loader):
     ``warmup_seconds`` record the two phases.
     """
 
-    def __init__(self, path, *, replicas: int = 2, buffer_factor: int = 4,
-                 verify_checksums: bool = False):  # fmt: skip
+    def __init__(
+        self, path, *, replicas: int = 2, buffer_factor: int = 4, verify_checksums: bool = False
+    ):
         self.path = os.fspath(path)
         self.replicas = replicas
         self.buffer_factor = buffer_factor
@@ -254,17 +256,21 @@ class ModelLoader(Loader):
     def load(self) -> None:
         with self._lock:
             if self._state != "new":
-                raise RuntimeError(f"{self!r}: load() may be called once, on a fresh loader "
-                                   f"(this one is {self._state})")  # fmt: skip
+                raise RuntimeError(
+                    f"{self!r}: load() may be called once, on a fresh loader "
+                    f"(this one is {self._state})"
+                )
             self._state = "loading"
         try:
             estimate = self.estimate_resources()
             start = time.perf_counter()
-            module, manifest = load_model(self.path, mmap=False,
-                                          verify_checksums=self.verify_checksums)  # fmt: skip
+            module, manifest = load_model(
+                self.path, mmap=False, verify_checksums=self.verify_checksums
+            )
             signature = Signature.from_manifest(manifest["signature"])
-            predictor = Predictor(module, signature, manifest.get("warmup_batch_sizes", [1]),
-                                  replicas=self.replicas)  # fmt: skip
+            predictor = Predictor(
+                module, signature, manifest.get("warmup_batch_sizes", [1]), replicas=self.replicas
+            )
             loaded = time.perf_counter()
             self.warmup_report = predictor.warm_up()
             self.load_seconds = loaded - start
@@ -315,5 +321,11 @@ def _weight_shapes(path: str) -> list[list[int]]:
     return shapes
 
 
-__all__ = ["Loader", "ModelLoader", "Metadata", "ResourceAllocation", "ServableId",
-           "check_loader_contract"]  # fmt: skip
+__all__ = [
+    "Loader",
+    "ModelLoader",
+    "Metadata",
+    "ResourceAllocation",
+    "ServableId",
+    "check_loader_contract",
+]

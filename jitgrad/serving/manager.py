@@ -115,8 +115,15 @@ class _Harness:
         self.state = state
 
     def snapshot(self) -> ServableState:
-        return ServableState(self.id, self.state, self.aspired, self.error, self.error_code,
-                             self.load_seconds, self.warmup_seconds)  # fmt: skip
+        return ServableState(
+            self.id,
+            self.state,
+            self.aspired,
+            self.error,
+            self.error_code,
+            self.load_seconds,
+            self.warmup_seconds,
+        )
 
 
 Policy = Callable[[list[ServableState]], "Action | None"]
@@ -132,12 +139,20 @@ class Manager:
     when it is aspired again (see the module docstring).
     """
 
-    def __init__(self, policy: Policy = availability_preserving,
-                 resources: ResourceAllocation | None = None, load_threads: int = 1, *,
-                 max_load_retries: int = 5, load_retry_seconds: float = 5.0):  # fmt: skip
+    def __init__(
+        self,
+        policy: Policy = availability_preserving,
+        resources: ResourceAllocation | None = None,
+        load_threads: int = 1,
+        *,
+        max_load_retries: int = 5,
+        load_retry_seconds: float = 5.0,
+    ):
         if max_load_retries < 0 or load_retry_seconds < 0:
-            raise ValueError(f"max_load_retries ({max_load_retries}) and load_retry_seconds "
-                             f"({load_retry_seconds}) must not be negative")  # fmt: skip
+            raise ValueError(
+                f"max_load_retries ({max_load_retries}) and load_retry_seconds "
+                f"({load_retry_seconds}) must not be negative"
+            )
         self.policy = policy
         self.max_load_retries = max_load_retries
         self.load_retry_seconds = load_retry_seconds
@@ -157,8 +172,9 @@ class Manager:
 
     # -- sources ------------------------------------------------------------------------
 
-    def set_aspired_versions(self, name: str, versions: Mapping[int, Loader]
-                             | Iterable[tuple[int, Loader]]) -> None:  # fmt: skip
+    def set_aspired_versions(
+        self, name: str, versions: Mapping[int, Loader] | Iterable[tuple[int, Loader]]
+    ) -> None:
         """Make ``versions`` (version → loader) the aspired versions of ``name``, replacing
         the previous set. A version already held keeps its harness (the new loader is
         dropped unused), except one that is unloading (the new loader starts once the
@@ -179,8 +195,9 @@ class Manager:
                 elif held.state is State.UNLOADING:
                     self._pending[sid] = loader
                 elif held.state is State.ERROR and self._may_retry(held, now):
-                    log.info("retrying %s (retry %d of %d)", sid, held.retries + 1,
-                             self.max_load_retries)  # fmt: skip
+                    log.info(
+                        "retrying %s (retry %d of %d)", sid, held.retries + 1, self.max_load_retries
+                    )
                     self._add_harness(sid, loader).retries = held.retries + 1
             for sid in [i for i in self._pending if i.name == name]:
                 if sid.version not in self._aspired[name]:
@@ -188,8 +205,10 @@ class Manager:
             for harness in self._held(name):
                 # An unloading harness stays unaspired: it ends, and a pending loader
                 # for its version (if any) starts over after it.
-                aspired = (harness.id.version in self._aspired[name]
-                           and harness.state is not State.UNLOADING)  # fmt: skip
+                aspired = (
+                    harness.id.version in self._aspired[name]
+                    and harness.state is not State.UNLOADING
+                )
                 if harness.aspired != aspired:
                     harness.aspired = aspired
                     self._publish(harness)
@@ -203,8 +222,9 @@ class Manager:
 
     # -- requests -----------------------------------------------------------------------
 
-    def get_servable_handle(self, name: str, version: int | None = None,
-                            label: str | None = None) -> ServableHandle:  # fmt: skip
+    def get_servable_handle(
+        self, name: str, version: int | None = None, label: str | None = None
+    ) -> ServableHandle:
         """A handle to the newest available version of ``name``, or to ``version``, or to
         the version ``label`` points at. Raises ServableNotFound (no such model, version
         or label) or ServableUnavailable (known, but not available now)."""
@@ -216,25 +236,33 @@ class Manager:
                 if version is not None:
                     raise ValueError("give a version or a label, not both")
                 if label not in self._labels.get(name, {}):
-                    raise ServableNotFound(f"Unrecognized servable version label: {label} "
-                                           f"(model {name})")  # fmt: skip
+                    raise ServableNotFound(
+                        f"Unrecognized servable version label: {label} (model {name})"
+                    )
                 version = self._labels[name][label]
             if version is None:
                 if not reachable:
-                    raise ServableUnavailable(f"Model {name} has no available version yet "
-                                              f"({self._describe(name)})")  # fmt: skip
+                    raise ServableUnavailable(
+                        f"Model {name} has no available version yet ({self._describe(name)})"
+                    )
                 harness = reachable[max(reachable)]
             else:
                 harness = reachable.get(int(version))
                 if harness is None:
                     last = self._history.get(ServableId(name, int(version)))
                     if last is None or last.state in (State.END, State.ERROR):
-                        reason = "" if last is None else f" (it is {last.state.value}" + (
-                            f": {last.error})" if last.error else ")")
-                        raise ServableNotFound(f"Servable not found for request: Specific({name}, "
-                                               f"{version}){reason}")  # fmt: skip
-                    raise ServableUnavailable(f"Version {version} of model {name} is "
-                                              f"{last.state.value}, not available")  # fmt: skip
+                        reason = (
+                            ""
+                            if last is None
+                            else f" (it is {last.state.value}"
+                            + (f": {last.error})" if last.error else ")")
+                        )
+                        raise ServableNotFound(
+                            f"Servable not found for request: Specific({name}, {version}){reason}"
+                        )
+                    raise ServableUnavailable(
+                        f"Version {version} of model {name} is {last.state.value}, not available"
+                    )
             harness.handles += 1
             return ServableHandle(self, harness)
 
@@ -252,9 +280,11 @@ class Manager:
         its version stops being available."""
         with self._lock:
             if int(version) not in self._reachable.get(name, {}):
-                raise ValueError(f"cannot point label {label!r} at version {version} of "
-                                 f"model {name}: it is not available "
-                                 f"({self._describe(name)})")  # fmt: skip
+                raise ValueError(
+                    f"cannot point label {label!r} at version {version} of "
+                    f"model {name}: it is not available "
+                    f"({self._describe(name)})"
+                )
             self._labels.setdefault(name, {})[label] = int(version)
 
     def labels(self, name: str) -> dict[str, int]:
@@ -273,8 +303,9 @@ class Manager:
         with self._lock:
             if name not in self._aspired:
                 raise ServableNotFound(f"Could not find any versions of model {name}")
-            return sorted((s for i, s in self._history.items() if i.name == name),
-                          key=lambda s: -s.id.version)  # fmt: skip
+            return sorted(
+                (s for i, s in self._history.items() if i.name == name), key=lambda s: -s.id.version
+            )
 
     def available_versions(self, name: str) -> list[int]:
         with self._lock:
@@ -286,8 +317,7 @@ class Manager:
         with self._lock:
             return all(self._reachable.get(n) for n in self._aspired)
 
-    def add_listener(self, listener: Callable[[ServableState], None],
-                     replay: bool = False) -> None:  # fmt: skip
+    def add_listener(self, listener: Callable[[ServableState], None], replay: bool = False) -> None:
         """Call ``listener(snapshot)`` on every state change, in order, under the manager's
         lock: it must be quick and must not wait for other threads. ``replay`` first calls
         it with the last state of every version seen so far."""
@@ -302,8 +332,9 @@ class Manager:
         RuntimeError if it failed or ended."""
         self._wait(ServableId(name, int(version)), {State.AVAILABLE}, timeout)
 
-    def wait_until_state(self, name: str, version: int, states: Iterable[State],
-                         timeout: float) -> ServableState:  # fmt: skip
+    def wait_until_state(
+        self, name: str, version: int, states: Iterable[State], timeout: float
+    ) -> ServableState:
         """Block until ``version`` of ``name`` is in one of ``states``; its snapshot."""
         return self._wait(ServableId(name, int(version)), set(states), timeout, strict=False)
 
@@ -315,8 +346,9 @@ class Manager:
                 if last is not None and last.state in states:
                     return last
                 if strict and last is not None and last.state.final:
-                    raise RuntimeError(f"{sid} is {last.state.value}"
-                                       + (f": {last.error}" if last.error else ""))  # fmt: skip
+                    raise RuntimeError(
+                        f"{sid} is {last.state.value}" + (f": {last.error}" if last.error else "")
+                    )
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     state = "unknown" if last is None else last.state.value
@@ -332,15 +364,22 @@ class Manager:
             while not self.is_ready():
                 for name, aspired in self._aspired.items():
                     held = self._held(name)
-                    if aspired and not self._reachable.get(name) and held and all(
-                            h.state is State.ERROR for h in held):  # fmt: skip
-                        raise RuntimeError(f"model {name} cannot be served: "
-                                           + "; ".join(f"version {h.id.version}: {h.error}"
-                                                       for h in held))  # fmt: skip
+                    if (
+                        aspired
+                        and not self._reachable.get(name)
+                        and held
+                        and all(h.state is State.ERROR for h in held)
+                    ):
+                        raise RuntimeError(
+                            f"model {name} cannot be served: "
+                            + "; ".join(f"version {h.id.version}: {h.error}" for h in held)
+                        )
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise TimeoutError(f"not ready after {timeout} s: " + "; ".join(
-                        f"model {n}: {self._describe(n)}" for n in self._aspired))  # fmt: skip
+                    raise TimeoutError(
+                        f"not ready after {timeout} s: "
+                        + "; ".join(f"model {n}: {self._describe(n)}" for n in self._aspired)
+                    )
                 self._changed.wait(remaining)
 
     def shutdown(self, timeout: float = 30.0) -> None:
@@ -356,8 +395,11 @@ class Manager:
             while any(not h.state.final for h in self._harnesses.values()):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    log.warning("shutdown: versions still held after %s s: %s", timeout,
-                                [str(h.id) for h in self._harnesses.values()])  # fmt: skip
+                    log.warning(
+                        "shutdown: versions still held after %s s: %s",
+                        timeout,
+                        [str(h.id) for h in self._harnesses.values()],
+                    )
                     break
                 self._changed.wait(remaining)
         self._executor.shutdown(wait=True)
@@ -370,16 +412,22 @@ class Manager:
         return harness
 
     def _may_retry(self, harness: _Harness, now: float) -> bool:
-        return (harness.retries < self.max_load_retries
-                and now - harness.failed_at >= self.load_retry_seconds)  # fmt: skip
+        return (
+            harness.retries < self.max_load_retries
+            and now - harness.failed_at >= self.load_retry_seconds
+        )
 
     def _held(self, name: str) -> list[_Harness]:
         return [h for i, h in self._harnesses.items() if i.name == name]
 
     def _describe(self, name: str) -> str:
         held = self._held(name)
-        return ", ".join(f"version {h.id.version} {h.state.value}" for h in
-                         sorted(held, key=lambda h: h.id)) or "no versions"  # fmt: skip
+        return (
+            ", ".join(
+                f"version {h.id.version} {h.state.value}" for h in sorted(held, key=lambda h: h.id)
+            )
+            or "no versions"
+        )
 
     def _publish(self, harness: _Harness) -> None:
         snapshot = harness.snapshot()
@@ -404,9 +452,12 @@ class Manager:
             elif action.kind == UNLOAD and harness is not None and harness.state is State.AVAILABLE:
                 self._start_unload(harness)
             else:
-                log.error("version policy %s proposed %s, which does not fit %s; ignored",
-                          getattr(self.policy, "__name__", self.policy), action,
-                          None if harness is None else harness.state.value)  # fmt: skip
+                log.error(
+                    "version policy %s proposed %s, which does not fit %s; ignored",
+                    getattr(self.policy, "__name__", self.policy),
+                    action,
+                    None if harness is None else harness.state.value,
+                )
                 return
 
     def _load(self, harness: _Harness) -> None:
@@ -494,6 +545,16 @@ def _error_code(e: BaseException) -> str:
     return "UNKNOWN"
 
 
-__all__ = ["Manager", "ServableHandle", "ServableNotFound", "ServableUnavailable", "State",
-           "ServableState", "Action", "availability_preserving", "resource_preserving",
-           "ResourceTracker", "ResourceExhausted"]  # fmt: skip
+__all__ = [
+    "Manager",
+    "ServableHandle",
+    "ServableNotFound",
+    "ServableUnavailable",
+    "State",
+    "ServableState",
+    "Action",
+    "availability_preserving",
+    "resource_preserving",
+    "ResourceTracker",
+    "ResourceExhausted",
+]

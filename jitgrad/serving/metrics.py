@@ -41,8 +41,9 @@ class Metrics:
         self._warmup: dict[tuple, float] = {}
         self._states: dict[tuple, str] = {}
 
-    def observe_request(self, model: str, version: str, api: str, code: int,
-                        seconds: float) -> None:  # fmt: skip
+    def observe_request(
+        self, model: str, version: str, api: str, code: int, seconds: float
+    ) -> None:
         key = (model, version, api)
         with self._lock:
             self._requests[(*key, str(code))] += 1
@@ -66,11 +67,23 @@ class Metrics:
     def render(self) -> str:
         out: list[str] = []
         with self._lock:
-            _header(out, "jitgrad_serving_requests_total", "counter",
-                    "HTTP requests answered, by model, version, API and status code")  # fmt: skip
+            _header(
+                out,
+                "jitgrad_serving_requests_total",
+                "counter",
+                "HTTP requests answered, by model, version, API and status code",
+            )
             for (model, version, api, code), n in sorted(self._requests.items()):
-                out.append(_line("jitgrad_serving_requests_total", n, model=model,
-                                 version=version, api=api, code=code))  # fmt: skip
+                out.append(
+                    _line(
+                        "jitgrad_serving_requests_total",
+                        n,
+                        model=model,
+                        version=version,
+                        api=api,
+                        code=code,
+                    )
+                )
             name = "jitgrad_serving_request_duration_seconds"
             _header(out, name, "histogram", "Time from request headers to the answer")
             for (model, version, api), (counts, total, count) in sorted(self._histograms.items()):
@@ -83,19 +96,36 @@ class Metrics:
                 out.append(_line(name + "_sum", total, **labels))
                 out.append(_line(name + "_count", count, **labels))
             for metric, values, text in (
-                ("jitgrad_serving_load_seconds", self._load, "Seconds to load a version, "
-                 "warm-up included"),
-                ("jitgrad_serving_warmup_seconds", self._warmup, "Seconds to warm up a version "
-                 "(trace and compile its plans)"),
-            ):  # fmt: skip
+                (
+                    "jitgrad_serving_load_seconds",
+                    self._load,
+                    "Seconds to load a version, warm-up included",
+                ),
+                (
+                    "jitgrad_serving_warmup_seconds",
+                    self._warmup,
+                    "Seconds to warm up a version (trace and compile its plans)",
+                ),
+            ):
                 _header(out, metric, "gauge", text)
                 for (model, version), seconds in sorted(values.items()):
                     out.append(_line(metric, seconds, model=model, version=version))
-            _header(out, "jitgrad_serving_version_state", "gauge", "1 for the current state "
-                    "of each version")  # fmt: skip
+            _header(
+                out,
+                "jitgrad_serving_version_state",
+                "gauge",
+                "1 for the current state of each version",
+            )
             for (model, version), state in sorted(self._states.items()):
-                out.append(_line("jitgrad_serving_version_state", 1, model=model,
-                                 version=version, state=state))  # fmt: skip
+                out.append(
+                    _line(
+                        "jitgrad_serving_version_state",
+                        1,
+                        model=model,
+                        version=version,
+                        state=state,
+                    )
+                )
         return "\n".join(out) + "\n"
 
 

@@ -59,15 +59,22 @@ class Predictor:
     ``replicas`` is how many requests of a warmed batch size may replay at once.
     """
 
-    def __init__(self, module, signature: Signature, warm_batch_sizes: Sequence[int] = (1,),
-                 replicas: int = 2):  # fmt: skip
+    def __init__(
+        self,
+        module,
+        signature: Signature,
+        warm_batch_sizes: Sequence[int] = (1,),
+        replicas: int = 2,
+    ):
         if replicas < 1:
             raise ValueError(f"replicas must be at least 1, got {replicas}")
         self.module = module
         self.signature = signature
         self.warm_batch_sizes = tuple(sorted({int(n) for n in warm_batch_sizes}))
-        self._replicas = [jit(self._forward, max_traces=max(8, len(self.warm_batch_sizes)))
-                          for _ in range(replicas)]  # fmt: skip
+        self._replicas = [
+            jit(self._forward, max_traces=max(8, len(self.warm_batch_sizes)))
+            for _ in range(replicas)
+        ]
         self._idle: queue.SimpleQueue = queue.SimpleQueue()
         for replica in self._replicas:
             self._idle.put(replica)
@@ -132,9 +139,11 @@ class Predictor:
         for spec in self.signature.outputs:
             got = self._name_outputs(result)[spec.name].shape
             if got != (batch, *spec.sample_shape):
-                raise ValueError(f"output {spec.name!r}: the model gives shape {got} for a "
-                                 f"batch of {batch}, the signature declares "
-                                 f"{spec.describe()}")  # fmt: skip
+                raise ValueError(
+                    f"output {spec.name!r}: the model gives shape {got} for a "
+                    f"batch of {batch}, the signature declares "
+                    f"{spec.describe()}"
+                )
 
     def _check_plan(self, replica, arrays) -> str | None:
         try:
@@ -147,10 +156,13 @@ class Predictor:
         for name, want in expected.items():
             got = replayed[name]
             tolerance = 1e-6 if want.dtype.itemsize >= 8 else 1e-4
-            if got.shape != want.shape or not np.allclose(got, want, rtol=tolerance,
-                                                          atol=tolerance, equal_nan=True):
-                return (f"output {name!r} of the plan for batch {arrays[0].shape[0]} differs "
-                        "from eager execution on an input it was not traced on")
+            if got.shape != want.shape or not np.allclose(
+                got, want, rtol=tolerance, atol=tolerance, equal_nan=True
+            ):
+                return (
+                    f"output {name!r} of the plan for batch {arrays[0].shape[0]} differs "
+                    "from eager execution on an input it was not traced on"
+                )
         return None
 
     @property
@@ -197,14 +209,18 @@ class Predictor:
         elif isinstance(result, Mapping):
             missing = [n for n in names if n not in result]
             if missing:
-                raise ValueError(f"the signature declares outputs {list(names)}, but the "
-                                 f"model returns {list(result)}")  # fmt: skip
+                raise ValueError(
+                    f"the signature declares outputs {list(names)}, but the "
+                    f"model returns {list(result)}"
+                )
             values = [result[n] for n in names]
         else:
             values = list(result)
         if len(values) != len(names):
-            raise ValueError(f"the signature declares {len(names)} outputs {list(names)}, but "
-                             f"the model returns {len(values)}")  # fmt: skip
+            raise ValueError(
+                f"the signature declares {len(names)} outputs {list(names)}, but "
+                f"the model returns {len(values)}"
+            )
         return {n: np.asarray(v.numpy()) for n, v in zip(names, values, strict=True)}
 
 

@@ -54,8 +54,11 @@ class ResourceTracker:
             used = self.used
             short = [n for n in estimate if used[n] + estimate[n] > self.total[n]]
             if short:
-                holders = ", ".join(f"{a[short[0]]} reserved by {i}" for i, a in
-                                    sorted(self._reserved.items()) if a[short[0]])  # fmt: skip
+                holders = ", ".join(
+                    f"{a[short[0]]} reserved by {i}"
+                    for i, a in sorted(self._reserved.items())
+                    if a[short[0]]
+                )
                 needs = ", ".join(f"{n}={estimate[n]}" for n in short)
                 free = ", ".join(f"{self.total[n] - used[n]}" for n in short)
                 raise ResourceExhausted(

@@ -25,11 +25,21 @@ import numpy as np
 
 # TensorFlow's DataType names, so metadata reads as TF Serving's does.
 TF_DTYPES = {
-    "bool": "DT_BOOL", "uint8": "DT_UINT8", "uint16": "DT_UINT16", "uint32": "DT_UINT32",
-    "uint64": "DT_UINT64", "int8": "DT_INT8", "int16": "DT_INT16",
-    "int32": "DT_INT32", "int64": "DT_INT64", "float16": "DT_HALF", "float32": "DT_FLOAT",
-    "float64": "DT_DOUBLE", "complex64": "DT_COMPLEX64", "complex128": "DT_COMPLEX128",
-}  # fmt: skip
+    "bool": "DT_BOOL",
+    "uint8": "DT_UINT8",
+    "uint16": "DT_UINT16",
+    "uint32": "DT_UINT32",
+    "uint64": "DT_UINT64",
+    "int8": "DT_INT8",
+    "int16": "DT_INT16",
+    "int32": "DT_INT32",
+    "int64": "DT_INT64",
+    "float16": "DT_HALF",
+    "float32": "DT_FLOAT",
+    "float64": "DT_DOUBLE",
+    "complex64": "DT_COMPLEX64",
+    "complex128": "DT_COMPLEX128",
+}
 
 
 class SignatureError(ValueError):
@@ -69,8 +79,10 @@ class Signature:
             for name, spec in entries.items():
                 shape = tuple(int(n) for n in spec["shape"])
                 if not shape or shape[0] != -1 or any(n < 0 for n in shape[1:]):
-                    raise ValueError(f"tensor {name!r}: shape {list(shape)} must be batched: "
-                                     "-1 first, then non-negative sizes")  # fmt: skip
+                    raise ValueError(
+                        f"tensor {name!r}: shape {list(shape)} must be batched: "
+                        "-1 first, then non-negative sizes"
+                    )
                 np.dtype(spec["dtype"])  # a dtype numpy knows
                 out.append(TensorSpec(str(name), str(spec["dtype"]), shape))
             return tuple(out)
@@ -101,8 +113,9 @@ class Signature:
         empty batch is refused.
         """
         if not isinstance(inputs, Mapping):
-            raise SignatureError(f"inputs must map input names to values, got "
-                                 f"{type(inputs).__name__}")  # fmt: skip
+            raise SignatureError(
+                f"inputs must map input names to values, got {type(inputs).__name__}"
+            )
         missing = [n for n in self.input_names if n not in inputs]
         unexpected = [n for n in inputs if n not in self.input_names]
         if missing or unexpected:
@@ -116,13 +129,17 @@ class Signature:
         for spec in self.inputs:
             array = _as_array(spec, inputs[spec.name])
             if array.ndim != len(spec.shape) or array.shape[1:] != spec.sample_shape:
-                raise SignatureError(f"input {spec.name!r}: expected shape {spec.describe()}, "
-                                     f"got {_shape_text(array.shape)}")  # fmt: skip
+                raise SignatureError(
+                    f"input {spec.name!r}: expected shape {spec.describe()}, "
+                    f"got {_shape_text(array.shape)}"
+                )
             if array.shape[0] == 0:
                 raise SignatureError(f"input {spec.name!r}: the batch is empty")
             if batch is not None and array.shape[0] != batch:
-                raise SignatureError(f"inputs disagree on the batch size: {batch} and "
-                                     f"{array.shape[0]} ({spec.name!r})")  # fmt: skip
+                raise SignatureError(
+                    f"inputs disagree on the batch size: {batch} and "
+                    f"{array.shape[0]} ({spec.name!r})"
+                )
             batch = array.shape[0]
             arrays[spec.name] = array
         return arrays
@@ -138,8 +155,10 @@ def _as_array(spec: TensorSpec, value) -> np.ndarray:
         array = _wide_integers(spec, array, target)
     kind_ok = np.can_cast(array.dtype, target, casting="same_kind")
     if not kind_ok or (array.dtype.kind == "b" and target.kind != "b"):
-        raise SignatureError(f"input {spec.name!r}: expected dtype {spec.dtype}, got values "
-                             f"of dtype {array.dtype} that do not cast to it safely")  # fmt: skip
+        raise SignatureError(
+            f"input {spec.name!r}: expected dtype {spec.dtype}, got values "
+            f"of dtype {array.dtype} that do not cast to it safely"
+        )
     _check_range(spec, array, target)
     return np.ascontiguousarray(array, dtype=target)
 
@@ -156,12 +175,16 @@ def _wide_integers(spec: TensorSpec, array: np.ndarray, target: np.dtype) -> np.
             return np.array(array.tolist(), dtype=np.float64)
         except OverflowError:  # an int beyond float64 (so beyond every float dtype)
             digits = len(str(max(abs(v) for v in values)))
-            raise SignatureError(f"input {spec.name!r}: a value of about 10**{digits - 1} "
-                                 f"overflows dtype {spec.dtype}") from None  # fmt: skip
+            raise SignatureError(
+                f"input {spec.name!r}: a value of about 10**{digits - 1} "
+                f"overflows dtype {spec.dtype}"
+            ) from None
     if target.kind in "iu":
         low, high, info = min(values), max(values), np.iinfo(target)
-        raise SignatureError(f"input {spec.name!r}: values from {low} to {high} do not fit "
-                             f"dtype {spec.dtype} ({info.min} to {info.max})")  # fmt: skip
+        raise SignatureError(
+            f"input {spec.name!r}: values from {low} to {high} do not fit "
+            f"dtype {spec.dtype} ({info.min} to {info.max})"
+        )
     raise SignatureError(f"input {spec.name!r}: expected dtype {spec.dtype}, got numbers")
 
 
@@ -178,13 +201,17 @@ def _check_range(spec: TensorSpec, array: np.ndarray, target: np.dtype) -> None:
         low, high = finite.min().item(), finite.max().item()
         limit = float(np.finfo(target).max)
         if high > limit or low < -limit:
-            raise SignatureError(f"input {spec.name!r}: a value of magnitude "
-                                 f"{max(-low, high)} overflows dtype {spec.dtype}")  # fmt: skip
+            raise SignatureError(
+                f"input {spec.name!r}: a value of magnitude "
+                f"{max(-low, high)} overflows dtype {spec.dtype}"
+            )
         return
     low, high, info = array.min(), array.max(), np.iinfo(target)
     if low < info.min or high > info.max:
-        raise SignatureError(f"input {spec.name!r}: values from {low} to {high} do not fit "
-                             f"dtype {spec.dtype} ({info.min} to {info.max})")  # fmt: skip
+        raise SignatureError(
+            f"input {spec.name!r}: values from {low} to {high} do not fit "
+            f"dtype {spec.dtype} ({info.min} to {info.max})"
+        )
 
 
 def _shape_text(shape) -> str:

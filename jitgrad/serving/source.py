@@ -89,22 +89,31 @@ def parse_version_policy(text: str):
             return SpecificVersions(int(v) for v in arg.split(","))
     except ValueError as e:
         raise ValueError(f"version policy {text!r}: {e}") from None
-    raise ValueError(f"version policy {text!r}: expected latest, latest:N, all or "
-                     "specific:V1,V2,...")  # fmt: skip
+    raise ValueError(
+        f"version policy {text!r}: expected latest, latest:N, all or specific:V1,V2,..."
+    )
 
 
 class FileSystemSource:
     """Aspires the ready versions of ``base_path`` for servable ``name`` (default: the
     base path's last component)."""
 
-    def __init__(self, base_path, poll_seconds: float | None = 1.0,
-                 version_policy=LatestVersions(1), *, name: str | None = None,
-                 loader_factory: Callable[[str], Loader] = ModelLoader):  # fmt: skip
+    def __init__(
+        self,
+        base_path,
+        poll_seconds: float | None = 1.0,
+        version_policy=LatestVersions(1),
+        *,
+        name: str | None = None,
+        loader_factory: Callable[[str], Loader] = ModelLoader,
+    ):
         # A negative or NaN interval makes Event.wait return at once (the thread would
         # poll in a busy loop), and an infinite one overflows it.
         if poll_seconds is not None and not 0 <= poll_seconds < math.inf:
-            raise ValueError(f"poll_seconds must be a finite number of seconds >= 0 (0 or "
-                             f"None: no polling thread), got {poll_seconds!r}")  # fmt: skip
+            raise ValueError(
+                f"poll_seconds must be a finite number of seconds >= 0 (0 or "
+                f"None: no polling thread), got {poll_seconds!r}"
+            )
         self.base_path = os.fspath(base_path)
         self.name = name or os.path.basename(os.path.normpath(self.base_path))
         self.poll_seconds = poll_seconds
@@ -132,10 +141,14 @@ class FileSystemSource:
             log.warning("cannot list the base path of model %s: %s", self.name, e)
             return None
         # Versions are int64, as TF Serving's: a longer number is not a version directory.
-        return sorted(int(e.name) for e in entries
-                      if re.fullmatch(r"0|[1-9][0-9]*", e.name) and int(e.name) < 2**63
-                      and e.is_dir()
-                      and os.path.isfile(os.path.join(e.path, MANIFEST)))  # fmt: skip
+        return sorted(
+            int(e.name)
+            for e in entries
+            if re.fullmatch(r"0|[1-9][0-9]*", e.name)
+            and int(e.name) < 2**63
+            and e.is_dir()
+            and os.path.isfile(os.path.join(e.path, MANIFEST))
+        )
 
     def poll(self) -> list[int] | None:
         """Scan once and emit the aspired versions to the target; returns them (None when
@@ -148,16 +161,19 @@ class FileSystemSource:
             if not aspired:
                 log.warning("no ready versions of model %s under %s", self.name, self.base_path)
             if self._target is not None:
-                self._target(self.name, {v: self.loader_factory(os.path.join(
-                    self.base_path, str(v))) for v in aspired})  # fmt: skip
+                self._target(
+                    self.name,
+                    {v: self.loader_factory(os.path.join(self.base_path, str(v))) for v in aspired},
+                )
             return aspired
 
     def start(self) -> FileSystemSource:
         """Poll once now, then every ``poll_seconds`` on a daemon thread (if enabled)."""
         self.poll()
         if self.poll_seconds and self._thread is None:
-            self._thread = threading.Thread(target=self._run, name=f"jitgrad-source-{self.name}",
-                                            daemon=True)  # fmt: skip
+            self._thread = threading.Thread(
+                target=self._run, name=f"jitgrad-source-{self.name}", daemon=True
+            )
             self._thread.start()
         return self
 
@@ -175,5 +191,10 @@ class FileSystemSource:
             self._thread = None
 
 
-__all__ = ["FileSystemSource", "LatestVersions", "AllVersions", "SpecificVersions",
-           "parse_version_policy"]  # fmt: skip
+__all__ = [
+    "FileSystemSource",
+    "LatestVersions",
+    "AllVersions",
+    "SpecificVersions",
+    "parse_version_policy",
+]

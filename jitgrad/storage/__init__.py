@@ -21,8 +21,21 @@ from .typed import (
 from .untyped import UntypedStorage
 
 __all__ = [
-    "BoolStorage", "ByteStorage", "CharStorage", "ComplexDoubleStorage",
-    "ComplexFloatStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
-    "LongStorage", "ShortStorage", "Storage", "UInt16Storage", "UInt32Storage",
-    "UInt64Storage", "UntypedStorage", "storage_class",
-]  # fmt: skip
+    "BoolStorage",
+    "ByteStorage",
+    "CharStorage",
+    "ComplexDoubleStorage",
+    "ComplexFloatStorage",
+    "DoubleStorage",
+    "FloatStorage",
+    "HalfStorage",
+    "IntStorage",
+    "LongStorage",
+    "ShortStorage",
+    "Storage",
+    "UInt16Storage",
+    "UInt32Storage",
+    "UInt64Storage",
+    "UntypedStorage",
+    "storage_class",
+]

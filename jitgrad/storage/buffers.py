@@ -121,8 +121,9 @@ def map_file(filename: str, nbytes: int | None, shared: bool):
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):  # (mmap's own error names no path)
             kind = "a directory" if stat.S_ISDIR(status.st_mode) else "not a regular file"
-            raise OSError(errno.EISDIR if kind == "a directory" else errno.ENODEV,
-                          f"cannot map {kind}", path)  # fmt: skip
+            raise OSError(
+                errno.EISDIR if kind == "a directory" else errno.ENODEV, f"cannot map {kind}", path
+            )
         file_size = status.st_size
         if nbytes is None:
             nbytes = file_size

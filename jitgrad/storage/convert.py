@@ -158,11 +158,14 @@ def store_half(dst, i, x):
 @overload(store_half)
 def _store_half_impl(dst, i, x):
     if isinstance(x, types.Complex):
+
         def impl(dst, i, x):
             dst[i] = float_to_half(x.real)
     else:
+
         def impl(dst, i, x):
             dst[i] = float_to_half(x)
+
     return impl
 
 
@@ -199,18 +202,22 @@ def _store_impl(dst, i, x):
     dtype = dst.dtype
     if isinstance(x, types.Complex) and not isinstance(dtype, types.Complex):
         if dtype == types.boolean:
+
             def impl(dst, i, x):
                 dst[i] = x != 0
         else:
+
             def impl(dst, i, x):
                 store(dst, i, x.real)
     elif isinstance(x, types.Float) and isinstance(dtype, types.Integer) and not dtype.signed:
         # numpy's C cast goes through a signed conversion, so negatives wrap around
         # (-2.0 -> 254 in uint8); LLVM's float -> unsigned saturates or is undefined.
         if dtype.bitwidth < 64:
+
             def impl(dst, i, x):
                 dst[i] = np.int64(x)
         else:
+
             def impl(dst, i, x):
                 high = x >= _TWO_TO_63
                 low = np.uint64(np.int64(x - _TWO_TO_63 if high else x))
@@ -219,4 +226,5 @@ def _store_impl(dst, i, x):
         # numba's implicit casts already match numpy, including NaN -> True.
         def impl(dst, i, x):
             dst[i] = x
+
     return impl

@@ -53,8 +53,9 @@ def _memset(typingctx, a, start, stop, byte):
             types.intp, context.get_abi_sizeof(context.get_data_type(a.dtype))
         )
         nbytes = builder.mul(builder.sub(last, first), itemsize)
-        cgutils.memset(builder, builder.gep(data, [first]), nbytes,
-                       builder.trunc(value, ir.IntType(8)))  # fmt: skip
+        cgutils.memset(
+            builder, builder.gep(data, [first]), nbytes, builder.trunc(value, ir.IntType(8))
+        )
         return context.get_dummy_value()
 
     return types.void(a, types.intp, types.intp, types.intp), codegen
@@ -69,8 +70,11 @@ def _stream(typingctx, a, start, stop, value):
     aligned middle (plain stores on the ends), which write memory without first reading
     each line into the cache, as memset does for one repeated byte; ``a`` is a contiguous
     integer or float array (a storage's)."""
-    if not (isinstance(a, types.Array) and a.layout == "C"
-            and isinstance(a.dtype, (types.Integer, types.Float))):  # fmt: skip
+    if not (
+        isinstance(a, types.Array)
+        and a.layout == "C"
+        and isinstance(a.dtype, (types.Integer, types.Float))
+    ):
         return None
 
     def codegen(context, builder, signature, args):
@@ -108,8 +112,9 @@ def _stream(typingctx, a, start, stop, value):
         # by sfence, which the architecture asks for them).
         if _X86:
             sfence = ir.FunctionType(ir.VoidType(), [])
-            builder.call(cgutils.get_or_insert_function(builder.module, sfence,
-                                                        "llvm.x86.sse.sfence"), [])  # fmt: skip
+            builder.call(
+                cgutils.get_or_insert_function(builder.module, sfence, "llvm.x86.sse.sfence"), []
+            )
         else:
             builder.fence("seq_cst")
         return context.get_dummy_value()

@@ -354,8 +354,14 @@ def _make_storage_class(d: dtypes.DType) -> type[Storage]:
     doc = f"A flat buffer of {d.name} elements."
     half = d is dtypes.float16
     # ``half_flag``: how copy kernels are told that ``kernel_array`` holds float16 bits.
-    namespace = {"dtype": d, "__doc__": doc, "_numpy": d.numpy, "_itemsize": d.itemsize,
-                 "_half": half, "half_flag": half_flag(half)}  # fmt: skip
+    namespace = {
+        "dtype": d,
+        "__doc__": doc,
+        "_numpy": d.numpy,
+        "_itemsize": d.itemsize,
+        "_half": half,
+        "half_flag": half_flag(half),
+    }
     cls = type(name, bases, namespace)
     cls.__module__ = "jitgrad"
     return cls

@@ -60,8 +60,16 @@ class UntypedStorage(ElementOps):
     # lock serves every storage.
     _lock = threading.Lock()
 
-    def _init(self, data: np.ndarray, *, owner=None, base=None, resizable=False,
-              filename=None, shared=False) -> None:  # fmt: skip
+    def _init(
+        self,
+        data: np.ndarray,
+        *,
+        owner=None,
+        base=None,
+        resizable=False,
+        filename=None,
+        shared=False,
+    ) -> None:
         self._bytes: np.ndarray | None = data
         self._typed: dict[np.dtype, tuple[np.ndarray, np.ndarray]] = {}
         if resizable:

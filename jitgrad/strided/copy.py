@@ -12,8 +12,9 @@ from .layout import numel
 _NO_DIMS = np.zeros(0, dtype=np.int64)
 
 
-def copy_strided(src, src_half, s0: int, s_strides, dst, dst_half, d0: int, d_strides,
-                 shape) -> None:  # fmt: skip
+def copy_strided(
+    src, src_half, s0: int, s_strides, dst, dst_half, d0: int, d_strides, shape
+) -> None:
     """``dst[d0 + Σ i·ds] = src[s0 + Σ i·ss]`` for every index of ``shape``, casting.
 
     ``src`` and ``dst`` are kernel arrays (float16 as uint16 bits), ``src_half`` and
@@ -56,10 +57,23 @@ def copy_strided(src, src_half, s0: int, s_strides, dst, dst_half, d0: int, d_st
             rows, cols = shape[row], shape[inner]
             tile_r, tile_c = _tile_shape(rows, cols, src.itemsize)
             outer = [k for k in range(inner) if k != row]
-            args = (src, src_half, s0, dst, dst_half, d0,
-                    *_outer(outer, shape, s_strides, d_strides),
-                    rows, s_strides[row], d_strides[row],
-                    cols, s_strides[inner], d_strides[inner], tile_r, tile_c)  # fmt: skip
+            args = (
+                src,
+                src_half,
+                s0,
+                dst,
+                dst_half,
+                d0,
+                *_outer(outer, shape, s_strides, d_strides),
+                rows,
+                s_strides[row],
+                d_strides[row],
+                cols,
+                s_strides[inner],
+                d_strides[inner],
+                tile_r,
+                tile_c,
+            )
             if parallel:
                 kernels.copy_tiles_parallel(*args, numba.get_num_threads())
             else:
@@ -67,8 +81,18 @@ def copy_strided(src, src_half, s0: int, s_strides, dst, dst_half, d0: int, d_st
             return
 
     n, ss, ds = (shape[inner], s_strides[inner], d_strides[inner]) if shape else (1, 0, 0)
-    args = (src, src_half, s0, dst, dst_half, d0,
-            *_outer(range(inner), shape, s_strides, d_strides), n, ss, ds)
+    args = (
+        src,
+        src_half,
+        s0,
+        dst,
+        dst_half,
+        d0,
+        *_outer(range(inner), shape, s_strides, d_strides),
+        n,
+        ss,
+        ds,
+    )
     if parallel:
         kernels.copy_rows_parallel(*args, numba.get_num_threads())
     else:

@@ -69,8 +69,9 @@ def _outer_offsets(o, outer_shape, outer_src, outer_dst, idx):
 
 
 @njit(**_JIT)
-def _rows_worker(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst,
-                 n, ss, ds, w, n_workers):  # fmt: skip
+def _rows_worker(
+    src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst, n, ss, ds, w, n_workers
+):
     # Work is split by element, not by row, so a few long rows (or one flat run) still
     # spread over every thread.
     n_outer = 1
@@ -120,27 +121,75 @@ def _rows_worker(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, o
 
 
 @njit(**_JIT)
-def copy_rows_serial(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst,
-                     n, ss, ds):  # fmt: skip
-    _rows_worker(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst,
-                 n, ss, ds, _i(0), _i(1))  # fmt: skip
+def copy_rows_serial(
+    src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst, n, ss, ds
+):
+    _rows_worker(
+        src,
+        src_half,
+        s0,
+        dst,
+        dst_half,
+        d0,
+        outer_shape,
+        outer_src,
+        outer_dst,
+        n,
+        ss,
+        ds,
+        _i(0),
+        _i(1),
+    )
 
 
 @njit(parallel=True, **_JIT)
-def copy_rows_parallel(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src,
-                       outer_dst, n, ss, ds, n_workers):  # fmt: skip
+def copy_rows_parallel(
+    src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst, n, ss, ds, n_workers
+):
     for w in prange(n_workers):
-        _rows_worker(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst,
-                     n, ss, ds, _i(w), n_workers)  # fmt: skip
+        _rows_worker(
+            src,
+            src_half,
+            s0,
+            dst,
+            dst_half,
+            d0,
+            outer_shape,
+            outer_src,
+            outer_dst,
+            n,
+            ss,
+            ds,
+            _i(w),
+            n_workers,
+        )
 
 
 # -- tiles: a (batched) transpose, the source runs along another dimension -----------------
 
 
 @njit(**_JIT)
-def _tiles_worker(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst,
-                  rows, s_row, d_row, cols, s_col, d_col, tile_r, tile_c,
-                  w, n_workers):  # fmt: skip
+def _tiles_worker(
+    src,
+    src_half,
+    s0,
+    dst,
+    dst_half,
+    d0,
+    outer_shape,
+    outer_src,
+    outer_dst,
+    rows,
+    s_row,
+    d_row,
+    cols,
+    s_col,
+    d_col,
+    tile_r,
+    tile_c,
+    w,
+    n_workers,
+):
     # ``rows`` is the dimension the source runs along, ``cols`` the destination's. A tile
     # is staged through a scratch buffer: read source runs of ``tile_r`` into its rows,
     # then write destination runs of ``tile_c`` gathering down its columns. Both memory
@@ -185,20 +234,90 @@ def _tiles_worker(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, 
 
 
 @njit(**_JIT)
-def copy_tiles_serial(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src,
-                      outer_dst, rows, s_row, d_row, cols, s_col, d_col,
-                      tile_r, tile_c):  # fmt: skip
-    _tiles_worker(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst,
-                  rows, s_row, d_row, cols, s_col, d_col, tile_r, tile_c, _i(0), _i(1))  # fmt: skip
+def copy_tiles_serial(
+    src,
+    src_half,
+    s0,
+    dst,
+    dst_half,
+    d0,
+    outer_shape,
+    outer_src,
+    outer_dst,
+    rows,
+    s_row,
+    d_row,
+    cols,
+    s_col,
+    d_col,
+    tile_r,
+    tile_c,
+):
+    _tiles_worker(
+        src,
+        src_half,
+        s0,
+        dst,
+        dst_half,
+        d0,
+        outer_shape,
+        outer_src,
+        outer_dst,
+        rows,
+        s_row,
+        d_row,
+        cols,
+        s_col,
+        d_col,
+        tile_r,
+        tile_c,
+        _i(0),
+        _i(1),
+    )
 
 
 @njit(parallel=True, **_JIT)
-def copy_tiles_parallel(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src,
-                        outer_dst, rows, s_row, d_row, cols, s_col, d_col, tile_r, tile_c,
-                        n_workers):  # fmt: skip
+def copy_tiles_parallel(
+    src,
+    src_half,
+    s0,
+    dst,
+    dst_half,
+    d0,
+    outer_shape,
+    outer_src,
+    outer_dst,
+    rows,
+    s_row,
+    d_row,
+    cols,
+    s_col,
+    d_col,
+    tile_r,
+    tile_c,
+    n_workers,
+):
     # n_workers comes from the caller: numba.get_num_threads() inside a kernel makes it
     # uncacheable (a ctypes global).
     for w in prange(n_workers):
-        _tiles_worker(src, src_half, s0, dst, dst_half, d0, outer_shape, outer_src, outer_dst,
-                      rows, s_row, d_row, cols, s_col, d_col, tile_r, tile_c,
-                      _i(w), n_workers)  # fmt: skip
+        _tiles_worker(
+            src,
+            src_half,
+            s0,
+            dst,
+            dst_half,
+            d0,
+            outer_shape,
+            outer_src,
+            outer_dst,
+            rows,
+            s_row,
+            d_row,
+            cols,
+            s_col,
+            d_col,
+            tile_r,
+            tile_c,
+            _i(w),
+            n_workers,
+        )

@@ -144,8 +144,10 @@ def test_intermediate_gradients_only_with_retain_grad():
 def test_retain_grad_twice_keeps_the_gradient_once_as_pytorch():
     torch = pytest.importorskip("torch")
     results = []
-    for leaf in (jg.tensor([1.0, 2.0], requires_grad=True),
-                 torch.tensor([1.0, 2.0], requires_grad=True)):  # fmt: skip
+    for leaf in (
+        jg.tensor([1.0, 2.0], requires_grad=True),
+        torch.tensor([1.0, 2.0], requires_grad=True),
+    ):
         b = leaf * 2
         b.retain_grad()
         b.retain_grad()
@@ -275,6 +277,7 @@ def test_a_grad_mode_decorated_function_called_from_two_threads_at_once(generato
             a_left.wait(5)
 
     if generator:
+
         @jg.no_grad()
         def step(first):
             body(first)
@@ -417,8 +420,9 @@ _WRITES = {
 @pytest.mark.parametrize("backend", ["jit", "reference"])
 @pytest.mark.parametrize("write", sorted(_WRITES))
 @pytest.mark.parametrize("name", _OUTPUT_RULES)
-def test_input_changed_in_place_after_an_output_based_op_as_pytorch(monkeypatch, backend,
-                                                                    write, name):  # fmt: skip
+def test_input_changed_in_place_after_an_output_based_op_as_pytorch(
+    monkeypatch, backend, write, name
+):
     torch = pytest.importorskip("torch")
     from jitgrad._config import config
 
@@ -595,9 +599,16 @@ def _writes_through_views(x):
         column *= 2
         return (rows * rows).sum() + (y * weights).sum()
 
-    return [through_slice, item_of_a_slice, through_reshape_and_again, base_written_after_the_view,
-            reading_the_overwritten_values, through_a_view_by_a_tensor,
-            copied_from_its_own_view, base_written_after_an_expand]  # fmt: skip
+    return [
+        through_slice,
+        item_of_a_slice,
+        through_reshape_and_again,
+        base_written_after_the_view,
+        reading_the_overwritten_values,
+        through_a_view_by_a_tensor,
+        copied_from_its_own_view,
+        base_written_after_an_expand,
+    ]
 
 
 @pytest.mark.parametrize("f", _writes_through_views(None), ids=lambda f: f.__name__)
@@ -650,8 +661,9 @@ def test_hooks_see_and_replace_gradients():
     assert seen == [[30.0, 30.0]]
 
 
-@pytest.mark.parametrize("replacement", [lambda g: jg.ones(5), lambda g: g.astype(jg.float64)],
-                         ids=["size", "dtype"])  # fmt: skip
+@pytest.mark.parametrize(
+    "replacement", [lambda g: jg.ones(5), lambda g: g.astype(jg.float64)], ids=["size", "dtype"]
+)
 def test_a_hook_must_keep_the_gradient_shape_and_dtype_as_pytorch(replacement):
     a = jg.ones(3, dtype=jg.float32, requires_grad=True)
     a.register_hook(replacement)
@@ -677,8 +689,11 @@ def _returning(make):
 @pytest.mark.parametrize("shape", [(5,), (1,), (3, 1)])
 def test_a_backward_returning_a_gradient_of_another_shape_raises_as_pytorch(shape):
     a = jg.ones(3, requires_grad=True)
-    with pytest.raises(RuntimeError, match=r"Returning.backward returned an invalid gradient "
-                                           rf"at index 0: shape \({shape[0]},"):  # fmt: skip
+    with pytest.raises(
+        RuntimeError,
+        match=r"Returning.backward returned an invalid gradient "
+        rf"at index 0: shape \({shape[0]},",
+    ):
         _returning(lambda: jg.ones(shape))(a).sum().backward()
 
 
@@ -709,8 +724,11 @@ def test_a_backward_gradient_is_fitted_to_its_input_as_pytorch():
 
 def test_an_assigned_grad_must_match_the_tensor_as_pytorch():
     a = jg.ones(2, dtype=jg.float32, requires_grad=True)
-    for wrong in (jg.ones(3, dtype=jg.float32), jg.ones(2, dtype=jg.float64),
-                  jg.ones(2, dtype=jg.int64)):  # fmt: skip
+    for wrong in (
+        jg.ones(3, dtype=jg.float32),
+        jg.ones(2, dtype=jg.float64),
+        jg.ones(2, dtype=jg.int64),
+    ):
         with pytest.raises(RuntimeError, match=r"assigned grad has shape .* must match"):
             a.grad = wrong
     with pytest.raises(TypeError, match="assigned grad must be a tensor or None, not list"):

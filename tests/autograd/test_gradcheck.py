@@ -25,8 +25,11 @@ def test_inputs_whose_elements_share_memory_are_refused():
     assert gradcheck(lambda t: (t * t * weights).sum(), transposed)
 
 
-@pytest.mark.parametrize("fn", [lambda t: t > 1, lambda t: 3, lambda t: (t.argmax(), None)],
-                         ids=["bool tensor", "number", "int tensor and None"])  # fmt: skip
+@pytest.mark.parametrize(
+    "fn",
+    [lambda t: t > 1, lambda t: 3, lambda t: (t.argmax(), None)],
+    ids=["bool tensor", "number", "int tensor and None"],
+)
 def test_a_function_with_nothing_to_differentiate_is_named(fn):
     x = jg.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(ValueError, match="no floating-point tensor to differentiate"):

@@ -90,8 +90,11 @@ def test_main_writes_a_loadable_model_directory(tmp_path, capsys):
 def test_help_runs_as_a_module():
     result = subprocess.run(
         [sys.executable, "-m", "jitgrad.examples.digits", "--help"],
-        capture_output=True, text=True, cwd=ROOT, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     for flag in ("--epochs", "--batch-size", "--optimizer", "--lr", "--output", "--seed"):
         assert flag in result.stdout
@@ -105,7 +108,10 @@ def test_bad_flags_are_rejected(capsys):
 
 def test_without_scikit_learn_the_job_says_what_to_install(monkeypatch):
     real = digits.importlib.util.find_spec
-    monkeypatch.setattr(digits.importlib.util, "find_spec",
-                        lambda name, *a: None if name == "sklearn" else real(name, *a))  # fmt: skip
+    monkeypatch.setattr(
+        digits.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "sklearn" else real(name, *a),
+    )
     with pytest.raises(SystemExit, match=r"pip install 'jitgrad\[examples\]'"):
         digits.load_data(0)

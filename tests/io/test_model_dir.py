@@ -14,10 +14,12 @@ from jitgrad.io import ModelDirectoryError, load_model, read_manifest, save_mode
 def mlp():
     rng = jg.random.default_rng(0)
     return nn.Sequential(
-        nn.Linear(64, 16, dtype=jg.float32, generator=rng), nn.ReLU(),
-        nn.BatchNorm1d(16, dtype=jg.float32), nn.Dropout(0.1),
+        nn.Linear(64, 16, dtype=jg.float32, generator=rng),
+        nn.ReLU(),
+        nn.BatchNorm1d(16, dtype=jg.float32),
+        nn.Dropout(0.1),
         nn.Linear(16, 10, dtype=jg.float32, generator=rng),
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture
@@ -134,23 +136,29 @@ def _set(field, value):
     return mutate
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (_without_signature, "no 'signature' object"),
-    (_set("signature", [1]), "no 'signature' object"),
-    (_set("signature.inputs", {}), "'signature.inputs' must map at least one tensor"),
-    (_set("signature.outputs", None), "'signature.outputs' must map at least one tensor"),
-    (_set("signature.inputs.x.dtype", "foo"), "'signature.inputs.x' has dtype 'foo'"),
-    (_set("signature.inputs.x.dtype", None), "'signature.inputs.x' has dtype None"),
-    (_set("signature.outputs.output.dtype", "object"), "'signature.outputs.output' has dtype"),
-    (_set("signature.inputs.x.shape", "ab"), "'signature.inputs.x' has shape 'ab'"),
-    (_set("signature.inputs.x.shape", [64]), r"has shape \[64\]: expected .* -1 \(the batch\)"),
-    (_set("signature.inputs.x.shape", [-1, 6.4]), "has shape"),
-    (_set("warmup_batch_sizes", None), "'warmup_batch_sizes' must be a list .* got None"),
-    (_set("warmup_batch_sizes", [10**12]), "'warmup_batch_sizes' must be a list of batch sizes "
-                                           "from 1 to 65536, got \\[1000000000000\\]"),
-    (_set("warmup_batch_sizes", [0]), "'warmup_batch_sizes'"),
-    (_set("warmup_batch_sizes", [True]), "'warmup_batch_sizes'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (_without_signature, "no 'signature' object"),
+        (_set("signature", [1]), "no 'signature' object"),
+        (_set("signature.inputs", {}), "'signature.inputs' must map at least one tensor"),
+        (_set("signature.outputs", None), "'signature.outputs' must map at least one tensor"),
+        (_set("signature.inputs.x.dtype", "foo"), "'signature.inputs.x' has dtype 'foo'"),
+        (_set("signature.inputs.x.dtype", None), "'signature.inputs.x' has dtype None"),
+        (_set("signature.outputs.output.dtype", "object"), "'signature.outputs.output' has dtype"),
+        (_set("signature.inputs.x.shape", "ab"), "'signature.inputs.x' has shape 'ab'"),
+        (_set("signature.inputs.x.shape", [64]), r"has shape \[64\]: expected .* -1 \(the batch\)"),
+        (_set("signature.inputs.x.shape", [-1, 6.4]), "has shape"),
+        (_set("warmup_batch_sizes", None), "'warmup_batch_sizes' must be a list .* got None"),
+        (
+            _set("warmup_batch_sizes", [10**12]),
+            "'warmup_batch_sizes' must be a list of batch sizes "
+            "from 1 to 65536, got \\[1000000000000\\]",
+        ),
+        (_set("warmup_batch_sizes", [0]), "'warmup_batch_sizes'"),
+        (_set("warmup_batch_sizes", [True]), "'warmup_batch_sizes'"),
+    ],
+)
 def test_a_malformed_signature_or_warm_up_is_refused_naming_the_field(saved, mutate, message):
     _, directory, manifest = saved
     mutate(manifest)

@@ -9,8 +9,19 @@ import pytest
 import jitgrad as jg
 from jitgrad.io import FormatError
 
-DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
-          "complex64", "complex128"]  # fmt: skip
+DTYPES = [
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 LAYOUTS = {
     "0-d": lambda b: b[1, 2, ...],
     "empty": lambda b: b[:0],
@@ -58,8 +69,7 @@ def test_save_takes_either_order_and_appends_npy_like_numpy(tmp_path):
     reference = (tmp_path / "reference.npy").read_bytes()
     assert (tmp_path / "numpy_order.npy").read_bytes() == reference
     assert (tmp_path / "jitgrad_order.npy").read_bytes() == reference
-    assert sorted(os.listdir(tmp_path)) == ["jitgrad_order.npy", "numpy_order.npy",
-                                            "reference.npy"]  # fmt: skip
+    assert sorted(os.listdir(tmp_path)) == ["jitgrad_order.npy", "numpy_order.npy", "reference.npy"]
 
 
 def test_file_objects_are_numpy_files_both_ways():
@@ -166,8 +176,10 @@ def test_savez_compressed_compresses(tmp_path):
 
 
 def test_npz_from_numpy_is_a_mapping_of_tensors_and_a_context_manager(tmp_path):
-    arrays = {name: array_of(dtype, "transposed") for name, dtype in
-              [("w", "float32"), ("ids", "int64"), ("z", "complex128")]}  # fmt: skip
+    arrays = {
+        name: array_of(dtype, "transposed")
+        for name, dtype in [("w", "float32"), ("ids", "int64"), ("z", "complex128")]
+    }
     np.savez(tmp_path / "n.npz", np.arange(3), **arrays)
     with jg.load(tmp_path / "n.npz") as npz:
         assert isinstance(npz, jg.NpzFile)
@@ -221,9 +233,13 @@ def test_jitgrad_files_map_copy_on_write_only(tmp_path):
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{}, {"fmt": "%d", "delimiter": ","}, {"fmt": "%.3f", "header": "a b c", "footer": "end"},
-     {"fmt": "%g", "delimiter": "\t", "newline": ";\n", "comments": "// ", "header": "h"}],
-)  # fmt: skip
+    [
+        {},
+        {"fmt": "%d", "delimiter": ","},
+        {"fmt": "%.3f", "header": "a b c", "footer": "end"},
+        {"fmt": "%g", "delimiter": "\t", "newline": ";\n", "comments": "// ", "header": "h"},
+    ],
+)
 def test_savetxt_writes_numpys_text(tmp_path, kwargs):
     t = jg.arange(12.0).reshape(4, 3)[::2]
     jg.savetxt(tmp_path / "mine.txt", t, **kwargs)
@@ -236,10 +252,14 @@ TEXT = "# id x y\n1,2.5,3\n2,4.5,5\n\n3,6.5,7 # note\n"
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"delimiter": ","}, {"delimiter": ",", "dtype": jg.float32, "usecols": (1, 2)},
-     {"delimiter": ",", "dtype": "int32", "usecols": 0, "ndmin": 2},
-     {"delimiter": ",", "skiprows": 2, "max_rows": 1}, {"delimiter": ",", "unpack": True}],
-)  # fmt: skip
+    [
+        {"delimiter": ","},
+        {"delimiter": ",", "dtype": jg.float32, "usecols": (1, 2)},
+        {"delimiter": ",", "dtype": "int32", "usecols": 0, "ndmin": 2},
+        {"delimiter": ",", "skiprows": 2, "max_rows": 1},
+        {"delimiter": ",", "unpack": True},
+    ],
+)
 def test_loadtxt_is_numpys(tmp_path, kwargs):
     (tmp_path / "d.csv").write_text(TEXT)
     dtype = kwargs.get("dtype", float)
@@ -257,8 +277,9 @@ def test_genfromtxt_is_numpys(tmp_path):
     text = "a,b,c\n1,,3\n4,5,\n"
     (tmp_path / "g.csv").write_text(text)
     kwargs = {"delimiter": ",", "skip_header": 1, "filling_values": -1}
-    assert_same(jg.genfromtxt(tmp_path / "g.csv", **kwargs),
-                np.genfromtxt(tmp_path / "g.csv", **kwargs))  # fmt: skip
+    assert_same(
+        jg.genfromtxt(tmp_path / "g.csv", **kwargs), np.genfromtxt(tmp_path / "g.csv", **kwargs)
+    )
     named = jg.genfromtxt(tmp_path / "g.csv", delimiter=",", names=True)
     assert type(named) is np.ndarray and named.dtype.names == ("a", "b", "c")
     masked = jg.genfromtxt(tmp_path / "g.csv", delimiter=",", skip_header=1, usemask=True)

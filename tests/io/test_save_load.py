@@ -106,8 +106,15 @@ def write_file(path, header, blobs):
 
 
 def tensor_entry(**fields):
-    entry = {"storage": 0, "storage_byte_offset": 0, "storage_nbytes": 0, "dtype": "float64",
-             "offset": 0, "shape": [], "strides": []}  # fmt: skip
+    entry = {
+        "storage": 0,
+        "storage_byte_offset": 0,
+        "storage_nbytes": 0,
+        "dtype": "float64",
+        "offset": 0,
+        "shape": [],
+        "strides": [],
+    }
     entry.update(fields)
     return {"tensor": entry}
 
@@ -133,18 +140,31 @@ def test_every_dtype_round_trips(tmp_path, dtype, mmap):
 def test_plain_values_and_containers_round_trip(tmp_path, mmap):
     t = jg.arange(3)
     obj = {
-        "none": None, "bools": [True, False], "ints": (0, -1, 2**80, -(2**70)),
+        "none": None,
+        "bools": [True, False],
+        "ints": (0, -1, 2**80, -(2**70)),
         "floats": [0.0, -0.0, 1.5, 1e300, 5e-324, math.nan, math.inf, -math.inf, 1.0],
         "text": ["", "é ünïcode ✓", "\ud800 lone surrogate", '{"tensor": 1}'],
-        "keys": {2: "int", "1": "str", 1.5: "float", True: "bool", None: "none", -0.0: "z",
-                 math.nan: "nan", float("nan"): "another nan", -math.inf: "-inf"},
+        "keys": {
+            2: "int",
+            "1": "str",
+            1.5: "float",
+            True: "bool",
+            None: "none",
+            -0.0: "z",
+            math.nan: "nan",
+            float("nan"): "another nan",
+            -math.inf: "-inf",
+        },
         "nested": [(t, [t, {"deep": (t,)}]), [], (), {}],
         "tag lookalike": {"tensor": {"storage": 0}},
-    }  # fmt: skip
+    }
     jg.save(obj, path := tmp_path / "p.jg")
     out = jg.load(path, mmap=mmap)
-    assert_plain_equal({k: v for k, v in out.items() if k != "nested"},
-                       {k: v for k, v in obj.items() if k != "nested"})  # fmt: skip
+    assert_plain_equal(
+        {k: v for k, v in out.items() if k != "nested"},
+        {k: v for k, v in obj.items() if k != "nested"},
+    )
     assert list(out) == list(obj)
     (first, inner), empty_list, empty_tuple, empty_dict = out["nested"]
     assert (empty_list, empty_tuple, empty_dict) == ([], (), {})
@@ -167,7 +187,7 @@ plain = st.recursive(
         | st.dictionaries(
             st.none() | st.booleans() | st.integers() | st.floats() | st.text(), inner, max_size=4
         )
-    ),  # fmt: skip
+    ),
     max_leaves=20,
 )
 
@@ -247,8 +267,9 @@ def test_a_tied_weight_loaded_by_assignment_stays_one_parameter(tmp_path, mmap, 
     must still be one parameter: one gradient from every use, one optimizer entry."""
 
     def tied(seed):
-        model = jg.nn.Sequential(jg.nn.Embedding(5, 3, generator=seed),
-                                 jg.nn.Linear(3, 5, generator=seed))  # fmt: skip
+        model = jg.nn.Sequential(
+            jg.nn.Embedding(5, 3, generator=seed), jg.nn.Linear(3, 5, generator=seed)
+        )
         model[1].weight = model[0].weight
         return model
 
@@ -380,24 +401,60 @@ def test_file_of_the_other_byte_order_is_swapped_on_load(tmp_path, mmap):
     i64 = np.array([1, -2, 2**40], dtype=np.int64)
     blobs = [a.astype(a.dtype.newbyteorder(order)).tobytes() for a in (f32, c64, f16, flags, i64)]
     header = {
-        "format_version": 1, "byte_order": OTHER_ORDER, "alignment": 64,
-        "storages": [{"dtype": d, "nbytes": len(b), "offset": 0} for d, b in zip(
-            ["float32", "complex64", "float16", "bool", "int64"], blobs, strict=True)],
-        "object": {"dict": [
-            ["f32", tensor_entry(storage=0, storage_nbytes=16, dtype="float32", shape=[2, 2],
-                                 strides=[1, 2])],
-            ["c64", tensor_entry(storage=1, storage_nbytes=16, dtype="complex64", shape=[2],
-                                 strides=[1])],
-            ["f16", tensor_entry(storage=2, storage_nbytes=6, dtype="float16", shape=[3],
-                                 strides=[1])],
-            ["bool", tensor_entry(storage=3, storage_nbytes=3, dtype="bool", shape=[3],
-                                  strides=[1])],
-            ["i64", tensor_entry(storage=4, storage_nbytes=24, dtype="int64", shape=[2],
-                                 strides=[2])],
-            ["i64 tail", tensor_entry(storage=4, storage_byte_offset=8, storage_nbytes=16,
-                                      dtype="int64", offset=1, shape=[], strides=[])],
-        ]},
-    }  # fmt: skip
+        "format_version": 1,
+        "byte_order": OTHER_ORDER,
+        "alignment": 64,
+        "storages": [
+            {"dtype": d, "nbytes": len(b), "offset": 0}
+            for d, b in zip(
+                ["float32", "complex64", "float16", "bool", "int64"], blobs, strict=True
+            )
+        ],
+        "object": {
+            "dict": [
+                [
+                    "f32",
+                    tensor_entry(
+                        storage=0, storage_nbytes=16, dtype="float32", shape=[2, 2], strides=[1, 2]
+                    ),
+                ],
+                [
+                    "c64",
+                    tensor_entry(
+                        storage=1, storage_nbytes=16, dtype="complex64", shape=[2], strides=[1]
+                    ),
+                ],
+                [
+                    "f16",
+                    tensor_entry(
+                        storage=2, storage_nbytes=6, dtype="float16", shape=[3], strides=[1]
+                    ),
+                ],
+                [
+                    "bool",
+                    tensor_entry(storage=3, storage_nbytes=3, dtype="bool", shape=[3], strides=[1]),
+                ],
+                [
+                    "i64",
+                    tensor_entry(
+                        storage=4, storage_nbytes=24, dtype="int64", shape=[2], strides=[2]
+                    ),
+                ],
+                [
+                    "i64 tail",
+                    tensor_entry(
+                        storage=4,
+                        storage_byte_offset=8,
+                        storage_nbytes=16,
+                        dtype="int64",
+                        offset=1,
+                        shape=[],
+                        strides=[],
+                    ),
+                ],
+            ]
+        },
+    }
     write_file(tmp_path / "o.jg", header, blobs)
     out = jg.load(tmp_path / "o.jg", mmap=mmap)
     assert out["f32"].numpy().tolist() == f32.reshape(2, 2, order="F").tolist()
@@ -410,13 +467,17 @@ def test_file_of_the_other_byte_order_is_swapped_on_load(tmp_path, mmap):
 
 def test_other_byte_order_with_conflicting_word_sizes_is_refused(tmp_path):
     header = {
-        "format_version": 1, "byte_order": OTHER_ORDER, "alignment": 64,
+        "format_version": 1,
+        "byte_order": OTHER_ORDER,
+        "alignment": 64,
         "storages": [{"dtype": "int32", "nbytes": 8, "offset": 0}],
-        "object": {"list": [
-            tensor_entry(storage_nbytes=8, dtype="int32", shape=[2], strides=[1]),
-            tensor_entry(storage_nbytes=8, dtype="int16", shape=[4], strides=[1]),
-        ]},
-    }  # fmt: skip
+        "object": {
+            "list": [
+                tensor_entry(storage_nbytes=8, dtype="int32", shape=[2], strides=[1]),
+                tensor_entry(storage_nbytes=8, dtype="int16", shape=[4], strides=[1]),
+            ]
+        },
+    }
     write_file(tmp_path / "c.jg", header, [bytes(range(8))])
     with pytest.raises(FormatError, match="byte order"):
         jg.load(tmp_path / "c.jg")
@@ -667,8 +728,11 @@ def test_bad_object_tags(good_file, obj):
 @pytest.mark.parametrize("depth", [500, 100_000])
 def test_deeply_nested_header_is_an_error_not_a_crash(tmp_path, depth):
     deep = '{"list":[' * depth + "]}" * depth
-    body = ('{"format_version":1,"byte_order":"little","storages":[],"object":{"list":[' + deep
-            + ',{"set":1}]}}').encode()  # fmt: skip
+    body = (
+        '{"format_version":1,"byte_order":"little","storages":[],"object":{"list":['
+        + deep
+        + ',{"set":1}]}}'
+    ).encode()
     (tmp_path / "deep.jg").write_bytes(fmt.MAGIC + struct.pack("<Q", len(body)) + body)
     with pytest.raises(FormatError, match="corrupt header"):
         jg.load(tmp_path / "deep.jg")

@@ -147,5 +147,6 @@ def test_clip_inside_a_function_has_eager_clips_gradient_at_the_bounds():
     with np.errstate(invalid="ignore"):
         for low, high in ((0.0, 1.0), (2.0, 1.0), (-1.0, None)):
             values = np.array([np.nan, -0.0, 0.0, -5.0, 5.0, 0.5])
-            np.testing.assert_array_equal(jg.clip(jg.tensor(values), low, high).numpy(),
-                                          np.clip(values, low, high))  # fmt: skip
+            np.testing.assert_array_equal(
+                jg.clip(jg.tensor(values), low, high).numpy(), np.clip(values, low, high)
+            )

@@ -14,11 +14,42 @@ from hypothesis.extra import numpy as hnp
 import jitgrad as jg
 from jitgrad._config import config
 
-UNARY = ["negative", "abs", "exp", "expm1", "log", "log1p", "sqrt", "square", "reciprocal",
-         "sin", "cos", "tanh", "sigmoid", "relu", "gelu", "silu", "softplus", "erf",
-         "floor", "sign", "arctan", "log2"]  # fmt: skip
-BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "arctan2",
-          "remainder", "floor_divide"]  # fmt: skip
+UNARY = [
+    "negative",
+    "abs",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "sqrt",
+    "square",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "gelu",
+    "silu",
+    "softplus",
+    "erf",
+    "floor",
+    "sign",
+    "arctan",
+    "log2",
+]
+BINARY = [
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "maximum",
+    "minimum",
+    "power",
+    "arctan2",
+    "remainder",
+    "floor_divide",
+]
 POSITIVE = {"log", "log1p", "sqrt", "reciprocal", "log2", "power"}
 TOL = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-12}
 
@@ -146,8 +177,20 @@ def test_parallel_kernels_match_serial(monkeypatch):
     np.testing.assert_array_equal(serial[1][0], parallel[1][0])
 
 
-OPS = st.sampled_from(["add", "multiply", "subtract", "maximum", "tanh", "sigmoid", "exp_small",
-                       "square", "relu", "divide_safe"])  # fmt: skip
+OPS = st.sampled_from(
+    [
+        "add",
+        "multiply",
+        "subtract",
+        "maximum",
+        "tanh",
+        "sigmoid",
+        "exp_small",
+        "square",
+        "relu",
+        "divide_safe",
+    ]
+)
 
 
 def apply(op, a, b):
@@ -211,8 +254,9 @@ print(s["compiled"], s["disk_hits"], round(time.perf_counter() - start, 3))
 
 def run_child(cache):
     env = dict(os.environ, JITGRAD_CACHE_DIR=str(cache))
-    out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True,
-                         check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, check=True
+    )
     compiled, disk_hits, seconds = out.stdout.split()
     return int(compiled), int(disk_hits), float(seconds)
 
@@ -310,8 +354,9 @@ def test_repeated_eager_calls_reuse_decisions_but_not_values():
         data = base * (3.0 if writable else -2.0)
         data.flags.writeable = writable
         t = jg.from_numpy(data)
-        np.testing.assert_allclose(jg.tanh(t * 0.5).numpy(), np.tanh(data * np.float32(0.5)),
-                                   rtol=1e-6)  # fmt: skip
+        np.testing.assert_allclose(
+            jg.tanh(t * 0.5).numpy(), np.tanh(data * np.float32(0.5)), rtol=1e-6
+        )
 
 
 def test_only_jitgrads_kernels_compile_with_interleaved_vector_loops(tmp_path, monkeypatch):

@@ -53,8 +53,9 @@ def test_layouts_that_merge_use_the_kernel_and_others_fall_back():
 def test_nan_wins_in_max_and_min(kind):
     x = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, -np.inf]], dtype=np.float32)
     for axis in (0, 1, None):
-        np.testing.assert_array_equal(getattr(jg, kind)(jg.tensor(x), axis=axis).numpy(),
-                                      getattr(np, kind)(x, axis=axis))  # fmt: skip
+        np.testing.assert_array_equal(
+            getattr(jg, kind)(jg.tensor(x), axis=axis).numpy(), getattr(np, kind)(x, axis=axis)
+        )
 
 
 def test_long_sums_stay_accurate():

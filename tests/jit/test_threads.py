@@ -96,10 +96,12 @@ def split_everything():
         shares.append(n)
         run(task, n)
 
-    with mock.patch.object(config, "parallel_threshold", 1), \
-            mock.patch.object(threads, "count", lambda: 3), \
-            mock.patch.object(threads, "pieces", lambda numel, threshold: 3), \
-            mock.patch.object(threads, "run", counted):  # fmt: skip
+    with (
+        mock.patch.object(config, "parallel_threshold", 1),
+        mock.patch.object(threads, "count", lambda: 3),
+        mock.patch.object(threads, "pieces", lambda numel, threshold: 3),
+        mock.patch.object(threads, "run", counted),
+    ):
         yield shares
 
 

@@ -103,8 +103,10 @@ def test_gradients_accumulate_like_eager_when_not_zeroed():
 def test_gradients_cleared_on_some_leaves_only_accumulate_like_eager():
     """A plan traced with one leaf's gradient present still assigns the other's: when
     that one holds a gradient instead, neither plan fits."""
-    leaves = [[jg.tensor([1.0, 2.0], requires_grad=True), jg.tensor([3.0], requires_grad=True)]
-              for _ in range(2)]  # fmt: skip
+    leaves = [
+        [jg.tensor([1.0, 2.0], requires_grad=True), jg.tensor([3.0], requires_grad=True)]
+        for _ in range(2)
+    ]
 
     def accumulate(w):
         def f(x):
@@ -152,8 +154,7 @@ def test_fusion_keeps_results_identical_and_reduces_steps():
     np.testing.assert_allclose(jitted(x).numpy(), chain(x).numpy(), rtol=1e-12)
     np.testing.assert_allclose(jitted(x * 2).numpy(), chain(x * 2).numpy(), rtol=1e-12)
     for scale in (3, 4):  # replays after the first call compiled kernels directly
-        np.testing.assert_allclose(jitted(x * scale).numpy(), chain(x * scale).numpy(),
-                                   rtol=1e-12)  # fmt: skip
+        np.testing.assert_allclose(jitted(x * scale).numpy(), chain(x * scale).numpy(), rtol=1e-12)
     (plan,) = jitted.plans.values()
     launches = [fn for fn, _ in plan.steps if type(fn).__name__ == "Launch"]
     assert len(launches) == 1  # seven elementwise ops, one kernel
@@ -161,15 +162,18 @@ def test_fusion_keeps_results_identical_and_reduces_steps():
     assert "fused kernel x1" in report and "replayed 3 time(s)" in report
 
 
-@pytest.mark.parametrize("f, dtype", [
-    (lambda x: (x + 1) * 2, "float16"),  # stored rounded to float16, computed in float32
-    (lambda x: (x * 2.0).T + 1.0, "float64"),  # read back in another order
-    (lambda x: (lambda y: y.flip(0) + y)(x * 2.0), "float64"),
-    (lambda x: (x * 3) // 2, "int8"),  # stored wrapped, computed in 64 bits
-    (lambda x: (x * 3) // 2, "int32"),
-    (lambda x: (x + 100) > x, "int8"),
-    (lambda x: (x * 2, (x * 2) > 0), "float16"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "f, dtype",
+    [
+        (lambda x: (x + 1) * 2, "float16"),  # stored rounded to float16, computed in float32
+        (lambda x: (x * 2.0).T + 1.0, "float64"),  # read back in another order
+        (lambda x: (lambda y: y.flip(0) + y)(x * 2.0), "float64"),
+        (lambda x: (x * 3) // 2, "int8"),  # stored wrapped, computed in 64 bits
+        (lambda x: (x * 3) // 2, "int32"),
+        (lambda x: (x + 100) > x, "int8"),
+        (lambda x: (x * 2, (x * 2) > 0), "float16"),
+    ],
+)
 def test_fused_kernels_read_back_intermediates_as_eager_stores_them(f, dtype):
     jitted = jg.jit(f)
     for k in range(3):
@@ -345,7 +349,8 @@ def test_gradients_cleared_or_replaced_after_backward_are_left_as_the_step_left_
                 t.grad = None  # (else each call adds to the one left before)
         x = jg.tensor([[1.0, 0.5 * k]])
         assert step(models[0], opts[0], x, ws[0]).item() == pytest.approx(
-            jitted(models[1], opts[1], x, ws[1]).item())  # fmt: skip
+            jitted(models[1], opts[1], x, ws[1]).item()
+        )
         assert_same_parameters(models)
         for a, b in zip([*models[0].parameters(), ws[0]], [*models[1].parameters(), ws[1]]):
             assert (a.grad is None) == (b.grad is None)
@@ -402,10 +407,13 @@ def assert_same_parameters(models):
         np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("make", [
-    lambda ps: jg.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
-    lambda ps: jg.optim.Adam(ps, lr=0.05),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda ps: jg.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
+        lambda ps: jg.optim.Adam(ps, lr=0.05),
+    ],
+)
 @pytest.mark.parametrize("as_tensor", [False, True])
 def test_optimizers_under_jit_follow_eager_through_a_learning_rate_change(make, as_tensor):
     """A learning rate is read live by every replay, as a scheduler would change it; one
@@ -428,10 +436,13 @@ def test_optimizers_under_jit_follow_eager_through_a_learning_rate_change(make, 
         assert_same_parameters(models)
 
 
-@pytest.mark.parametrize("make", [
-    lambda ps: jg.optim.SGD(ps, lr=0.1, momentum=0.9),
-    lambda ps: jg.optim.Adam(ps, lr=0.05),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda ps: jg.optim.SGD(ps, lr=0.1, momentum=0.9),
+        lambda ps: jg.optim.Adam(ps, lr=0.05),
+    ],
+)
 def test_eager_steps_between_jitted_ones_leave_the_plan_intact(make):
     """Eager steps repoint an update's prepared launch at each new gradient; the launches
     a jitted plan replays must keep reading the plan's own gradient buffers."""
@@ -511,8 +522,9 @@ def test_read_only_caller_memory_passes_by_reference_in_every_replay():
     for k in range(4):
         x = np.linspace(-3, 3, BIG).astype(np.float32) * (k + 1)
         x.flags.writeable = False
-        np.testing.assert_allclose(scaled(jg.from_numpy(x)).numpy(), np.tanh(x) * 2 + x,
-                                   rtol=1e-6, atol=1e-6)  # fmt: skip
+        np.testing.assert_allclose(
+            scaled(jg.from_numpy(x)).numpy(), np.tanh(x) * 2 + x, rtol=1e-6, atol=1e-6
+        )
     assert next(iter(scaled.plans.values()))._inputs[0][2] is not None  # by reference
 
 
@@ -548,8 +560,7 @@ def test_large_buffers_read_outside_kernels_are_still_copied():
     plan = next(iter(project.plans.values()))
     assert not plan._handed
     np.testing.assert_allclose(first[0].numpy(), np.exp(x), rtol=1e-6)
-    np.testing.assert_allclose(second[1].numpy(), np.exp(2 * x) @ np.full((64, 1), 0.5),
-                               rtol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(second[1].numpy(), np.exp(2 * x) @ np.full((64, 1), 0.5), rtol=1e-5)
 
 
 def _sgd_on_argument(w, x):
@@ -674,8 +685,11 @@ def test_a_data_dependent_shape_raises_a_clear_error_on_replay():
 @pytest.mark.parametrize("view", ["reversed", "transposed", "expanded"])
 def test_large_inputs_that_are_not_contiguous_are_read_right_on_every_replay(view):
     base = np.arange(2.0 * BIG).reshape(2, BIG)
-    make = {"reversed": lambda t: t[:, ::-1], "transposed": lambda t: t.T,
-            "expanded": lambda t: t[:1].expand(2, BIG)}[view]  # fmt: skip
+    make = {
+        "reversed": lambda t: t[:, ::-1],
+        "transposed": lambda t: t.T,
+        "expanded": lambda t: t[:1].expand(2, BIG),
+    }[view]
     step = jg.jit(lambda x: x * 2 + 1)
     for k in range(3):
         got = step(make(jg.tensor(base + k))).numpy()
@@ -840,8 +854,9 @@ def _forward(model, x):
 
 
 def test_modes_of_modules_passed_as_arguments_or_reached_deep_select_plans():
-    model = jg.nn.Sequential(jg.nn.Linear(4, 4, generator=0), jg.nn.Dropout(0.5, generator=1),
-                             jg.nn.BatchNorm1d(4))  # fmt: skip
+    model = jg.nn.Sequential(
+        jg.nn.Linear(4, 4, generator=0), jg.nn.Dropout(0.5, generator=1), jg.nn.BatchNorm1d(4)
+    )
     x = jg.tensor(np.random.default_rng(0).standard_normal((6, 4)))
 
     def by_argument(model, x):
@@ -932,18 +947,23 @@ def test_freezing_or_unfreezing_a_closed_over_tensor_selects_another_plan():
     assert jitted.traces == 3
 
 
-@pytest.mark.parametrize("make", [
-    lambda ps: jg.optim.SGD(ps, lr=0.1, momentum=0.9),
-    lambda ps: jg.optim.Adam(ps, lr=0.05),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda ps: jg.optim.SGD(ps, lr=0.1, momentum=0.9),
+        lambda ps: jg.optim.Adam(ps, lr=0.05),
+    ],
+)
 @pytest.mark.parametrize("change", ["append", "remove", "replace", "new list", "extend back"])
 def test_a_parameter_list_changed_in_place_selects_another_plan(make, change):
     """Users change ``param_groups[k]["params"]`` directly, as in PyTorch (unfreezing a
     layer by appending its weight): replays must update the parameters listed now."""
     from jitgrad import nn
 
-    models = [nn.Sequential(nn.Linear(3, 4, generator=0), nn.Tanh(), nn.Linear(4, 2, generator=1))
-              for _ in range(2)]  # fmt: skip
+    models = [
+        nn.Sequential(nn.Linear(3, 4, generator=0), nn.Tanh(), nn.Linear(4, 2, generator=1))
+        for _ in range(2)
+    ]
     opts = [make([m[0].weight, m[0].bias, m[2].bias]) for m in models]
     x = jg.tensor(np.random.default_rng(1).standard_normal((5, 3)))
 
@@ -1071,7 +1091,10 @@ def test_reading_a_value_while_tracing_warns_at_the_line_that_reads_it():
     with pytest.warns(jg.jit.TracerWarning) as caught:
         step(x)
     assert [str(w.message).split(" read ")[0] for w in caught] == [
-        "jg.jit: item()", "jg.jit: float()", "jg.jit: bool()"]  # fmt: skip
+        "jg.jit: item()",
+        "jg.jit: float()",
+        "jg.jit: bool()",
+    ]
     assert {w.filename for w in caught} == {__file__}
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -18,8 +18,7 @@ from jitgrad.jit import vmath
 L = np.longdouble
 F32, F64 = np.float32, np.float64
 BOUND = {F32: 2.0, F64: 4.0}
-NAMES = ["exp", "expm1", "log", "log1p", "tanh", "sigmoid", "softplus", "sin", "cos", "erf",
-         "gelu"]  # fmt: skip
+NAMES = ["exp", "expm1", "log", "log1p", "tanh", "sigmoid", "softplus", "sin", "cos", "erf", "gelu"]
 UNARY = [(name, dtype) for name in NAMES for dtype in (F32, F64)]
 
 
@@ -180,10 +179,18 @@ def _softplus(x):
 
 
 REFERENCE = {
-    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "tanh": np.tanh,
-    "sin": np.sin, "cos": np.cos, "sigmoid": _sigmoid, "softplus": _softplus,
-    "erf": erf_ref, "gelu": gelu_ref,
-}  # fmt: skip
+    "exp": np.exp,
+    "expm1": np.expm1,
+    "log": np.log,
+    "log1p": np.log1p,
+    "tanh": np.tanh,
+    "sin": np.sin,
+    "cos": np.cos,
+    "sigmoid": _sigmoid,
+    "softplus": _softplus,
+    "erf": erf_ref,
+    "gelu": gelu_ref,
+}
 
 
 _erf64 = np.frompyfunc(math.erf, 1, 1)
@@ -228,16 +235,31 @@ def f64_random(n, seed):
 
 
 CORE = {  # where each function does its work
-    "exp": (-110, 90, -750, 710), "expm1": (-20, 90, -40, 710), "log": (0, 5, 0, 5),
-    "log1p": (-1, 5, -1, 5), "tanh": (-10, 10, -20, 20), "sigmoid": (-110, 20, -750, 40),
-    "softplus": (-110, 20, -750, 40), "sin": (-20, 20, -20, 20), "cos": (-20, 20, -20, 20),
-    "erf": (-5, 5, -7, 7), "gelu": (-15, 6, -40, 8),
-}  # fmt: skip
+    "exp": (-110, 90, -750, 710),
+    "expm1": (-20, 90, -40, 710),
+    "log": (0, 5, 0, 5),
+    "log1p": (-1, 5, -1, 5),
+    "tanh": (-10, 10, -20, 20),
+    "sigmoid": (-110, 20, -750, 40),
+    "softplus": (-110, 20, -750, 40),
+    "sin": (-20, 20, -20, 20),
+    "cos": (-20, 20, -20, 20),
+    "erf": (-5, 5, -7, 7),
+    "gelu": (-15, 6, -40, 8),
+}
 EVERY_FLOAT32 = {  # ranges around each function's switch points, every float32 in them
-    "exp": (0.3, 0.4), "expm1": (-0.4, -0.3), "log": (0.68, 0.74), "log1p": (-0.32, -0.27),
-    "tanh": (0.85, 0.95), "sigmoid": (-2.0, -1.5), "softplus": (0.3, 0.4),
-    "sin": (0.75, 0.82), "cos": (1.5, 1.6), "erf": (0.7, 0.8), "gelu": (-0.75, -0.65),
-}  # fmt: skip
+    "exp": (0.3, 0.4),
+    "expm1": (-0.4, -0.3),
+    "log": (0.68, 0.74),
+    "log1p": (-0.32, -0.27),
+    "tanh": (0.85, 0.95),
+    "sigmoid": (-2.0, -1.5),
+    "softplus": (0.3, 0.4),
+    "sin": (0.75, 0.82),
+    "cos": (1.5, 1.6),
+    "erf": (0.7, 0.8),
+    "gelu": (-0.75, -0.65),
+}
 
 
 def sweep(name, dtype):
@@ -358,11 +380,16 @@ def test_special_values_as_numpy(name, dtype):
 
 
 DETERMINED_AT_SUBNORMALS = {  # f(x) for subnormal x, rounded: as numpy computes it
-    "exp": lambda x: np.ones_like(x), "cos": lambda x: np.ones_like(x),
-    "expm1": lambda x: x, "log1p": lambda x: x, "tanh": lambda x: x, "sin": lambda x: x,
-    "sigmoid": lambda x: np.full_like(x, 0.5), "softplus": lambda x: np.full_like(x, np.log(2)),
+    "exp": lambda x: np.ones_like(x),
+    "cos": lambda x: np.ones_like(x),
+    "expm1": lambda x: x,
+    "log1p": lambda x: x,
+    "tanh": lambda x: x,
+    "sin": lambda x: x,
+    "sigmoid": lambda x: np.full_like(x, 0.5),
+    "softplus": lambda x: np.full_like(x, np.log(2)),
     "gelu": lambda x: x * x.dtype.type(0.5),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name,dtype", UNARY, ids=[f"{n}-{d.__name__}" for n, d in UNARY])
@@ -387,8 +414,14 @@ def test_nan_bits():
     # that returns +NaN, so the bits are checked against the default NaN itself.
     for dtype in (F32, F64):
         default_nan = bits(np.array([-np.nan], dtype))
-        for name, v in [("log", -1.0), ("log1p", -2.0), ("log1p", -np.inf), ("sin", np.inf),
-                        ("cos", -np.inf), ("gelu", -np.inf)]:  # fmt: skip
+        for name, v in [
+            ("log", -1.0),
+            ("log1p", -2.0),
+            ("log1p", -np.inf),
+            ("sin", np.inf),
+            ("cos", -np.inf),
+            ("gelu", -np.inf),
+        ]:
             got = apply(name, dtype, np.array([v], dtype))
             assert bits(got) == default_nan, (name, dtype, got)
         got = apply("pow", dtype, np.array([-2.0], dtype), np.array([0.5], dtype))
@@ -459,8 +492,9 @@ SATURATION = [  # (function, dtype, inputs, value it saturates to)
 ]
 
 
-@pytest.mark.parametrize("name,dtype,x,value", SATURATION,
-                         ids=[f"{n}-{d.__name__}-{v}" for n, d, _, v in SATURATION])  # fmt: skip
+@pytest.mark.parametrize(
+    "name,dtype,x,value", SATURATION, ids=[f"{n}-{d.__name__}-{v}" for n, d, _, v in SATURATION]
+)
 def test_saturation_where_correctly_rounded(name, dtype, x, value):
     """Results become exactly -1, 1 or +-0 exactly where the correctly rounded result does
     (numpy's float32 tanh, for one, still returns 0.99999994 at x = 10)."""
@@ -517,8 +551,9 @@ def test_pow_vectorized_loop_equals_scalar_calls():
         assert np.array_equal(bits(loop), bits(np.array([f(a, b) for a, b in zip(x, y)], dtype)))
 
 
-@pytest.mark.parametrize("name,dtype", UNARY + [("pow", F32), ("pow", F64)],
-                         ids=lambda v: getattr(v, "__name__", v))  # fmt: skip
+@pytest.mark.parametrize(
+    "name,dtype", UNARY + [("pow", F32), ("pow", F64)], ids=lambda v: getattr(v, "__name__", v)
+)
 def test_loop_vectorizes_without_calls(name, dtype):
     """The loop around each function compiles to SIMD code with no call left in it."""
     apply(name, dtype, np.ones(8), None if name != "pow" else np.ones(8))

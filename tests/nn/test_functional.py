@@ -31,8 +31,9 @@ def np_log_softmax(x, axis=-1):
     return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
 
 
-def np_cross_entropy(logits, labels, weight=None, ignore_index=-100, reduction="mean",
-                     smoothing=0.0):  # fmt: skip
+def np_cross_entropy(
+    logits, labels, weight=None, ignore_index=-100, reduction="mean", smoothing=0.0
+):
     """PyTorch's definition, one sample at a time."""
     axis = 1 if logits.ndim > 1 else 0
     logp = np.moveaxis(np_log_softmax(logits, axis), axis, -1)
@@ -178,10 +179,15 @@ def test_cross_entropy_of_confident_logits_is_exact():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(label_smoothing=0.1), dict(weight=[0.5, 2.0, 1.0, 0.1, 3.0]), dict(ignore_index=2),
-     dict(weight=[0.5, 2.0, 1.0, 0.1, 3.0], label_smoothing=0.2, ignore_index=4),
-     dict(ignore_index=1, reduction="sum"), dict(ignore_index=0, reduction="none")],
-)  # fmt: skip
+    [
+        dict(label_smoothing=0.1),
+        dict(weight=[0.5, 2.0, 1.0, 0.1, 3.0]),
+        dict(ignore_index=2),
+        dict(weight=[0.5, 2.0, 1.0, 0.1, 3.0], label_smoothing=0.2, ignore_index=4),
+        dict(ignore_index=1, reduction="sum"),
+        dict(ignore_index=0, reduction="none"),
+    ],
+)
 def test_cross_entropy_options_match_pytorch_definition(kwargs):
     logits, labels = data((6, 5), 2), np.array([0, 4, 2, 2, 1, 3])
     options = dict(kwargs)
@@ -189,9 +195,13 @@ def test_cross_entropy_options_match_pytorch_definition(kwargs):
         options["weight"] = jg.tensor(options["weight"])
     got = F.cross_entropy(jg.from_numpy(logits), jg.from_numpy(labels), **options)
     expected = np_cross_entropy(
-        logits, labels, kwargs.get("weight"), kwargs.get("ignore_index", -100),
-        kwargs.get("reduction", "mean"), kwargs.get("label_smoothing", 0.0),
-    )  # fmt: skip
+        logits,
+        labels,
+        kwargs.get("weight"),
+        kwargs.get("ignore_index", -100),
+        kwargs.get("reduction", "mean"),
+        kwargs.get("label_smoothing", 0.0),
+    )
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
 
 
@@ -221,9 +231,13 @@ def test_cross_entropy_probability_targets():
 
 
 @pytest.mark.parametrize(
-    "kwargs", [dict(), dict(reduction="sum", label_smoothing=0.1),
-               dict(weight=jg.tensor([1.0, 0.5, 2.0, 0.3]), ignore_index=0)],
-)  # fmt: skip
+    "kwargs",
+    [
+        dict(),
+        dict(reduction="sum", label_smoothing=0.1),
+        dict(weight=jg.tensor([1.0, 0.5, 2.0, 0.3]), ignore_index=0),
+    ],
+)
 def test_cross_entropy_gradcheck(kwargs):
     labels = jg.tensor([3, 0, 2, 1, 0])
     base = leaf((4, 5), 5)
@@ -248,9 +262,17 @@ def test_cross_entropy_gradient_is_softmax_minus_one_hot():
 def test_cross_entropy_of_non_finite_logits_as_pytorch(dtype):
     torch = pytest.importorskip("torch")
     nan, inf = float("nan"), float("inf")
-    logits = np.array([[0.5, nan, 1.0, -2.0], [nan, 0.1, 0.2, 0.3], [0.1, 0.2, 0.3, nan],
-                       [-inf, 0.5, 1.0, 0.0], [inf, 0.5, 1.0, 0.0], [0.3, -0.2, 2.0, 1.5]],
-                      dtype=dtype.numpy)  # fmt: skip
+    logits = np.array(
+        [
+            [0.5, nan, 1.0, -2.0],
+            [nan, 0.1, 0.2, 0.3],
+            [0.1, 0.2, 0.3, nan],
+            [-inf, 0.5, 1.0, 0.0],
+            [inf, 0.5, 1.0, 0.0],
+            [0.3, -0.2, 2.0, 1.5],
+        ],
+        dtype=dtype.numpy,
+    )
     labels = np.array([0, 2, 1, 1, 2, 3])
     x = jg.tensor(logits, requires_grad=True)
     loss = F.cross_entropy(x, jg.from_numpy(labels), reduction="none")
@@ -304,11 +326,15 @@ MASKED = [[0.0, -np.inf, 1.0, 2.0], [0.5, 1.0, -np.inf, -np.inf]]
 @pytest.mark.parametrize("backend", ["jit", "reference"])
 @pytest.mark.parametrize(
     "logits, labels, kwargs",
-    [(MASKED[0], 0, {}), (MASKED, [3, -100], dict(weight=[1.0, 2.0, 0.5, 3.0])),
-     (MASKED, [0, 1], dict(reduction="sum", label_smoothing=0.2)),
-     (MASKED, [-100, 1], dict(label_smoothing=0.2)), (MASKED, [2, 0], {}),
-     (np.transpose([MASKED, MASKED], (1, 2, 0)), [[3, 0], [1, -100]], {})],
-)  # fmt: skip
+    [
+        (MASKED[0], 0, {}),
+        (MASKED, [3, -100], dict(weight=[1.0, 2.0, 0.5, 3.0])),
+        (MASKED, [0, 1], dict(reduction="sum", label_smoothing=0.2)),
+        (MASKED, [-100, 1], dict(label_smoothing=0.2)),
+        (MASKED, [2, 0], {}),
+        (np.transpose([MASKED, MASKED], (1, 2, 0)), [[3, 0], [1, -100]], {}),
+    ],
+)
 def test_cross_entropy_with_masked_logits_matches_torch(backend, logits, labels, kwargs):
     torch = pytest.importorskip("torch")
     from jitgrad._config import config
@@ -338,8 +364,9 @@ def test_cross_entropy_float16_with_a_masked_logit():
     np.testing.assert_allclose(loss.item(), -(logp[0, 0] + logp[1, 1]) / 2, rtol=1e-3)
 
 
-@pytest.mark.parametrize("kwargs", [dict(weight=jg.tensor([1.0, 2.0, 0.5, 3.0])),
-                                    dict(reduction="sum")])  # fmt: skip
+@pytest.mark.parametrize(
+    "kwargs", [dict(weight=jg.tensor([1.0, 2.0, 0.5, 3.0])), dict(reduction="sum")]
+)
 def test_cross_entropy_gradcheck_beside_a_masked_logit(kwargs):
     mask = np.array([[0.0, -np.inf, 0.0, 0.0], [0.0, 0.0, -np.inf, 0.0]])
     x, labels = leaf((2, 4), 12), jg.tensor([3, -100])
@@ -348,10 +375,14 @@ def test_cross_entropy_gradcheck_beside_a_masked_logit(kwargs):
 
 @pytest.mark.parametrize(
     "logits, labels, kwargs",
-    [((2, 3), (2,), dict(weight=jg.tensor([1.0, 2.0, 3.0]))),
-     ((2, 3), (2,), dict(label_smoothing=0.1)), ((3,), (), {}), ((2, 3, 2), (2, 2), {}),
-     ((2, 3), (2,), dict(create_graph=True))],
-)  # fmt: skip
+    [
+        ((2, 3), (2,), dict(weight=jg.tensor([1.0, 2.0, 3.0]))),
+        ((2, 3), (2,), dict(label_smoothing=0.1)),
+        ((3,), (), {}),
+        ((2, 3, 2), (2, 2), {}),
+        ((2, 3), (2,), dict(create_graph=True)),
+    ],
+)
 def test_cross_entropy_mean_over_no_labels_is_nan_with_zero_gradient(logits, labels, kwargs):
     """PyTorch's 0 / 0 loss, but a gradient of exactly 0: an optimizer step stays finite."""
     kwargs = dict(kwargs)
@@ -396,8 +427,11 @@ def test_cross_entropy_errors():
 
 def test_cross_entropy_with_no_classes_matches_torch():
     torch = pytest.importorskip("torch")
-    cases = [(np.zeros((0, 0)), np.zeros(0, np.int64)), (np.zeros((2, 0)), np.zeros((2, 0))),
-             (np.zeros((0, 0)), np.zeros((0, 0)))]  # fmt: skip
+    cases = [
+        (np.zeros((0, 0)), np.zeros(0, np.int64)),
+        (np.zeros((2, 0)), np.zeros((2, 0))),
+        (np.zeros((0, 0)), np.zeros((0, 0))),
+    ]
     for logits, target in cases:
         for reduction in ("sum", "none", "mean"):
             if reduction == "mean" and target.shape == (2, 0):
@@ -443,8 +477,9 @@ def test_bce_with_logits_matches_numpy(dtype, reduction):
         (dict(pos_weight=jg.from_numpy(pw)), np_bce_with_logits(x, t, pw)),
         (dict(weight=jg.from_numpy(w)), w * np_bce_with_logits(x, t)),
     ]:
-        got = F.binary_cross_entropy_with_logits(jg.from_numpy(x), jg.from_numpy(t),
-                                                 reduction=reduction, **kwargs)  # fmt: skip
+        got = F.binary_cross_entropy_with_logits(
+            jg.from_numpy(x), jg.from_numpy(t), reduction=reduction, **kwargs
+        )
         expected = {"mean": ref.mean(), "sum": ref.sum(), "none": ref}[reduction]
         assert got.dtype is dtype
         np.testing.assert_allclose(got.numpy(), expected, rtol=TOL[dtype]["rtol"] * 10, atol=1e-5)
@@ -459,8 +494,11 @@ def test_bce_with_logits_is_stable_and_gradchecks():
     np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0, 1.0, -1.0, 0.0], atol=1e-7)
     logits, pos = leaf((3, 4), 5, scale=3.0), leaf((3,), 6)
     target = jg.tensor(np.random.default_rng(0).uniform(size=(4, 3)))
-    assert gradcheck(lambda z, p: F.binary_cross_entropy_with_logits(
-        z.T, target, pos_weight=p * p + 0.5), logits, pos)  # fmt: skip
+    assert gradcheck(
+        lambda z, p: F.binary_cross_entropy_with_logits(z.T, target, pos_weight=p * p + 0.5),
+        logits,
+        pos,
+    )
     with pytest.raises(ValueError, match=r"\(3,\).*\(3, 1\)"):
         F.binary_cross_entropy_with_logits(jg.ones((3, 1)), jg.ones(3))
 
@@ -477,8 +515,9 @@ def test_dropout_is_reproducible_with_a_seed():
     assert not np.array_equal(a.numpy(), c.numpy())
     np.testing.assert_array_equal(F.dropout(x, 0.3, generator=7).numpy(), a.numpy())
     rng = jg.random.default_rng(7)  # one generator advances between calls
-    assert not np.array_equal(F.dropout(x, 0.3, generator=rng).numpy(),
-                              F.dropout(x, 0.3, generator=rng).numpy())  # fmt: skip
+    assert not np.array_equal(
+        F.dropout(x, 0.3, generator=rng).numpy(), F.dropout(x, 0.3, generator=rng).numpy()
+    )
 
 
 @pytest.mark.parametrize("p", [0.1, 0.5, 0.8])
@@ -528,8 +567,11 @@ def test_activations_are_the_ops():
     assert jitgrad.nn.functional is F
 
 
-@pytest.mark.parametrize("seeded", [lambda: 3, lambda: jg.random.default_rng(3)],
-                         ids=["int seed", "generator made in the call"])  # fmt: skip
+@pytest.mark.parametrize(
+    "seeded",
+    [lambda: 3, lambda: jg.random.default_rng(3)],
+    ids=["int seed", "generator made in the call"],
+)
 def test_dropout_with_a_seed_gives_one_mask_eager_and_jitted(seeded):
     x = jg.ones(32)
 

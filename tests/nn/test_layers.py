@@ -38,8 +38,10 @@ ACTIVATIONS = [
     (nn.ReLU(), lambda x: np.maximum(x, 0)),
     (nn.LeakyReLU(0.2), lambda x: np.where(x > 0, x, 0.2 * x)),
     (nn.GELU(), lambda x: 0.5 * x * (1 + np_erf(x / math.sqrt(2)))),
-    (nn.GELU("tanh"),
-     lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))),
+    (
+        nn.GELU("tanh"),
+        lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+    ),
     (nn.SiLU(), lambda x: x * np_sigmoid(x)),
     (nn.Tanh(), np.tanh),
     (nn.Sigmoid(), np_sigmoid),
@@ -48,7 +50,7 @@ ACTIVATIONS = [
     (nn.LogSoftmax(dim=1), lambda x: np_log_softmax(x, 1)),
     (nn.Identity(), lambda x: x),
     (nn.Flatten(), lambda x: x.reshape(x.shape[0], -1)),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("layer, reference", ACTIVATIONS, ids=[repr(a) for a, _ in ACTIVATIONS])
@@ -56,8 +58,9 @@ def test_activation_forward_and_gradient(layer, reference):
     x = leaf((4, 5), seed=1)
     np.testing.assert_allclose(layer(x).numpy(), reference(x.numpy()), rtol=1e-12, atol=1e-12)
     # away from relu's kink at 0, where finite differences are meaningless
-    assert gradcheck(layer, jg.tensor(data((3, 4), 2) + 0.05 * np.sign(data((3, 4), 2)),
-                                      requires_grad=True))  # fmt: skip
+    assert gradcheck(
+        layer, jg.tensor(data((3, 4), 2) + 0.05 * np.sign(data((3, 4), 2)), requires_grad=True)
+    )
 
 
 def test_activations_keep_float32():
@@ -113,8 +116,20 @@ def test_fan_based_init_of_an_empty_tensor_is_a_no_op(fill, shape):
         assert getattr(nn.init, fill)(t) is t
 
 
-_GAINS = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-          "conv_transpose3d", "sigmoid", "tanh", "relu", "leaky_relu", "selu"]  # fmt: skip
+_GAINS = [
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "sigmoid",
+    "tanh",
+    "relu",
+    "leaky_relu",
+    "selu",
+]
 
 
 @pytest.mark.parametrize("param", [None, 0, 3, 0.2, -1.5, np.float64(0.3)])
@@ -211,8 +226,9 @@ def test_embedding_padding_row_starts_at_zero_and_gets_no_gradient_as_in_pytorch
     assert again.padding_idx == 4 and again.weight.shape == (6, 3)
 
 
-@pytest.mark.parametrize("bad, error", [(6, ValueError), (-7, ValueError), (1.0, TypeError),
-                                        (True, TypeError)])  # fmt: skip
+@pytest.mark.parametrize(
+    "bad, error", [(6, ValueError), (-7, ValueError), (1.0, TypeError), (True, TypeError)]
+)
 def test_embedding_refuses_a_padding_index_outside_the_table(bad, error):
     with pytest.raises(error, match="padding_idx"):
         nn.Embedding(6, 3, padding_idx=bad)
@@ -276,8 +292,9 @@ def test_layer_norm_without_affine_and_shape_error():
     ln = nn.LayerNorm(4, elementwise_affine=False)
     assert list(ln.state_dict()) == []
     x = data((2, 4))
-    np.testing.assert_allclose(ln(jg.asarray(x)).numpy(), np_layer_norm(x, 1, 0, 1, 1e-5),
-                               rtol=1e-10)  # fmt: skip
+    np.testing.assert_allclose(
+        ln(jg.asarray(x)).numpy(), np_layer_norm(x, 1, 0, 1, 1e-5), rtol=1e-10
+    )
     with pytest.raises(ValueError, match=r"last 1 dimension\(s\) must be \(4,\)"):
         ln(jg.ones((2, 3)))
 
@@ -338,8 +355,9 @@ def test_batch_norm_cumulative_average_and_no_tracking():
     assert list(free.state_dict()) == []
     free.eval()  # still batch statistics
     x = data((5, 2))
-    np.testing.assert_allclose(free(jg.asarray(x)).numpy(),
-                               (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-10)  # fmt: skip
+    np.testing.assert_allclose(
+        free(jg.asarray(x)).numpy(), (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-10
+    )
 
 
 def test_batch_norm_errors():
@@ -399,8 +417,10 @@ def _layers(lib):
 def _layout(container):
     """What an edit must agree on: each child's name, type and weight shape, and the
     state_dict keys."""
-    children = [(name, type(m).__name__, tuple(getattr(m, "weight", jg.ones(0)).shape))
-                for name, m in container._modules.items()]  # fmt: skip
+    children = [
+        (name, type(m).__name__, tuple(getattr(m, "weight", jg.ones(0)).shape))
+        for name, m in container._modules.items()
+    ]
     return children, list(container.state_dict())
 
 
@@ -561,8 +581,11 @@ def test_an_edited_sequential_trains_like_torch_and_round_trips():
     torch = pytest.importorskip("torch")
     net = _edit_both(jg, nn.Sequential(*_layers(jg)))
     tnet = _edit_both(torch, torch.nn.Sequential(*_layers(torch))).double()
-    assert list(net.state_dict()) == list(tnet.state_dict()) == [
-        "0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"]  # fmt: skip
+    assert (
+        list(net.state_dict())
+        == list(tnet.state_dict())
+        == ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"]
+    )
     tnet.load_state_dict({k: torch.tensor(v.numpy()) for k, v in net.state_dict().items()})
     x, y = data((8, 2)), data((8, 1), seed=1)
     opt = jg.optim.SGD(net.parameters(), lr=0.1)
@@ -623,8 +646,9 @@ def test_a_jitted_embedding_checks_the_indices_of_every_call():
     emb = jg.nn.Embedding(10, 2, generator=0)
     lookup = jg.jit(lambda i: emb(i).detach())
     lookup(jg.tensor([[1, 2]]))
-    np.testing.assert_array_equal(lookup(jg.tensor([[3, 9]])).numpy(),
-                                  emb(jg.tensor([[3, 9]])).numpy())  # fmt: skip
+    np.testing.assert_array_equal(
+        lookup(jg.tensor([[3, 9]])).numpy(), emb(jg.tensor([[3, 9]])).numpy()
+    )
     for bad in (-1, 10):
         with pytest.raises(IndexError, match=f"index {bad} is out of range for 10"):
             lookup(jg.tensor([[bad, 2]]))

@@ -34,20 +34,23 @@ def test_cross_entropy_loss_with_weights_and_smoothing():
     x = jg.tensor(logits, requires_grad=True)
     logp = np_log_softmax(logits)
     plain = -logp[np.arange(5), labels].mean()
-    np.testing.assert_allclose(nn.CrossEntropyLoss()(x, jg.asarray(labels)).item(), plain,
-                               rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        nn.CrossEntropyLoss()(x, jg.asarray(labels)).item(), plain, rtol=1e-12
+    )
     weighted = nn.CrossEntropyLoss(weight=w)
     nll = -w[labels] * logp[np.arange(5), labels]
-    np.testing.assert_allclose(weighted(x, jg.asarray(labels)).item(),
-                               nll.sum() / w[labels].sum(), rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        weighted(x, jg.asarray(labels)).item(), nll.sum() / w[labels].sum(), rtol=1e-12
+    )
     assert "weight" in weighted.state_dict()  # a buffer, as in PyTorch
     smooth = nn.CrossEntropyLoss(label_smoothing=0.1)
     expected = (0.9 * -logp[np.arange(5), labels] + 0.1 * -logp.mean(axis=1)).mean()
     np.testing.assert_allclose(smooth(x, jg.asarray(labels)).item(), expected, rtol=1e-12)
     ignore = nn.CrossEntropyLoss(ignore_index=1, reduction="sum")
     keep = labels != 1
-    np.testing.assert_allclose(ignore(x, jg.asarray(labels)).item(),
-                               -logp[np.arange(5), labels][keep].sum(), rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        ignore(x, jg.asarray(labels)).item(), -logp[np.arange(5), labels][keep].sum(), rtol=1e-12
+    )
     for loss in (nn.CrossEntropyLoss(), weighted, smooth, ignore):
         assert gradcheck(lambda x, loss=loss: loss(x, jg.asarray(labels)), x)
 
@@ -67,8 +70,7 @@ def test_bce_with_logits_loss():
     np.testing.assert_allclose(loss(x, jg.asarray(target)).item(), per.mean(), rtol=1e-12)
     summed = nn.BCEWithLogitsLoss(weight=np.full((4, 3), 2.0), reduction="sum")
     plain = -(target * np.log(sig) + (1 - target) * np.log(1 - sig))
-    np.testing.assert_allclose(summed(x, jg.asarray(target)).item(), 2 * plain.sum(),
-                               rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(summed(x, jg.asarray(target)).item(), 2 * plain.sum(), rtol=1e-12)
     assert gradcheck(lambda x: loss(x, jg.asarray(target)), x)
 
 
@@ -81,9 +83,12 @@ def test_bad_reduction_is_named():
 def test_weighted_losses_come_back_from_their_config_with_their_weights_dtypes(dtype):
     import json
 
-    losses = [nn.CrossEntropyLoss(weight=jg.tensor([1.0, 2.0, 0.5], dtype=dtype)),
-              nn.BCEWithLogitsLoss(weight=jg.tensor([2.0], dtype=dtype),
-                                   pos_weight=jg.tensor([3.0, 1.0, 0.5], dtype=dtype))]  # fmt: skip
+    losses = [
+        nn.CrossEntropyLoss(weight=jg.tensor([1.0, 2.0, 0.5], dtype=dtype)),
+        nn.BCEWithLogitsLoss(
+            weight=jg.tensor([2.0], dtype=dtype), pos_weight=jg.tensor([3.0, 1.0, 0.5], dtype=dtype)
+        ),
+    ]
     logits = jg.asarray(data((4, 3)).astype(dtype.numpy))
     targets = [jg.tensor([0, 2, 1, 1]), jg.asarray((data((4, 3), 1) > 0).astype(dtype.numpy))]
     for loss, target in zip(losses, targets):

@@ -36,8 +36,10 @@ def test_registration_by_kind():
     names = [n for n, _ in m.named_parameters()]
     assert names == ["fc1.weight", "fc1.bias", "norm.weight", "norm.bias", "fc2.weight", "fc2.bias"]
     assert [n for n, _ in m.named_buffers()] == [
-        "norm.running_mean", "norm.running_var", "norm.num_batches_tracked"
-    ]  # fmt: skip
+        "norm.running_mean",
+        "norm.running_var",
+        "norm.num_batches_tracked",
+    ]
     assert [type(c).__name__ for c in m.children()] == ["Linear", "BatchNorm1d", "Linear"]
     assert [n for n, _ in m.named_modules()] == ["", "fc1", "norm", "fc2"]
     assert len(list(m.modules())) == 4
@@ -74,8 +76,9 @@ def test_shared_child_is_one_child_and_applied_once_like_torch():
     assert [n for n, _ in seq.named_children()] == [n for n, _ in tseq.named_children()]
     assert len(list(seq.children())) == len(list(tseq.children())) == 2
     for dup in (True, False):
-        assert ([n for n, _ in seq.named_modules(remove_duplicate=dup)]
-                == [n for n, _ in tseq.named_modules(remove_duplicate=dup)])  # fmt: skip
+        assert [n for n, _ in seq.named_modules(remove_duplicate=dup)] == [
+            n for n, _ in tseq.named_modules(remove_duplicate=dup)
+        ]
     visited, tvisited = [], []
     seq.apply(lambda m: visited.append(type(m).__name__))
     tseq.apply(lambda m: tvisited.append(type(m).__name__))
@@ -105,11 +108,20 @@ def test_register_errors():
 
 @pytest.mark.parametrize(
     "register, name",
-    [("register_buffer", "weight"), ("register_buffer", "fc"), ("register_buffer", "forward"),
-     ("register_buffer", "training"), ("register_parameter", "running"),
-     ("register_parameter", "fc"), ("register_parameter", "forward"), ("add_module", "weight"),
-     ("add_module", "running"), ("add_module", "training"), ("add_module", "extra_repr")],
-)  # fmt: skip
+    [
+        ("register_buffer", "weight"),
+        ("register_buffer", "fc"),
+        ("register_buffer", "forward"),
+        ("register_buffer", "training"),
+        ("register_parameter", "running"),
+        ("register_parameter", "fc"),
+        ("register_parameter", "forward"),
+        ("add_module", "weight"),
+        ("add_module", "running"),
+        ("add_module", "training"),
+        ("add_module", "extra_repr"),
+    ],
+)
 def test_a_name_taken_by_another_kind_or_the_class_is_refused(register, name):
     """PyTorch's rule: the module would use one tensor and state_dict() save another."""
 
@@ -121,14 +133,20 @@ def test_a_name_taken_by_another_kind_or_the_class_is_refused(register, name):
             self.fc = nn.Linear(1, 1)
 
     m = Net()
-    value = {"register_buffer": jg.ones(2), "register_parameter": nn.Parameter(jg.ones(2)),
-             "add_module": nn.ReLU()}[register]  # fmt: skip
+    value = {
+        "register_buffer": jg.ones(2),
+        "register_parameter": nn.Parameter(jg.ones(2)),
+        "add_module": nn.ReLU(),
+    }[register]
     before = m.state_dict()
     with pytest.raises(KeyError, match=f"attribute '{name}' already exists"):
         getattr(m, register)(name, value)
     assert m.state_dict().keys() == before.keys()
     assert (list(m._parameters), list(m._buffers), list(m._modules)) == (
-        ["weight"], ["running"], ["fc"])  # fmt: skip
+        ["weight"],
+        ["running"],
+        ["fc"],
+    )
 
 
 def test_registering_again_in_the_same_registry_replaces():
@@ -348,14 +366,25 @@ def test_repr_reads_like_pytorch():
 
 def test_config_round_trip_of_every_layer():
     net = nn.Sequential(
-        nn.Linear(4, 6, bias=False, dtype=jg.float32), nn.LeakyReLU(0.2), nn.GELU("tanh"),
-        nn.SiLU(), nn.Tanh(), nn.Sigmoid(), nn.Softmax(dim=1), nn.LogSoftmax(dim=0),
-        nn.Dropout(0.25), nn.LayerNorm(6, eps=1e-3), nn.BatchNorm1d(6, momentum=None),
-        nn.Flatten(0, 1), nn.Identity(), nn.ModuleList([nn.ReLU()]),
-        nn.Embedding(5, 2), nn.MSELoss(reduction="sum"),
+        nn.Linear(4, 6, bias=False, dtype=jg.float32),
+        nn.LeakyReLU(0.2),
+        nn.GELU("tanh"),
+        nn.SiLU(),
+        nn.Tanh(),
+        nn.Sigmoid(),
+        nn.Softmax(dim=1),
+        nn.LogSoftmax(dim=0),
+        nn.Dropout(0.25),
+        nn.LayerNorm(6, eps=1e-3),
+        nn.BatchNorm1d(6, momentum=None),
+        nn.Flatten(0, 1),
+        nn.Identity(),
+        nn.ModuleList([nn.ReLU()]),
+        nn.Embedding(5, 2),
+        nn.MSELoss(reduction="sum"),
         nn.CrossEntropyLoss(weight=[1.0, 2.0], label_smoothing=0.1),
         nn.BCEWithLogitsLoss(pos_weight=[3.0]),
-    )  # fmt: skip
+    )
     cfg = net.config()
     import json
 

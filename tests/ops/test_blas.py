@@ -110,7 +110,9 @@ def test_switched_once_needs_two_small_products_and_nothing_else_that_uses_blas(
     assert blas.switched_once([(small, 1), (small, 2), (np.matmul, 3)]) is None
     assert blas.switched_once([(small, 1), (small, 2), (_into, 3)]) is None
     assert blas.switched_once([(small, 1), (kernel, 2), (small, 3)]) == [
-        (np.matmul, 1), (kernel, 2), (np.matmul, 3)
+        (np.matmul, 1),
+        (kernel, 2),
+        (np.matmul, 3),
     ]
 
 

@@ -52,11 +52,14 @@ def test_ediff1d():
 
 
 GRADIENT_CASES = [
-    ((), {}), ((2.0,), {}), ((0.5,), {"edge_order": 2}), ((), {"axis": 1}),
+    ((), {}),
+    ((2.0,), {}),
+    ((0.5,), {"edge_order": 2}),
+    ((), {"axis": 1}),
     (([0.0, 1.0, 3.0, 3.5], [0.0, 1.0, 2.0, 4.0, 7.0]), {}),
     (([0.0, 1.0, 3.0, 3.5], [0.0, 1.0, 2.0, 4.0, 7.0]), {"edge_order": 2}),
     (([0, 2, 4, 6, 8],), {"axis": -1}),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("spacing", "kwargs"), GRADIENT_CASES)

@@ -18,15 +18,23 @@ REAL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32"
 
 def complex_arrays(dtype):
     parts = st.floats(-1e6, 1e6, width=32 if dtype == "complex64" else 64)
-    return hnp.arrays(dtype, hnp.array_shapes(min_dims=1, max_dims=3, max_side=5),
-                      elements=st.builds(complex, parts, parts))  # fmt: skip
+    return hnp.arrays(
+        dtype,
+        hnp.array_shapes(min_dims=1, max_dims=3, max_side=5),
+        elements=st.builds(complex, parts, parts),
+    )
 
 
 def strided_views(a, data):
     """``a`` and a strided view of it (steps, reversed axes, a transpose), drawn."""
-    index = tuple(data.draw(st.sampled_from([slice(None), slice(None, None, 2),
-                                             slice(None, None, -1), slice(1, None, -2)]))
-                  for _ in range(a.ndim))  # fmt: skip
+    index = tuple(
+        data.draw(
+            st.sampled_from(
+                [slice(None), slice(None, None, 2), slice(None, None, -1), slice(1, None, -2)]
+            )
+        )
+        for _ in range(a.ndim)
+    )
     view = a[index]
     return view.T if data.draw(st.booleans()) else view
 
@@ -46,8 +54,14 @@ def test_parts_of_complex_tensors_are_numpys_views(dtype, data):
     z_array = data.draw(complex_arrays(dtype))
     a = strided_views(z_array, data)
     t = jg.from_numpy(a)
-    for got, want in [(t.real, a.real), (t.imag, a.imag), (jg.real(t), np.real(a)),
-                      (jg.imag(t), np.imag(a)), (np.real(t), a.real), (np.imag(t), a.imag)]:
+    for got, want in [
+        (t.real, a.real),
+        (t.imag, a.imag),
+        (jg.real(t), np.real(a)),
+        (jg.imag(t), np.imag(a)),
+        (np.real(t), a.real),
+        (np.imag(t), a.imag),
+    ]:
         assert isinstance(got, jg.Tensor) and got.dtype.numpy == want.dtype
         np.testing.assert_array_equal(got.numpy(), want)
         same_layout(got, want)
@@ -139,8 +153,7 @@ def test_real_and_conj_of_real_tensors_keep_their_gradient():
     x = jg.tensor([1.0, -2.0, 3.0], requires_grad=True)
     w = jg.tensor([2.0, 3.0, 4.0])
     (x.real * w + x.conj() * w + jg.real(x * x)).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [2 * 2.0 + 2 * 1.0, 2 * 3.0 - 4.0,
-                                                   2 * 4.0 + 6.0])  # fmt: skip
+    np.testing.assert_array_equal(x.grad.numpy(), [2 * 2.0 + 2 * 1.0, 2 * 3.0 - 4.0, 2 * 4.0 + 6.0])
     assert not x.imag.requires_grad
     y = x * 2
     assert y.real is y and y.real.grad_fn is y.grad_fn
@@ -151,8 +164,12 @@ def test_real_and_conj_of_real_tensors_keep_their_gradient():
 def test_a_write_through_a_complex_tensor_or_its_parts_is_seen_by_autograd():
     """The parts and the complex tensor count writes together: a gradient that saved one
     of them is refused after a write through another, as after a write through itself."""
-    writes = [lambda z: z.__setitem__(0, 100 + 0j), lambda z: z.real.__setitem__(1, 7.0),
-              lambda z: z.imag.add_(1.0), lambda z: z.copy_(jg.zeros(2, dtype=z.dtype))]
+    writes = [
+        lambda z: z.__setitem__(0, 100 + 0j),
+        lambda z: z.real.__setitem__(1, 7.0),
+        lambda z: z.imag.add_(1.0),
+        lambda z: z.copy_(jg.zeros(2, dtype=z.dtype)),
+    ]
     for write in writes:
         for part in ("real", "imag"):
             z = jg.tensor([1 + 2j, 3 - 4j])
@@ -187,9 +204,13 @@ def test_saved_and_loaded_parts_still_count_writes_with_their_complex_tensor(tmp
 
 @pytest.mark.parametrize(
     "values",
-    [np.array([1j, -1.0, 2 + 2j, -3 - 0.5j]), np.array([1.0, -2.0, 0.0], dtype=np.float32),
-     np.array([3, -1, 0]), np.array([1 + 1j, -1j], dtype=np.complex64)],
-)  # fmt: skip
+    [
+        np.array([1j, -1.0, 2 + 2j, -3 - 0.5j]),
+        np.array([1.0, -2.0, 0.0], dtype=np.float32),
+        np.array([3, -1, 0]),
+        np.array([1 + 1j, -1j], dtype=np.complex64),
+    ],
+)
 @pytest.mark.parametrize("deg", [False, True])
 def test_angle_matches_numpy(values, deg):
     got, expected = jg.angle(jg.tensor(values), deg=deg), np.angle(values, deg=deg)

@@ -66,8 +66,17 @@ BINARY = [
     ("floor_divide", np.floor_divide, (-3, 3), (0.7, 3)),
     ("remainder", np.remainder, (-3, 3), (0.7, 3)),
 ]
-COMPARISONS = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-               "logical_and", "logical_or", "logical_xor"]  # fmt: skip
+COMPARISONS = [
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+]
 SMOOTH_BINARY = {"add", "subtract", "multiply", "divide", "power", "arctan2"}
 
 
@@ -139,8 +148,11 @@ def test_a_complex_result_of_a_tensor_requiring_grad_is_refused_not_dropped_from
     # Complex tensors carry no gradient: the path through one would silently lose its
     # share of the gradient (|3+4j| x has gradient 5 sign(x) in PyTorch).
     x = jg.tensor([1.0, -2.0], requires_grad=True)
-    for make_complex in (lambda: x * (3 + 4j), lambda: jg.add(x, jg.tensor([1j, 2j])),
-                         lambda: x.astype(jg.complex64)):  # fmt: skip
+    for make_complex in (
+        lambda: x * (3 + 4j),
+        lambda: jg.add(x, jg.tensor([1j, 2j])),
+        lambda: x.astype(jg.complex64),
+    ):
         with pytest.raises(RuntimeError, match="complex.*detach"):
             make_complex()
     assert jg.abs(x.detach() * (3 + 4j)).tolist() == [5.0, 10.0]
@@ -159,8 +171,15 @@ def test_sign_of_complex_is_z_over_its_magnitude():
 
 def test_special_values_follow_numpy():
     x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e308, -1e308, 5e-324])
-    for name, ref in [("exp", np.exp), ("log", np.log), ("sqrt", np.sqrt), ("tanh", np.tanh),
-                      ("abs", np.abs), ("sign", np.sign), ("floor", np.floor)]:  # fmt: skip
+    for name, ref in [
+        ("exp", np.exp),
+        ("log", np.log),
+        ("sqrt", np.sqrt),
+        ("tanh", np.tanh),
+        ("abs", np.abs),
+        ("sign", np.sign),
+        ("floor", np.floor),
+    ]:
         with np.errstate(all="ignore"):
             np.testing.assert_array_equal(getattr(jg, name)(jg.from_numpy(x)).numpy(), ref(x))
     np.testing.assert_array_equal(jg.sigmoid(jg.tensor([-1e4, 1e4])).numpy(), [0.0, 1.0])
@@ -235,9 +254,16 @@ def test_comparisons_give_bool_without_grad(shapes, name):
     np.testing.assert_array_equal(got.numpy(), getattr(np, name)(a, b))
 
 
-@pytest.mark.parametrize("a_dtype, b_dtype", [("int8", "uint8"), ("int32", "float32"),
-                                              ("float16", "float32"), ("bool", "int16"),
-                                              ("int64", "float64")])  # fmt: skip
+@pytest.mark.parametrize(
+    "a_dtype, b_dtype",
+    [
+        ("int8", "uint8"),
+        ("int32", "float32"),
+        ("float16", "float32"),
+        ("bool", "int16"),
+        ("int64", "float64"),
+    ],
+)
 def test_mixed_dtypes_promote_like_numpy(a_dtype, b_dtype):
     a = np.array([1, 2, 3]).astype(a_dtype)
     b = np.array([3, 1, 2]).astype(b_dtype)
@@ -262,12 +288,26 @@ def test_operators_on_both_sides_and_in_place():
     a = np.array([[1.0, 2.0], [3.0, 4.0]])
     t = jg.from_numpy(a.copy())
     cases = [
-        (t + 1, a + 1), (1 - t, 1 - a), (t * a, a * a), (a / t, a / a), (t // 3, a // 3),
-        (7 % t, 7 % a), (t**2, a**2), (2**t, 2**a), (t @ a, a @ a), (a @ t, a @ a),
-        (-t, -a), (abs(-t), a), (t > 2, a > 2), (2 <= t, 2 <= a), (t == a, a == a),
-        ((t > 1) & (t < 4), (a > 1) & (a < 4)), (~(t > 2), ~(a > 2)),
-        (np.exp(t), np.exp(a)), (np.maximum(a, t), a),
-    ]  # fmt: skip
+        (t + 1, a + 1),
+        (1 - t, 1 - a),
+        (t * a, a * a),
+        (a / t, a / a),
+        (t // 3, a // 3),
+        (7 % t, 7 % a),
+        (t**2, a**2),
+        (2**t, 2**a),
+        (t @ a, a @ a),
+        (a @ t, a @ a),
+        (-t, -a),
+        (abs(-t), a),
+        (t > 2, a > 2),
+        (2 <= t, 2 <= a),
+        (t == a, a == a),
+        ((t > 1) & (t < 4), (a > 1) & (a < 4)),
+        (~(t > 2), ~(a > 2)),
+        (np.exp(t), np.exp(a)),
+        (np.maximum(a, t), a),
+    ]
     for got, expected in cases:
         assert isinstance(got, jg.Tensor)
         np.testing.assert_allclose(got.numpy(), expected)
@@ -298,8 +338,13 @@ def test_where_takes_any_nonzero_condition_as_true_as_numpy(monkeypatch, backend
     # 0.5, NaN, 1j and 256 are true, whatever dtype the result is computed in
     monkeypatch.setattr(config, "backend", backend)
     a, b = np.array([1, 2, 3, 4], dtype=dtype), np.array([10, 20, 30, 40], dtype=dtype)
-    for condition in (np.array([0.5, 0.0, np.nan, -0.0]), np.array([1j, 0, 1, 0]),
-                      np.array([256, 0, 512, 0], dtype=np.int16), [0.5, 0, 2, 0], 0.5):  # fmt: skip
+    for condition in (
+        np.array([0.5, 0.0, np.nan, -0.0]),
+        np.array([1j, 0, 1, 0]),
+        np.array([256, 0, 512, 0], dtype=np.int16),
+        [0.5, 0, 2, 0],
+        0.5,
+    ):
         got = jg.where(jg.tensor(condition), jg.from_numpy(a), jg.from_numpy(b))
         want = np.where(condition, a, b)
         assert got.dtype.numpy == want.dtype and got.tolist() == want.tolist()
@@ -352,8 +397,23 @@ def test_gradcheck_through_expanded_and_stepped_views():
     assert gradcheck(lambda a, b: jg.tanh(a.expand(3, 4) * b[::2, ::-2].T[1:4]), a, b)
 
 
-@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "sin", "log", "sqrt", "gelu", "silu",
-                                  "softplus", "reciprocal", "erf", "arctan"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name",
+    [
+        "exp",
+        "tanh",
+        "sigmoid",
+        "sin",
+        "log",
+        "sqrt",
+        "gelu",
+        "silu",
+        "softplus",
+        "reciprocal",
+        "erf",
+        "arctan",
+    ],
+)
 def test_second_derivatives_match_finite_differences(name):
     op = getattr(jg, name)
     x = jg.tensor([0.3, 0.7, 1.9], requires_grad=True)

@@ -40,8 +40,11 @@ def _check_bitwise(name, operator, dtype, data):
     assert_matches_numpy(lambda x, y: getattr(x, operator)(y), getattr(np, name), a, b)
     assert_matches_numpy(lambda x, y: getattr(np, name)(x, y), getattr(np, name), a, b)
     # strided operands and Python scalars (weak: they take the tensor's dtype)
-    assert_matches_numpy(lambda x: getattr(jg, name)(x[::2], x[1::2]),
-                         lambda x: getattr(np, name)(x[::2], x[1::2]), a)  # fmt: skip
+    assert_matches_numpy(
+        lambda x: getattr(jg, name)(x[::2], x[1::2]),
+        lambda x: getattr(np, name)(x[::2], x[1::2]),
+        a,
+    )
     for scalar in (True, 3, 100):
         assert_matches_numpy(getattr(jg, name), getattr(np, name), a, scalar)
     assert_matches_numpy(jg.invert, np.invert, a)
@@ -51,9 +54,15 @@ def _check_bitwise(name, operator, dtype, data):
 
 def test_bitwise_ops_mix_dtypes_and_refuse_floats_as_numpy():
     i = np.array([6, 5])
-    for a, b in [(i, np.array([3, 3], np.int8)), (np.array([True, False]), 2),
-                 (np.array([True]), np.array([3], np.uint8)), (i, 2.5), (i, np.array([1.0])),
-                 (np.array([1.0]), np.array([1.0])), (np.array([300], np.int16), -1)]:  # fmt: skip
+    for a, b in [
+        (i, np.array([3, 3], np.int8)),
+        (np.array([True, False]), 2),
+        (np.array([True]), np.array([3], np.uint8)),
+        (i, 2.5),
+        (i, np.array([1.0])),
+        (np.array([1.0]), np.array([1.0])),
+        (np.array([300], np.int16), -1),
+    ]:
         assert_matches_numpy(lambda x, y: x & y, np.bitwise_and, a, b)
         assert_matches_numpy(lambda x, y: x | y, np.bitwise_or, a, b)
     assert_matches_numpy(lambda x: np.int8(3) & x, lambda x: np.int8(3) & x, i)
@@ -112,9 +121,18 @@ def test_sign_of_bool_raises_as_numpy():
 @pytest.mark.parametrize("dtype", INTS + ["float16", "float64"])
 def test_clip_is_numpys_with_any_bounds(backend_name, dtype):
     x = np.array([0, 1, 5, 9, 100, 127], dtype)
-    bounds = [(-1, 4), (-1000, 1000), (3, None), (None, 4), (None, None), (2.5, 4), (5, 2),
-              (np.array([0, 6, 0, 2, 7, 120], dtype), 8), (1, np.array([3], np.int16)),
-              (np.array([[1], [4]], np.int8), np.array([3, 5, 6, 7, 8, 9], dtype))]  # fmt: skip
+    bounds = [
+        (-1, 4),
+        (-1000, 1000),
+        (3, None),
+        (None, 4),
+        (None, None),
+        (2.5, 4),
+        (5, 2),
+        (np.array([0, 6, 0, 2, 7, 120], dtype), 8),
+        (1, np.array([3], np.int16)),
+        (np.array([[1], [4]], np.int8), np.array([3, 5, 6, 7, 8, 9], dtype)),
+    ]
     if dtype.startswith("float"):
         bounds += [(np.nan, 4), (np.array([np.nan, 1, 1, 1, 1, 1], dtype), None)]
     with backend(backend_name):
@@ -137,10 +155,12 @@ def test_clip_gradients_are_torch_clamps_at_ties_and_crossed_bounds(values, has,
     lo, hi = (lo if has[0] else None), (hi if has[1] else None)
     if as_scalar:
         lo, hi = (None if b is None else float(b[0]) for b in (lo, hi))
-    tensors = [jg.tensor(b, requires_grad=True) if isinstance(b, np.ndarray) else b
-               for b in (x, lo, hi)]  # fmt: skip
-    torch_tensors = [torch.tensor(b, requires_grad=True) if isinstance(b, np.ndarray) else b
-                     for b in (x, lo, hi)]  # fmt: skip
+    tensors = [
+        jg.tensor(b, requires_grad=True) if isinstance(b, np.ndarray) else b for b in (x, lo, hi)
+    ]
+    torch_tensors = [
+        torch.tensor(b, requires_grad=True) if isinstance(b, np.ndarray) else b for b in (x, lo, hi)
+    ]
     y = jg.clip(*tensors)
     want = torch.clamp(*torch_tensors)
     np.testing.assert_array_equal(y.numpy(), want.detach().numpy())
@@ -167,8 +187,17 @@ def test_clip_differentiates_in_a_fused_function_and_at_second_order():
 
 # -- Python ints beyond an integer dtype's range (4) -----------------------------------------
 
-COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-           "logical_and", "logical_or", "logical_xor"]  # fmt: skip
+COMPARE = [
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+]
 ARITHMETIC = ["add", "subtract", "multiply", "maximum", "bitwise_and"]
 
 
@@ -179,8 +208,22 @@ def test_out_of_range_python_ints_compare_and_raise_in_arithmetic_as_numpy(backe
     if dtype != "bool":
         info = np.iinfo(dtype)
         x = np.array([info.min, 0, 1, info.max], dtype)
-    scalars = [-1, 0, 255, 256, 300, -129, 2**31, -(2**31) - 1, 2**63 - 1, 2**63, -(2**63) - 1,
-               2**64, 2**70, -(2**1100)]  # fmt: skip
+    scalars = [
+        -1,
+        0,
+        255,
+        256,
+        300,
+        -129,
+        2**31,
+        -(2**31) - 1,
+        2**63 - 1,
+        2**63,
+        -(2**63) - 1,
+        2**64,
+        2**70,
+        -(2**1100),
+    ]
     with backend(backend_name):
         for v in scalars:
             for name in COMPARE + ARITHMETIC:
@@ -203,14 +246,14 @@ def test_integer_powers_wrap_and_refuse_negative_exponents_as_numpy(backend_name
     small = hnp.arrays(dtype, (6,), elements=st.integers(-3, 70) if dtype != "bool" else None)
     exponents = data.draw(small if dtype != "uint8" else int_arrays(dtype, (6,)))
     with backend(backend_name):
-        assert_matches_numpy(lambda a, b: a ** b, np.power, bases, exponents)
+        assert_matches_numpy(lambda a, b: a**b, np.power, bases, exponents)
         for scalar in (0, 3, 63, 2**40 + 1, -1):
-            assert_matches_numpy(lambda a, s=scalar: a ** s, lambda a, s=scalar: a ** s, bases)
-        assert_matches_numpy(lambda b: 3 ** b, lambda b: 3 ** b, exponents)
+            assert_matches_numpy(lambda a, s=scalar: a**s, lambda a, s=scalar: a**s, bases)
+        assert_matches_numpy(lambda b: 3**b, lambda b: 3**b, exponents)
 
 
 def test_a_negative_integer_exponent_is_refused_on_every_call_and_replay():
-    powers = jg.jit(lambda a, b: a ** b)
+    powers = jg.jit(lambda a, b: a**b)
     base = jg.tensor([2, 3])
     assert powers(base, jg.tensor([1, 2])).tolist() == [2, 9]
     assert powers(base, jg.tensor([3, 0])).tolist() == [8, 1]  # (the replay)
@@ -227,10 +270,15 @@ def test_a_negative_integer_exponent_is_refused_on_every_call_and_replay():
 
 FLOAT16 = np.arange(2**16, dtype=np.uint16).view(np.float16)
 FLOAT16_OPS = {
-    "add": lambda a, s: a + s, "rsub": lambda a, s: s - a, "mul": lambda a, s: a * s,
-    "div": lambda a, s: a / s, "rdiv": lambda a, s: s / a, "less": lambda a, s: a < s,
-    "equal": lambda a, s: a == s, "clip": lambda a, s: a.clip(None, s),
-}  # fmt: skip
+    "add": lambda a, s: a + s,
+    "rsub": lambda a, s: s - a,
+    "mul": lambda a, s: a * s,
+    "div": lambda a, s: a / s,
+    "rdiv": lambda a, s: s / a,
+    "less": lambda a, s: a < s,
+    "equal": lambda a, s: a == s,
+    "clip": lambda a, s: a.clip(None, s),
+}
 
 
 @pytest.mark.parametrize("backend_name", BACKENDS)
@@ -241,8 +289,9 @@ def test_python_scalars_become_float16_first_as_numpy(backend_name, op):
     fn = FLOAT16_OPS[op]
     with backend(backend_name):
         for scalar in (0.1, 1 / 3, 3.14159, 2049, 65519.0, 70000.0, -2.5, 1e-8, 2**40):
-            assert_matches_numpy(lambda a, s=scalar: fn(a, s), lambda a, s=scalar: fn(a, s),
-                                 FLOAT16)  # fmt: skip
+            assert_matches_numpy(
+                lambda a, s=scalar: fn(a, s), lambda a, s=scalar: fn(a, s), FLOAT16
+            )
 
 
 @pytest.mark.parametrize("backend_name", BACKENDS)

@@ -9,8 +9,10 @@ from jitgrad.autograd import gradcheck
 RNG = np.random.default_rng(0)
 
 
-@pytest.mark.parametrize(("s1", "s2"), [((3, 4), (4,)), ((2, 3, 4), (4,)), ((3, 4), (2, 4)),
-                                        ((1, 3, 4), (5, 1, 4)), ((0, 4), (4,))])
+@pytest.mark.parametrize(
+    ("s1", "s2"),
+    [((3, 4), (4,)), ((2, 3, 4), (4,)), ((3, 4), (2, 4)), ((1, 3, 4), (5, 1, 4)), ((0, 4), (4,))],
+)
 def test_matvec_and_vecmat_match_numpy(s1, s2):
     a, b = RNG.normal(size=s1), RNG.normal(size=s2)
     got, want = jg.matvec(jg.tensor(a), jg.tensor(b)), np.matvec(a, b)

@@ -9,10 +9,17 @@ from jitgrad.autograd import gradcheck
 RNG = np.random.default_rng(0)
 A, W = RNG.normal(size=60), RNG.uniform(size=60)
 HISTOGRAM_CASES = [
-    {}, {"bins": 5}, {"bins": "auto"}, {"bins": "fd"}, {"bins": "sturges"},
-    {"bins": [-1.0, 0.0, 0.5, 3.0]}, {"range": (-1, 1)}, {"density": True}, {"weights": W},
+    {},
+    {"bins": 5},
+    {"bins": "auto"},
+    {"bins": "fd"},
+    {"bins": "sturges"},
+    {"bins": [-1.0, 0.0, 0.5, 3.0]},
+    {"range": (-1, 1)},
+    {"density": True},
+    {"weights": W},
     {"weights": W, "density": True, "bins": 4},
-]  # fmt: skip
+]
 
 
 def assert_like(got, want):

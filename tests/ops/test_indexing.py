@@ -94,8 +94,11 @@ def test_index_with_tensors_and_masks_from_comparisons():
 
 def test_index_of_non_contiguous_tensors():
     a = np.arange(24.0).reshape(4, 6)
-    views = [(jg.tensor(a).T, a.T), (jg.tensor(a)[::2, ::-3], a[::2, ::-3]),
-             (jg.tensor(a[:1]).expand(3, 6), np.broadcast_to(a[:1], (3, 6)))]  # fmt: skip
+    views = [
+        (jg.tensor(a).T, a.T),
+        (jg.tensor(a)[::2, ::-3], a[::2, ::-3]),
+        (jg.tensor(a[:1]).expand(3, 6), np.broadcast_to(a[:1], (3, 6))),
+    ]
     for x, ref in views:
         np.testing.assert_array_equal(x[[1, 0, 0], 1:].numpy(), ref[[1, 0, 0], 1:])
         np.testing.assert_array_equal(x[ref > 5].numpy(), ref[ref > 5])
@@ -133,8 +136,13 @@ def shape_and_key(draw):
         elif use_mask:
             span = draw(st.integers(1, min(2, len(shape) - axis)))
             mask_shape = shape[axis : axis + span]
-            bits = draw(st.lists(st.booleans(), min_size=int(np.prod(mask_shape)),
-                                 max_size=int(np.prod(mask_shape))))  # fmt: skip
+            bits = draw(
+                st.lists(
+                    st.booleans(),
+                    min_size=int(np.prod(mask_shape)),
+                    max_size=int(np.prod(mask_shape)),
+                )
+            )
             key.append(np.array(bits, bool).reshape(mask_shape))
             use_mask = None  # one mask at most: its count need not broadcast with others
             axis += span
@@ -143,8 +151,13 @@ def shape_and_key(draw):
             key.append(slice(None))
         else:
             array_shape = tuple(m if draw(st.booleans()) else 1 for m in common)
-            values = draw(st.lists(st.integers(-n, n - 1), min_size=int(np.prod(array_shape)),
-                                   max_size=int(np.prod(array_shape))))  # fmt: skip
+            values = draw(
+                st.lists(
+                    st.integers(-n, n - 1),
+                    min_size=int(np.prod(array_shape)),
+                    max_size=int(np.prod(array_shape)),
+                )
+            )
             key.append(np.array(values, np.int64).reshape(array_shape))
         axis += 1
     if draw(st.booleans()):
@@ -285,16 +298,25 @@ def test_assignment_casts_and_writes_through_views():
 
 
 PYTHON_VALUES = [  # (dtype, value): numpy checks Python values against the target dtype
-    ("uint8", -1), ("uint8", [-1, 300]), ("uint8", 2**40), ("int32", float("nan")),
-    ("int32", [np.nan]), ("float32", 1 + 2j), ("float32", [1j]),
-    ("uint8", np.int64(-1)), ("uint8", np.array([-1, 300])),  # numpy values cast unsafely
-    ("int32", [2.7, -2.7]), ("float16", [1e6]), ("int8", [True, False]),
-]  # fmt: skip
+    ("uint8", -1),
+    ("uint8", [-1, 300]),
+    ("uint8", 2**40),
+    ("int32", float("nan")),
+    ("int32", [np.nan]),
+    ("float32", 1 + 2j),
+    ("float32", [1j]),
+    ("uint8", np.int64(-1)),
+    ("uint8", np.array([-1, 300])),  # numpy values cast unsafely
+    ("int32", [2.7, -2.7]),
+    ("float16", [1e6]),
+    ("int8", [True, False]),
+]
 
 
 @pytest.mark.parametrize("dtype, value", PYTHON_VALUES)
-@pytest.mark.parametrize("key", [[0, 1], slice(0, 2), np.array([True, True, False])],
-                         ids=["advanced", "basic", "mask"])  # fmt: skip
+@pytest.mark.parametrize(
+    "key", [[0, 1], slice(0, 2), np.array([True, True, False])], ids=["advanced", "basic", "mask"]
+)
 def test_assigned_python_values_are_checked_as_numpy_checks_them(dtype, value, key):
     expected = np.zeros(3, dtype)
     tensor = jg.zeros(3, dtype=dtype)
@@ -401,8 +423,13 @@ def take_case(draw):
         for i, n in enumerate(shape)
     )
     n = shape[d]
-    values = draw(st.lists(st.integers(-n, n - 1), min_size=int(np.prod(index_shape)),
-                           max_size=int(np.prod(index_shape))))  # fmt: skip
+    values = draw(
+        st.lists(
+            st.integers(-n, n - 1),
+            min_size=int(np.prod(index_shape)),
+            max_size=int(np.prod(index_shape)),
+        )
+    )
     return shape, np.array(values, np.int64).reshape(index_shape), axis
 
 
@@ -667,8 +694,9 @@ def test_recorded_advanced_assignment_routes_gradients_to_the_last_write():
         out[mask] = value * 2
         return out
 
-    assert jg.autograd.gradcheck(assign, jg.tensor(np.arange(4.0), requires_grad=True),
-                                 jg.tensor(0.5, requires_grad=True))  # fmt: skip
+    assert jg.autograd.gradcheck(
+        assign, jg.tensor(np.arange(4.0), requires_grad=True), jg.tensor(0.5, requires_grad=True)
+    )
 
 
 def test_jitted_advanced_assignment_routes_gradients_by_each_calls_indices():

@@ -58,8 +58,9 @@ def check_grad(fn, shapes, rotate=0):
 
 @st.composite
 def matmul_shapes(draw):
-    batch = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=2,
-                                                   max_side=3))  # fmt: skip
+    batch = draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=2, max_side=3)
+    )
     n, k, m = (draw(st.integers(1, 4)) for _ in range(3))
     a = batch.input_shapes[0] + (n, k)
     b = batch.input_shapes[1] + (k, m)
@@ -81,9 +82,16 @@ def test_matmul_matches_numpy(shapes, dtype):
 
 
 @pytest.mark.parametrize(
-    "shapes", [((3, 4), (4, 2)), ((2, 3, 4), (4, 2)), ((1, 3, 4), (2, 4, 2)), ((4,), (2, 4, 3)),
-               ((2, 3, 4), (4,)), ((4,), (4,))],
-)  # fmt: skip
+    "shapes",
+    [
+        ((3, 4), (4, 2)),
+        ((2, 3, 4), (4, 2)),
+        ((1, 3, 4), (2, 4, 2)),
+        ((4,), (2, 4, 3)),
+        ((2, 3, 4), (4,)),
+        ((4,), (4,)),
+    ],
+)
 @pytest.mark.parametrize("rotate", [0, 1, 2])
 def test_matmul_gradcheck(shapes, rotate):
     check_grad(jg.matmul, shapes, rotate)
@@ -96,8 +104,9 @@ def test_linear_matches_numpy_and_gradcheck(x_shape, bias, rotate):
     shapes = [x_shape, (4, 3)] + ([(4,)] if bias else [])
     arrays = [data(s, i + 1) for i, s in enumerate(shapes)]
     expected = arrays[0] @ arrays[1].T + (arrays[2] if bias else 0)
-    np.testing.assert_allclose(jg.nn.functional.linear(*map(jg.tensor, arrays)).numpy(),
-                               expected, rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        jg.nn.functional.linear(*map(jg.tensor, arrays)).numpy(), expected, rtol=1e-12
+    )
     check_grad(jg.nn.functional.linear, shapes, rotate)
 
 
@@ -122,15 +131,18 @@ def test_linear_weight_gradient_comes_out_in_the_weights_layout():
     np.testing.assert_allclose(b.grad.numpy(), np.full(4, 5.0))
 
 
-@pytest.mark.parametrize("x_shape, w_shape", [((2, 5, 3), (0, 3)), ((2, 5, 0), (4, 0)),
-                                              ((2, 0), (4, 0)), ((0, 3), (4, 3))])  # fmt: skip
+@pytest.mark.parametrize(
+    "x_shape, w_shape",
+    [((2, 5, 3), (0, 3)), ((2, 5, 0), (4, 0)), ((2, 0), (4, 0)), ((0, 3), (4, 3))],
+)
 @pytest.mark.parametrize("create_graph", [False, True])
 def test_linear_gradients_with_no_features(x_shape, w_shape, create_graph):
     # With 0 input or output features, the weight's gradient flattened x and gy with
     # reshape(-1, 0), which has no -1 to infer: "cannot reshape 0 elements" from inside.
     x, w = leaf(x_shape, 1), leaf(w_shape, 2)
-    gx, gw = jg.autograd.grad(jg.nn.functional.linear(x, w).sum(), [x, w],
-                              create_graph=create_graph)  # fmt: skip
+    gx, gw = jg.autograd.grad(
+        jg.nn.functional.linear(x, w).sum(), [x, w], create_graph=create_graph
+    )
     np.testing.assert_array_equal(gx.numpy(), np.ones(x_shape[:-1] + (w_shape[0],)) @ w.numpy())
     rows = x.numpy().reshape(int(np.prod(x_shape[:-1])), x_shape[-1])
     np.testing.assert_array_equal(gw.numpy(), np.ones((w_shape[0], rows.shape[0])) @ rows)
@@ -138,9 +150,12 @@ def test_linear_gradients_with_no_features(x_shape, w_shape, create_graph):
 
 @pytest.mark.parametrize(
     "args, message",
-    [(((2, 3), (4, 2)), "last dimension must be 2"), (((2, 3), (3,)), "must be 2-d"),
-     (((2, 3), (4, 3), (3,)), r"bias of shape \(3,\) should have shape \(4,\)")],
-)  # fmt: skip
+    [
+        (((2, 3), (4, 2)), "last dimension must be 2"),
+        (((2, 3), (3,)), "must be 2-d"),
+        (((2, 3), (4, 3), (3,)), r"bias of shape \(3,\) should have shape \(4,\)"),
+    ],
+)
 def test_linear_rejects_mismatched_shapes(args, message):
     with pytest.raises(ValueError, match=message):
         jg.nn.functional.linear(*(jg.zeros(s) for s in args))
@@ -155,12 +170,12 @@ def test_matmul_second_order():
     ones = np.ones((3, 4))
     expected = 2 * (a.numpy().T @ ones @ b.numpy() + ones.T @ a.numpy() @ b.numpy())
     np.testing.assert_allclose(gb.numpy(), expected, rtol=1e-12)
-    assert gradcheck(lambda a, b: grad(((a.T.T @ b) ** 2).sum(), [a], create_graph=True)[0],
-                     a, b)  # fmt: skip
+    assert gradcheck(lambda a, b: grad(((a.T.T @ b) ** 2).sum(), [a], create_graph=True)[0], a, b)
 
 
-@pytest.mark.parametrize("op", [jg.matmul, jg.dot, jg.outer,
-                                lambda a, b: jg.einsum("ij,jk->ik", a, b)])  # fmt: skip
+@pytest.mark.parametrize(
+    "op", [jg.matmul, jg.dot, jg.outer, lambda a, b: jg.einsum("ij,jk->ik", a, b)]
+)
 def test_mixed_dtype_gradients_have_each_input_dtype(op):
     # As PyTorch and jitgrad's elementwise ops: .grad has its leaf's dtype, whatever the
     # wider dtype the op computed in.
@@ -182,9 +197,17 @@ def test_matmul_errors():
 # -- dot, tensordot, outer, trace ------------------------------------------------------------
 
 DOT_SHAPES = [
-    ((), (3,)), ((2, 3), ()), ((3,), (3,)), ((2, 3), (3, 4)), ((2, 3), (3,)), ((3,), (3, 4)),
-    ((2, 3, 4), (4,)), ((2, 3, 4), (4, 5)), ((3,), (2, 3, 4)), ((2, 2, 3), (4, 3, 2)),
-]  # fmt: skip
+    ((), (3,)),
+    ((2, 3), ()),
+    ((3,), (3,)),
+    ((2, 3), (3, 4)),
+    ((2, 3), (3,)),
+    ((3,), (3, 4)),
+    ((2, 3, 4), (4,)),
+    ((2, 3, 4), (4, 5)),
+    ((3,), (2, 3, 4)),
+    ((2, 2, 3), (4, 3, 2)),
+]
 
 
 @pytest.mark.parametrize("shapes", DOT_SHAPES)
@@ -203,10 +226,15 @@ def test_dot_gradcheck(shapes):
 
 
 TENSORDOT_CASES = [
-    ((2, 3, 4), (3, 4, 5), 2), ((2, 3), (3, 4), 1), ((2, 3), (4,), 0), ((), (3,), 0),
-    ((2, 3, 4), (4, 2, 3), ([0, 1], [1, 2])), ((3, 4), (4, 3), ([1, 0], [0, 1])),
-    ((2, 3), (3, 2), (1, 0)), ((2, 3, 4), (4, 3), ([-1, 1], [0, -1])),
-]  # fmt: skip
+    ((2, 3, 4), (3, 4, 5), 2),
+    ((2, 3), (3, 4), 1),
+    ((2, 3), (4,), 0),
+    ((), (3,), 0),
+    ((2, 3, 4), (4, 2, 3), ([0, 1], [1, 2])),
+    ((3, 4), (4, 3), ([1, 0], [0, 1])),
+    ((2, 3), (3, 2), (1, 0)),
+    ((2, 3, 4), (4, 3), ([-1, 1], [0, -1])),
+]
 
 
 @pytest.mark.parametrize("sa, sb, axes", TENSORDOT_CASES)
@@ -248,8 +276,15 @@ def test_outer_matches_numpy_and_gradcheck(dtype):
     check_grad(jg.outer, [(2, 3), (4,)])
 
 
-TRACE_CASES = [((3, 3), 0, 0, 1), ((3, 4), 1, 0, 1), ((3, 4), -2, 0, 1), ((2, 3, 4), 0, 1, 2),
-               ((2, 3, 4), 1, 2, 0), ((3, 3), 5, 0, 1), ((2, 3, 4), -1, -1, -3)]  # fmt: skip
+TRACE_CASES = [
+    ((3, 3), 0, 0, 1),
+    ((3, 4), 1, 0, 1),
+    ((3, 4), -2, 0, 1),
+    ((2, 3, 4), 0, 1, 2),
+    ((2, 3, 4), 1, 2, 0),
+    ((3, 3), 5, 0, 1),
+    ((2, 3, 4), -1, -1, -3),
+]
 
 
 @pytest.mark.parametrize("shape, offset, axis1, axis2", TRACE_CASES)
@@ -317,9 +352,13 @@ def test_einsum_same_tensor_twice():
 
 @pytest.mark.parametrize(
     "subscripts, shapes",
-    [("ij,jk->ik", [(2, 3), (3, 2)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]),
-     ("ii,ij->j", [(3, 3), (3, 2)]), ("i,j->ij", [(2,), (3,)])],
-)  # fmt: skip
+    [
+        ("ij,jk->ik", [(2, 3), (3, 2)]),
+        ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]),
+        ("ii,ij->j", [(3, 3), (3, 2)]),
+        ("i,j->ij", [(2,), (3,)]),
+    ],
+)
 def test_einsum_second_order(subscripts, shapes):
     """The gradient's own gradient, against finite differences of the gradient."""
 
@@ -333,15 +372,18 @@ def test_einsum_second_order(subscripts, shapes):
 @settings(max_examples=30, deadline=None)
 @given(
     batch=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3),
-    n=st.integers(1, 3), k=st.integers(1, 3), m=st.integers(1, 3),
+    n=st.integers(1, 3),
+    k=st.integers(1, 3),
+    m=st.integers(1, 3),
     dtype=st.sampled_from(DTYPES),
-)  # fmt: skip
+)
 def test_einsum_broadcast_batch_matches_numpy(batch, n, k, m, dtype):
     a = data(batch.input_shapes[0] + (n, k), 1, dtype.numpy)
     b = data(batch.input_shapes[1] + (k, m), 2, dtype.numpy)
     got = jg.einsum("...ij,...jk->...ik", jg.from_numpy(a), jg.from_numpy(b))
-    np.testing.assert_allclose(got.numpy(), np.einsum("...ij,...jk->...ik", a, b),
-                               rtol=RTOL[dtype], atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(
+        got.numpy(), np.einsum("...ij,...jk->...ik", a, b), rtol=RTOL[dtype], atol=1e-6
+    )
     np.testing.assert_allclose(got.numpy(), np.matmul(a, b), rtol=RTOL[dtype], atol=1e-6)
 
 
@@ -379,7 +421,7 @@ def test_einsum_mixed_dtypes_and_integers():
         ("...ij->ij", [(2, 3, 4)], r"no '\.\.\.'"),
         ("ij->i->j", [(2, 3)], "more than one"),
     ],
-)  # fmt: skip
+)
 def test_einsum_errors_name_the_problem(subscripts, shapes, match):
     with pytest.raises(ValueError, match=match):
         jg.einsum(subscripts, *(jg.ones(s) for s in shapes))

@@ -13,9 +13,21 @@ def leaf(shape, seed=0):
 
 def test_differentiable_views_share_storage():
     x = leaf((2, 3, 4))
-    for view in (x.reshape(6, 4), x.permute(2, 0, 1), x.T, x.mT, x[1:, ::-2], x.flip(1),
-                 x.diagonal(0, 1, 2), x.unsqueeze(0).squeeze(0), x.flatten(1), x.narrow(2, 1, 2),
-                 x.expand(5, 2, 3, 4), x.view(3, 8), x.swapaxes(0, 2)):  # fmt: skip
+    for view in (
+        x.reshape(6, 4),
+        x.permute(2, 0, 1),
+        x.T,
+        x.mT,
+        x[1:, ::-2],
+        x.flip(1),
+        x.diagonal(0, 1, 2),
+        x.unsqueeze(0).squeeze(0),
+        x.flatten(1),
+        x.narrow(2, 1, 2),
+        x.expand(5, 2, 3, 4),
+        x.view(3, 8),
+        x.swapaxes(0, 2),
+    ):
         assert view.storage() is x.storage() and view.grad_fn is not None
 
 
@@ -45,8 +57,9 @@ def test_view_backward_under_create_graph():
     x = leaf((3, 3))
 
     def first(t):
-        (g,) = jg.autograd.grad((t[::2, 1:] ** 3).sum() + (t.T.reshape(9) ** 2).sum(), [t],
-                                create_graph=True)  # fmt: skip
+        (g,) = jg.autograd.grad(
+            (t[::2, 1:] ** 3).sum() + (t.T.reshape(9) ** 2).sum(), [t], create_graph=True
+        )
         return g
 
     assert gradcheck(first, x)
@@ -58,14 +71,16 @@ def test_numpy_spellings():
     np.testing.assert_array_equal(jg.reshape(t, (6, 4)).numpy(), a.reshape(6, 4))
     np.testing.assert_array_equal(jg.transpose(t).numpy(), a.T)
     np.testing.assert_array_equal(jg.transpose(t, (1, 0, 2)).numpy(), a.transpose(1, 0, 2))
-    np.testing.assert_array_equal(jg.transpose(t, axes=(2, 0, 1)).numpy(),
-                                  np.transpose(a, axes=(2, 0, 1)))  # fmt: skip
+    np.testing.assert_array_equal(
+        jg.transpose(t, axes=(2, 0, 1)).numpy(), np.transpose(a, axes=(2, 0, 1))
+    )
     with pytest.raises(ValueError, match="not a permutation"):  # numpy's axes: all of them
         jg.transpose(t, axes=(1, 0))
     np.testing.assert_array_equal(jg.expand_dims(t, 1).numpy(), np.expand_dims(a, 1))
     np.testing.assert_array_equal(jg.squeeze(jg.expand_dims(t, 0)).numpy(), a)
-    np.testing.assert_array_equal(jg.broadcast_to(t[:, :1], (2, 3, 4)).numpy(),
-                                  np.broadcast_to(a[:, :1], (2, 3, 4)))  # fmt: skip
+    np.testing.assert_array_equal(
+        jg.broadcast_to(t[:, :1], (2, 3, 4)).numpy(), np.broadcast_to(a[:, :1], (2, 3, 4))
+    )
     np.testing.assert_array_equal(jg.flip(t, 1).numpy(), np.flip(a, 1))
     np.testing.assert_array_equal(
         jg.concatenate([t, t], axis=-1).numpy(), np.concatenate([a, a], -1)
@@ -76,8 +91,11 @@ def test_numpy_spellings():
 
 def test_broadcast_to_takes_an_int_shape_as_numpy():
     # numpy's broadcast_to(a, 3) means (3,); tuple(3) failed inside jitgrad.
-    for got in (jg.broadcast_to(jg.ones(1), 3), np.broadcast_to(jg.ones(1), 3),
-                jg.ones(1).broadcast_to(3)):  # fmt: skip
+    for got in (
+        jg.broadcast_to(jg.ones(1), 3),
+        np.broadcast_to(jg.ones(1), 3),
+        jg.ones(1).broadcast_to(3),
+    ):
         assert isinstance(got, jg.Tensor)
         np.testing.assert_array_equal(got.numpy(), np.broadcast_to(np.ones(1), 3))
     x = jg.tensor([2.0], requires_grad=True)
@@ -119,8 +137,9 @@ def test_cast_gradient_comes_back_in_the_input_dtype():
 @pytest.mark.parametrize("axis", [0, -1, (0, 2), (-1, 1), (0, 1, 2)])
 def test_expand_dims_takes_numpy_axes(axis):
     x = np.arange(6.0).reshape(2, 3)
-    np.testing.assert_array_equal(jg.expand_dims(jg.tensor(x), axis).numpy(),
-                                  np.expand_dims(x, axis))  # fmt: skip
+    np.testing.assert_array_equal(
+        jg.expand_dims(jg.tensor(x), axis).numpy(), np.expand_dims(x, axis)
+    )
 
 
 def test_expand_dims_refuses_repeated_or_out_of_range_axes():

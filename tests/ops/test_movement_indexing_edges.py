@@ -21,15 +21,19 @@ def leaf(shape, seed=0):
         (lambda t: jg.reshape(t, np.array([-1, 3])), lambda a: np.reshape(a, np.array([-1, 3]))),
         (lambda t: t.view(np.array([6])), lambda a: a.reshape(6)),
         (lambda t: t.expand(np.array([4, 2, 3])), lambda a: np.broadcast_to(a, (4, 2, 3))),
-        (lambda t: jg.broadcast_to(t, np.array([4, 2, 3])),
-         lambda a: np.broadcast_to(a, np.array([4, 2, 3]))),
+        (
+            lambda t: jg.broadcast_to(t, np.array([4, 2, 3])),
+            lambda a: np.broadcast_to(a, np.array([4, 2, 3])),
+        ),
         (lambda t: t.permute(np.array([1, 0])), lambda a: a.transpose(np.array([1, 0]))),
         (lambda t: t.transpose(np.array([1, 0])), lambda a: a.transpose(np.array([1, 0]))),
-        (lambda t: jg.transpose(t, axes=np.array([1, 0])),
-         lambda a: np.transpose(a, axes=np.array([1, 0]))),
+        (
+            lambda t: jg.transpose(t, axes=np.array([1, 0])),
+            lambda a: np.transpose(a, axes=np.array([1, 0])),
+        ),
         (lambda t: t.flip(np.array([0, 1])), lambda a: np.flip(a, np.array([0, 1]))),
     ],
-)  # fmt: skip
+)
 def test_shape_and_axes_given_as_numpy_arrays(op, np_op):
     a = np.arange(6.0).reshape(2, 3)
     x = jg.tensor(a, requires_grad=True)

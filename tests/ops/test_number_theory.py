@@ -13,8 +13,9 @@ Y = np.array([18, 5, 0, 12, -15], dtype=np.int64)
 
 
 @pytest.mark.parametrize("name", ["gcd", "lcm"])
-@pytest.mark.parametrize("dtypes", [("int64", "int64"), ("int8", "int32"), ("uint8", "uint8"),
-                                    ("float64", "int64")])
+@pytest.mark.parametrize(
+    "dtypes", [("int64", "int64"), ("int8", "int32"), ("uint8", "uint8"), ("float64", "int64")]
+)
 def test_gcd_lcm_match_numpy(name, dtypes):
     a, b = ((abs(v) if d == "uint8" else v).astype(d) for v, d in zip((X, Y), dtypes))
     ours, theirs = getattr(jg, name), getattr(np, name)
@@ -41,17 +42,32 @@ def test_integer_ufuncs_take_keywords_and_methods():
     got = jg.gcd(jg.tensor(X), jg.tensor(Y), dtype=jg.int32)
     assert got.dtype == np.gcd(X, Y, dtype=np.int32).dtype
     assert jg.gcd.reduce(jg.tensor([12, 18, 30])).item() == 6
-    np.testing.assert_array_equal(jg.lcm.outer(jg.tensor([2, 3]), jg.tensor([4, 5])).numpy(),
-                                  np.lcm.outer([2, 3], [4, 5]))
+    np.testing.assert_array_equal(
+        jg.lcm.outer(jg.tensor([2, 3]), jg.tensor([4, 5])).numpy(), np.lcm.outer([2, 3], [4, 5])
+    )
 
 
-@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "int32", "int64", "float16",
-                                   "float32", "float64", "complex64"])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        "bool",
+        "int8",
+        "uint8",
+        "int16",
+        "int32",
+        "int64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+    ],
+)
 def test_rint_matches_numpy(dtype):
     a = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.7, 0.0]).astype(dtype)
     assert_matches_numpy(jg.rint, np.rint, a)
-    assert_matches_numpy(lambda t: jg.rint(t, dtype=jg.float64),
-                         lambda t: np.rint(t, dtype=np.float64), a)
+    assert_matches_numpy(
+        lambda t: jg.rint(t, dtype=jg.float64), lambda t: np.rint(t, dtype=np.float64), a
+    )
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int64", "float32", "float64", "bool"])

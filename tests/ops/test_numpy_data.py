@@ -11,9 +11,16 @@ WORDS = ["pear", "apple", "fig", "apple", "kiwi"]
 
 @pytest.mark.parametrize(
     "data, dtype",
-    [(WORDS, None), ([b"a", b"b"], None), ([[1, "x"]], None), (np.array([1, None]), None),
-     ([1, 2], str), ([1, 2], object), (np.array(["2026-01-01"], "datetime64[D]"), None)],
-)  # fmt: skip
+    [
+        (WORDS, None),
+        ([b"a", b"b"], None),
+        ([[1, "x"]], None),
+        (np.array([1, None]), None),
+        ([1, 2], str),
+        ([1, 2], object),
+        (np.array(["2026-01-01"], "datetime64[D]"), None),
+    ],
+)
 def test_array_of_data_that_tensors_cannot_hold_is_numpys(data, dtype):
     for make in (jg.array, jg.asarray):
         got, expected = make(data, dtype), getattr(np, make.__name__)(data, dtype)
@@ -24,10 +31,17 @@ def test_array_of_data_that_tensors_cannot_hold_is_numpys(data, dtype):
 
 
 CALLS = [
-    "m.unique(w, return_inverse=True, return_counts=True)", "m.sort(w)", "m.argsort(w)",
-    "m.searchsorted(m.sort(w), 'fig')", "m.isin(w, ['fig', 'kiwi'])",
-    "m.intersect1d(w, ['fig', 'plum'])", "m.union1d(w, ['plum'])", "m.setdiff1d(w, ['fig'])",
-    "m.setxor1d(w, ['fig', 'plum'])", "m.unique_counts(w)", "m.partition(w, 2)",
+    "m.unique(w, return_inverse=True, return_counts=True)",
+    "m.sort(w)",
+    "m.argsort(w)",
+    "m.searchsorted(m.sort(w), 'fig')",
+    "m.isin(w, ['fig', 'kiwi'])",
+    "m.intersect1d(w, ['fig', 'plum'])",
+    "m.union1d(w, ['plum'])",
+    "m.setdiff1d(w, ['fig'])",
+    "m.setxor1d(w, ['fig', 'plum'])",
+    "m.unique_counts(w)",
+    "m.partition(w, 2)",
 ]
 
 

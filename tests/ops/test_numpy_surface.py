@@ -104,8 +104,10 @@ def test_size_is_numpys_int_and_pytorchs_call():
 def test_dim_gives_values_and_indices_as_torch(name, dim, keepdim):
     t, ref = jg.from_numpy(A), torch.from_numpy(A)
     want = getattr(ref, name)(dim=dim, keepdim=keepdim)
-    for got in (getattr(t, name)(dim=dim, keepdim=keepdim),
-                getattr(jg, name)(t, dim=dim, keepdim=keepdim)):  # fmt: skip
+    for got in (
+        getattr(t, name)(dim=dim, keepdim=keepdim),
+        getattr(jg, name)(t, dim=dim, keepdim=keepdim),
+    ):
         assert type(got).__name__ == name and got._fields == ("values", "indices")
         values, indices = got
         same(values, want.values.numpy())
@@ -223,8 +225,11 @@ def test_copy_ravel_flatten_as_numpy(shape, order, transposed):
     t = jg.from_numpy(a)
     if order in "CF":  # (jitgrad's memory order is row-major, whatever 'K' asks)
         same(t.copy(order), a.copy(order))
-    for got, want in ((t.ravel(order), a.ravel(order)), (t.flatten(order), a.flatten(order)),
-                      (jg.ravel(t, order), np.ravel(a, order))):  # fmt: skip
+    for got, want in (
+        (t.ravel(order), a.ravel(order)),
+        (t.flatten(order), a.flatten(order)),
+        (jg.ravel(t, order), np.ravel(a, order)),
+    ):
         same(got, want)
     flat = t.flatten()
     flat[0] = 99
@@ -283,11 +288,13 @@ def test_std_var_take_ddof_and_pytorchs_names(ddof):
     t, ref = jg.from_numpy(A), torch.from_numpy(A)
     np.testing.assert_allclose(t.std(ddof=ddof).item(), A.std(ddof=ddof))
     np.testing.assert_allclose(t.var(1, ddof=ddof).numpy(), A.var(1, ddof=ddof))
-    np.testing.assert_allclose(t.var(dim=1, correction=ddof).numpy(),
-                               ref.var(dim=1, correction=ddof).numpy())  # fmt: skip
+    np.testing.assert_allclose(
+        t.var(dim=1, correction=ddof).numpy(), ref.var(dim=1, correction=ddof).numpy()
+    )
     unbiased = bool(ddof)
-    np.testing.assert_allclose(t.std(dim=0, unbiased=unbiased).numpy(),
-                               ref.std(dim=0, unbiased=unbiased).numpy())  # fmt: skip
+    np.testing.assert_allclose(
+        t.std(dim=0, unbiased=unbiased).numpy(), ref.std(dim=0, unbiased=unbiased).numpy()
+    )
     with pytest.raises(TypeError, match="ddof=, unbiased="):
         t.std(ddof=1, unbiased=True)
     # numpy's spelling: numpy's ddof=0; PyTorch's (dim=, keepdim=): PyTorch's correction=1
@@ -330,9 +337,16 @@ def test_repeat_counts_gradient_and_tile():
 
 
 @pytest.mark.parametrize("to", ["int32", "uint8", "float32", "int64", "complex128", "int16"])
-@pytest.mark.parametrize("take", [
-    lambda a: a, lambda a: a[1:], lambda a: a[:, 1:3], lambda a: a[::-1], lambda a: a.T[:, :1],
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "take",
+    [
+        lambda a: a,
+        lambda a: a[1:],
+        lambda a: a[:, 1:3],
+        lambda a: a[::-1],
+        lambda a: a.T[:, :1],
+    ],
+)
 def test_view_as_dtype_reads_bytes_as_numpy(take, to):
     a = take(np.arange(24.0).reshape(4, 6))
     t = take(jg.from_numpy(np.arange(24.0).reshape(4, 6)))

@@ -6,9 +6,16 @@ import pytest
 import jitgrad as jg
 from jitgrad.autograd import gradcheck
 
-PAIRS = [([1.0, 2.0], [9.0, 5.0, 4.0]), ([3.0, 5.0, 2.0], [2.0, 1.0]), ([1, 2, 3], [4, 5]),
-         ([0.0, 0.0, 1.0, 2.0], [1.0]), ([2.0], [4.0]), ([1.0, -3.0, 2.0], [1.0, -1.0]),
-         ([5.0], [1.0, 2.0, 3.0]), (np.array([1, 2], np.float32), np.array([3.0]))]
+PAIRS = [
+    ([1.0, 2.0], [9.0, 5.0, 4.0]),
+    ([3.0, 5.0, 2.0], [2.0, 1.0]),
+    ([1, 2, 3], [4, 5]),
+    ([0.0, 0.0, 1.0, 2.0], [1.0]),
+    ([2.0], [4.0]),
+    ([1.0, -3.0, 2.0], [1.0, -1.0]),
+    ([5.0], [1.0, 2.0, 3.0]),
+    (np.array([1, 2], np.float32), np.array([3.0])),
+]
 
 
 def check(got, want):
@@ -37,8 +44,13 @@ def test_matches_numpy(name, a, b):
 def test_gradients():
     a = jg.tensor([1.0, -2.0, 3.0, 0.5], requires_grad=True)
     b = jg.tensor([2.0, 1.0], requires_grad=True)
-    for f in (jg.polyadd, jg.polysub, jg.polymul, lambda a, b: jg.polydiv(a, b)[0],
-              lambda a, b: jg.polydiv(a, b)[1]):
+    for f in (
+        jg.polyadd,
+        jg.polysub,
+        jg.polymul,
+        lambda a, b: jg.polydiv(a, b)[0],
+        lambda a, b: jg.polydiv(a, b)[1],
+    ):
         assert gradcheck(f, a, b)
 
 
@@ -68,15 +80,28 @@ def test_poly1d_matches_numpy():
 def test_poly1d_arithmetic_matches_numpy():
     p, q = jg.poly1d([1.0, -3.0, 2.0]), np.poly1d([1.0, -3.0, 2.0])
     r, s = jg.poly1d([2.0, 1.0]), np.poly1d([2.0, 1.0])
-    for got, want in [(-p, -q), (+p, +q), (p * r, q * s), (p * 2.0, q * 2.0), (2.0 * p, 2.0 * q),
-                      (p + r, q + s), (p + 1.0, q + 1.0), (1.0 + p, 1.0 + q), (p - r, q - s),
-                      (1.0 - p, 1.0 - q), (p**3, q**3), (p**0, q**0), (p / 2.0, q / 2.0),
-                      (p / r, q / s), ([1.0, 0.0, 0.0, 0.0] / r, [1.0, 0.0, 0.0, 0.0] / s),
-                      (p * [1.0, 1.0], q * [1.0, 1.0])]:  # fmt: skip
+    for got, want in [
+        (-p, -q),
+        (+p, +q),
+        (p * r, q * s),
+        (p * 2.0, q * 2.0),
+        (2.0 * p, 2.0 * q),
+        (p + r, q + s),
+        (p + 1.0, q + 1.0),
+        (1.0 + p, 1.0 + q),
+        (p - r, q - s),
+        (1.0 - p, 1.0 - q),
+        (p**3, q**3),
+        (p**0, q**0),
+        (p / 2.0, q / 2.0),
+        (p / r, q / s),
+        ([1.0, 0.0, 0.0, 0.0] / r, [1.0, 0.0, 0.0, 0.0] / s),
+        (p * [1.0, 1.0], q * [1.0, 1.0]),
+    ]:
         check(got, want)
     assert p == jg.poly1d([1.0, -3.0, 2.0]) and p != r and not (p != jg.poly1d(q.coeffs))
     with pytest.raises(ValueError):
-        p ** -1
+        p**-1
     with pytest.raises(ValueError):
         jg.poly1d([[1.0, 2.0]])
 

@@ -44,10 +44,15 @@ def test_convolve_errors():
 
 
 CROSS_CASES = [
-    ((4, 3), (4, 3), {}), ((4, 3), (3,), {}), ((3, 4), (4, 3), {"axisa": 0}),
-    ((2, 3, 4), (2, 3, 4), {"axis": 1}), ((3, 4), (3, 4), {"axisa": 0, "axisb": 0, "axisc": 0}),
-    ((4, 2), (4, 3), {}), ((4, 3), (4, 2), {}), ((4, 2), (2,), {}),
-]  # fmt: skip
+    ((4, 3), (4, 3), {}),
+    ((4, 3), (3,), {}),
+    ((3, 4), (4, 3), {"axisa": 0}),
+    ((2, 3, 4), (2, 3, 4), {"axis": 1}),
+    ((3, 4), (3, 4), {"axisa": 0, "axisb": 0, "axisc": 0}),
+    ((4, 2), (4, 3), {}),
+    ((4, 3), (4, 2), {}),
+    ((4, 2), (2,), {}),
+]
 
 
 @pytest.mark.parametrize(("sa", "sb", "kwargs"), CROSS_CASES)
@@ -116,9 +121,13 @@ def test_matrix_transpose_is_exported():
 
 
 @pytest.mark.parametrize(
-    "a, b", [(np.arange(6.0).reshape(2, 3), np.ones((3, 2))), (np.array([1 + 2j, 3j]),
-             np.array([2, 1 - 1j])), (np.array([1, 2]), np.array([3, 4]))],
-)  # fmt: skip
+    "a, b",
+    [
+        (np.arange(6.0).reshape(2, 3), np.ones((3, 2))),
+        (np.array([1 + 2j, 3j]), np.array([2, 1 - 1j])),
+        (np.array([1, 2]), np.array([3, 4])),
+    ],
+)
 def test_vdot_matches_numpy(a, b):
     got, expected = jg.vdot(jg.tensor(a), jg.tensor(b)), np.vdot(a, b)
     assert got.dtype.numpy == np.asarray(expected).dtype
@@ -128,9 +137,13 @@ def test_vdot_matches_numpy(a, b):
 
 
 @pytest.mark.parametrize(
-    "a, b", [(np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(2, 2, 3)),
-             (np.arange(3), np.arange(3)), (np.float64(2.0), np.arange(3.0))],
-)  # fmt: skip
+    "a, b",
+    [
+        (np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(2, 2, 3)),
+        (np.arange(3), np.arange(3)),
+        (np.float64(2.0), np.arange(3.0)),
+    ],
+)
 def test_inner_matches_numpy_with_gradients(a, b):
     got, expected = jg.inner(jg.asarray(a), jg.asarray(b)), np.inner(a, b)
     assert got.shape == np.shape(expected) and got.dtype.numpy == np.asarray(expected).dtype

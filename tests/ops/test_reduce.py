@@ -13,10 +13,20 @@ import jitgrad as jg
 from jitgrad.autograd import gradcheck
 
 REDUCTIONS = [
-    ("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("max", np.max), ("min", np.min),
-    ("var", np.var), ("std", np.std), ("all", np.all), ("any", np.any),
-    ("logsumexp", lambda a, axis=None, keepdims=False: np.log(np.exp(a).sum(axis, keepdims=keepdims))),  # noqa: E501
-]  # fmt: skip
+    ("sum", np.sum),
+    ("mean", np.mean),
+    ("prod", np.prod),
+    ("max", np.max),
+    ("min", np.min),
+    ("var", np.var),
+    ("std", np.std),
+    ("all", np.all),
+    ("any", np.any),
+    (
+        "logsumexp",
+        lambda a, axis=None, keepdims=False: np.log(np.exp(a).sum(axis, keepdims=keepdims)),
+    ),  # noqa: E501
+]
 DIFFERENTIABLE = ["sum", "mean", "prod", "max", "min", "var", "std", "logsumexp"]
 
 

@@ -264,9 +264,9 @@ def test_take_in_a_jitted_step_follows_each_calls_indices():
 
 
 @pytest.mark.parametrize(
-    "shape, wrap", [((3, 3), False), ((5, 3), False), ((5, 3), True), ((2, 4), False),
-                    ((3, 3, 3), False)],
-)  # fmt: skip
+    "shape, wrap",
+    [((3, 3), False), ((5, 3), False), ((5, 3), True), ((2, 4), False), ((3, 3, 3), False)],
+)
 def test_fill_diagonal_matches_numpy(shape, wrap):
     expected, got = np.zeros(shape), jg.zeros(shape)
     np.fill_diagonal(expected, [1.0, 2.0], wrap)
@@ -288,9 +288,11 @@ def test_fill_diagonal_records_the_write_and_checks_shapes():
 
 def test_out_receives_the_result_as_numpys():
     base = np.arange(6.0).reshape(2, 3)
-    for call, shape in [("m.take(a, [2, 0], out=o)", (2,)),
-                        ("m.compress([1, 0, 1], a, axis=1, out=o)", (2, 2)),
-                        ("m.choose([[0, 1], [1, 0]], [a[:, :2], -a[:, :2]], out=o)", (2, 2))]:
+    for call, shape in [
+        ("m.take(a, [2, 0], out=o)", (2,)),
+        ("m.compress([1, 0, 1], a, axis=1, out=o)", (2, 2)),
+        ("m.choose([[0, 1], [1, 0]], [a[:, :2], -a[:, :2]], out=o)", (2, 2)),
+    ]:
         expected = eval(call, {"m": np, "a": base, "o": np.zeros(shape)})
         out = jg.zeros(shape)
         assert eval(call, {"m": jg, "a": jg.tensor(base), "o": out}) is out

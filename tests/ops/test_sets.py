@@ -73,8 +73,10 @@ def test_unique_gradient_goes_to_first_occurrences():
     values, counts = jg.unique(x, return_counts=True)
     (values * jg.tensor([1.0, 10.0, 100.0])).sum().backward()
     assert x.grad.tolist() == [100.0, 1.0, 0.0, 10.0, 0.0]
-    assert gradcheck(lambda t: jg.unique(t.reshape(2, 3), axis=1), jg.tensor(
-        np.random.default_rng(0).standard_normal(6), requires_grad=True))  # fmt: skip
+    assert gradcheck(
+        lambda t: jg.unique(t.reshape(2, 3), axis=1),
+        jg.tensor(np.random.default_rng(0).standard_normal(6), requires_grad=True),
+    )
     x = jg.tensor([2.0, 2.0, 5.0], requires_grad=True)
     jg.unique_values(x).sum().backward()
     assert x.grad.tolist() == [1.0, 0.0, 1.0]

@@ -163,18 +163,35 @@ def test_matches_numpy(name, args, kwargs):
 
 
 VIEWS = [
-    ("atleast_3d", (B,), {}), ("unstack", (A,), {"axis": 1}), ("array_split", (A, 3), {"axis": 2}),
-    ("hsplit", (A, 3), {}), ("moveaxis", (A, 0, 1), {}), ("rollaxis", (A, 2), {}),
-    ("ravel", (A,), {}), ("rot90", (A,), {}), ("rot90", (A,), {"k": 2}), ("fliplr", (B,), {}),
-    ("flipud", (B,), {}), ("diag", (B,), {}), ("trim_zeros", (np.array([0, 1, 0]),), {}),
-    ("permute_dims", (A, (1, 0, 2)), {}), ("broadcast_arrays", (B, V), {}),
-]  # fmt: skip
+    ("atleast_3d", (B,), {}),
+    ("unstack", (A,), {"axis": 1}),
+    ("array_split", (A, 3), {"axis": 2}),
+    ("hsplit", (A, 3), {}),
+    ("moveaxis", (A, 0, 1), {}),
+    ("rollaxis", (A, 2), {}),
+    ("ravel", (A,), {}),
+    ("rot90", (A,), {}),
+    ("rot90", (A,), {"k": 2}),
+    ("fliplr", (B,), {}),
+    ("flipud", (B,), {}),
+    ("diag", (B,), {}),
+    ("trim_zeros", (np.array([0, 1, 0]),), {}),
+    ("permute_dims", (A, (1, 0, 2)), {}),
+    ("broadcast_arrays", (B, V), {}),
+]
 COPIES = [
-    ("tile", (B, 1), {}), ("roll", (B, 0), {}), ("ravel", (A.T,), {}), ("copy", (A,), {}),
-    ("resize", (B, (2, 3)), {}), ("hstack", ([B],), {}), ("block", (B,), {}),
-    ("repeat", (B, 1), {"axis": 0}), ("diagflat", (V,), {}), ("delete", (V, []), {}),
+    ("tile", (B, 1), {}),
+    ("roll", (B, 0), {}),
+    ("ravel", (A.T,), {}),
+    ("copy", (A,), {}),
+    ("resize", (B, (2, 3)), {}),
+    ("hstack", ([B],), {}),
+    ("block", (B,), {}),
+    ("repeat", (B, 1), {"axis": 0}),
+    ("diagflat", (V,), {}),
+    ("delete", (V, []), {}),
     ("append", (V, []), {}),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("name", "args", "kwargs"), VIEWS + COPIES)
@@ -184,8 +201,11 @@ def test_views_share_memory_as_numpy(name, args, kwargs):
     got = getattr(jg, name)(t, *args[1:], **kwargs)
     base = args[0][0] if isinstance(args[0], list) else args[0]
     tb = t[0] if isinstance(t, list) else t
-    for g, w in zip(got if isinstance(got, (list, tuple)) else [got],
-                    want if isinstance(want, (list, tuple)) else [want], strict=True):  # fmt: skip
+    for g, w in zip(
+        got if isinstance(got, (list, tuple)) else [got],
+        want if isinstance(want, (list, tuple)) else [want],
+        strict=True,
+    ):
         assert shares(g, tb) == np.shares_memory(w, base), name
 
 

@@ -48,19 +48,29 @@ def test_shifts_are_numpys(backend_name, name, operator, reflected, dtype, data)
         assert_matches_numpy(lambda x, y: fn(x, y), fn, a, b)  # numpy's ufunc on tensors
         # broadcasting, and strided operands (steps, a transpose, a broadcast row)
         assert_matches_numpy(getattr(jg, name), fn, a, b[:1])
-        assert_matches_numpy(lambda x, y: getattr(jg, name)(x[::2, ::-3], y.T.T[1::2, ::3]),
-                             lambda x, y: fn(x[::2, ::-3], y[1::2, ::3]), a, b)  # fmt: skip
+        assert_matches_numpy(
+            lambda x, y: getattr(jg, name)(x[::2, ::-3], y.T.T[1::2, ::3]),
+            lambda x, y: fn(x[::2, ::-3], y[1::2, ::3]),
+            a,
+            b,
+        )
         column_major = np.asfortranarray(a)
-        assert_matches_numpy(lambda x, y: getattr(jg, name)(x.T, y[:, :4]),
-                             lambda x, y: fn(x.T, y[:, :4]), column_major, b[:1])  # fmt: skip
+        assert_matches_numpy(
+            lambda x, y: getattr(jg, name)(x.T, y[:, :4]),
+            lambda x, y: fn(x.T, y[:, :4]),
+            column_major,
+            b[:1],
+        )
         # Python ints, weak (NEP 50), on either side: past the width, negative, too big
         for count in (True, 0, 1, 7, 8, 15, 31, 63, 64, 100, -1, 300):
             assert_matches_numpy(getattr(jg, name), fn, a, count)
-            assert_matches_numpy(lambda x, c=count: getattr(x, operator)(c),
-                                 lambda x, c=count: fn(x, c), a)  # fmt: skip
+            assert_matches_numpy(
+                lambda x, c=count: getattr(x, operator)(c), lambda x, c=count: fn(x, c), a
+            )
         for value in (1, -1, 5, 200):
-            assert_matches_numpy(lambda y, v=value: getattr(y, reflected)(v),
-                                 lambda y, v=value: fn(v, y), b)  # fmt: skip
+            assert_matches_numpy(
+                lambda y, v=value: getattr(y, reflected)(v), lambda y, v=value: fn(v, y), b
+            )
 
 
 @pytest.mark.parametrize("backend_name", BACKENDS)
@@ -85,11 +95,23 @@ def test_shift_counts_past_the_width_and_negative_shift_everything_out(backend_n
 
 def test_shifts_promote_and_refuse_as_numpy():
     i8, u8, i64 = np.array([3, -7], np.int8), np.array([1, 200], np.uint8), np.array([6, 5])
-    cases = [(i8, u8), (u8, i8), (i8, i64), (np.array([True, False]), np.array([True, True])),
-             (np.array([True]), u8), (u8, True), (True, u8), (i64, 2.5), (i64, np.array([1.0])),
-             (np.array([1.0]), 1), (np.array([1.5], np.float16), np.array([1], np.int8)),
-             (np.array([1 + 1j]), 1), (u8, -1), (i8, 300),
-             (3, np.array([70], np.int8))]  # fmt: skip
+    cases = [
+        (i8, u8),
+        (u8, i8),
+        (i8, i64),
+        (np.array([True, False]), np.array([True, True])),
+        (np.array([True]), u8),
+        (u8, True),
+        (True, u8),
+        (i64, 2.5),
+        (i64, np.array([1.0])),
+        (np.array([1.0]), 1),
+        (np.array([1.5], np.float16), np.array([1], np.int8)),
+        (np.array([1 + 1j]), 1),
+        (u8, -1),
+        (i8, 300),
+        (3, np.array([70], np.int8)),
+    ]
     for a, b in cases:
         assert_matches_numpy(jg.left_shift, np.left_shift, a, b)
         assert_matches_numpy(jg.right_shift, np.right_shift, a, b)
@@ -143,8 +165,24 @@ def test_shifts_run_in_a_trace_and_carry_no_gradient():
 
 # -- divmod ----------------------------------------------------------------------------------
 
-SPECIAL = [0.0, -0.0, 1.0, -1.0, 2.5, -2.5, 7.0, -7.0, 0.1, np.inf, -np.inf, np.nan, 1e-300,
-           5e-324, 1e308, -3.0]  # fmt: skip
+SPECIAL = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    2.5,
+    -2.5,
+    7.0,
+    -7.0,
+    0.1,
+    np.inf,
+    -np.inf,
+    np.nan,
+    1e-300,
+    5e-324,
+    1e308,
+    -3.0,
+]
 
 
 def divmod_values(dtype, shape):
@@ -153,10 +191,12 @@ def divmod_values(dtype, shape):
     if dtype.startswith("float"):
         numbers = st.sampled_from(SPECIAL) | st.floats(-1e4, 1e4)
         return st.lists(numbers, min_size=int(np.prod(shape)), max_size=int(np.prod(shape))).map(
-            lambda v: _cast(np.array(v).reshape(shape), dtype))
+            lambda v: _cast(np.array(v).reshape(shape), dtype)
+        )
     info = np.iinfo(dtype)
-    edges = st.sampled_from([v for v in (0, 1, -1, 2, 7, int(info.min), int(info.max))
-                             if info.min <= v <= info.max])  # fmt: skip
+    edges = st.sampled_from(
+        [v for v in (0, 1, -1, 2, 7, int(info.min), int(info.max)) if info.min <= v <= info.max]
+    )
     return hnp.arrays(dtype, shape, elements=edges | st.integers(int(info.min), int(info.max)))
 
 
@@ -186,10 +226,12 @@ def test_divmod_is_numpys(backend_name, dtype, data):
             (lambda x, y: divmod(x, y), lambda x, y: np.divmod(x, y)),
             (lambda x, y: np.divmod(x, y), lambda x, y: np.divmod(x, y)),
             # broadcasting and strided operands
-            (lambda x, y: jg.divmod(x[:, ::-2], y[1:2, 1::2]),
-             lambda x, y: np.divmod(x[:, ::-2], y[1:2, 1::2])),
+            (
+                lambda x, y: jg.divmod(x[:, ::-2], y[1:2, 1::2]),
+                lambda x, y: np.divmod(x[:, ::-2], y[1:2, 1::2]),
+            ),
             (lambda x, y: jg.divmod(x.T, y[0, :3]), lambda x, y: np.divmod(x.T, y[0, :3])),
-        ]  # fmt: skip
+        ]
         for got_fn, want_fn in calls:
             got = got_fn(jg.from_numpy(a), jg.from_numpy(b))
             want = want_fn(a, b)
@@ -198,10 +240,12 @@ def test_divmod_is_numpys(backend_name, dtype, data):
                 assert_same_floats(g, w)
         # Python scalars on either side (weak, NEP 50), zero included
         for scalar in (3, -2, 0, True) + ((2.5, -0.0, float("inf")) if "float" in dtype else ()):
-            assert_matches_numpy(lambda x, s=scalar: divmod(x, s), lambda x, s=scalar:
-                                 np.divmod(x, s), a)  # fmt: skip
-            assert_matches_numpy(lambda x, s=scalar: divmod(s, x), lambda x, s=scalar:
-                                 np.divmod(s, x), a)  # fmt: skip
+            assert_matches_numpy(
+                lambda x, s=scalar: divmod(x, s), lambda x, s=scalar: np.divmod(x, s), a
+            )
+            assert_matches_numpy(
+                lambda x, s=scalar: divmod(s, x), lambda x, s=scalar: np.divmod(s, x), a
+            )
 
 
 @pytest.mark.parametrize("backend_name", BACKENDS)
@@ -244,8 +288,9 @@ def test_divmod_gradients_are_its_parts():
     q, r = divmod(a, b)
     (q * 10 + r * jg.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), [1.0, 2.0, 3.0, 4.0])
-    np.testing.assert_array_equal(b.grad.numpy(), -np.floor_divide(a_values, b_values) *
-                                  np.array([1.0, 2.0, 3.0, 4.0]))  # fmt: skip
+    np.testing.assert_array_equal(
+        b.grad.numpy(), -np.floor_divide(a_values, b_values) * np.array([1.0, 2.0, 3.0, 4.0])
+    )
     x = jg.tensor([5.0, -5.0], requires_grad=True)
     _, r = divmod(3.0, x)
     r.sum().backward()

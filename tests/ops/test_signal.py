@@ -25,18 +25,21 @@ def test_i0_gradient_is_i1():
     assert np.isfinite(x.grad.numpy()).all() and x.grad.numpy()[0] == 0.0
 
 
-@pytest.mark.parametrize(("p", "kwargs"), [
-    (np.array([0.0, 0.78, 5.49, 6.28]), {}),
-    (np.array([0.0, 0.78, 5.49, 6.28]), {"discont": 4.0}),
-    (np.array([0, 1, 2, -1, 0]), {"period": 4}),
-    (np.array([2, 3, 4, 5, 2, 3, 4, 5]), {"period": 4}),
-    (np.array([1, 2, 3, 4, 5, 6, 1, 2, 3]), {"period": 6}),
-    (np.array([0, 1, 2, -1, 0]), {"period": 4.5}),
-    (np.array([0.0, np.pi, 0.0, -np.pi]), {}),
-    (np.linspace(0, 20, 12).reshape(3, 4) % (2 * np.pi), {"axis": 0}),
-    (np.linspace(0, 20, 12).reshape(3, 4) % (2 * np.pi), {"axis": 1}),
-    (np.array([0.5], np.float32), {}),
-])
+@pytest.mark.parametrize(
+    ("p", "kwargs"),
+    [
+        (np.array([0.0, 0.78, 5.49, 6.28]), {}),
+        (np.array([0.0, 0.78, 5.49, 6.28]), {"discont": 4.0}),
+        (np.array([0, 1, 2, -1, 0]), {"period": 4}),
+        (np.array([2, 3, 4, 5, 2, 3, 4, 5]), {"period": 4}),
+        (np.array([1, 2, 3, 4, 5, 6, 1, 2, 3]), {"period": 6}),
+        (np.array([0, 1, 2, -1, 0]), {"period": 4.5}),
+        (np.array([0.0, np.pi, 0.0, -np.pi]), {}),
+        (np.linspace(0, 20, 12).reshape(3, 4) % (2 * np.pi), {"axis": 0}),
+        (np.linspace(0, 20, 12).reshape(3, 4) % (2 * np.pi), {"axis": 1}),
+        (np.array([0.5], np.float32), {}),
+    ],
+)
 def test_unwrap_matches_numpy(p, kwargs):
     got, want = jg.unwrap(jg.tensor(p), **kwargs), np.unwrap(p, **kwargs)
     assert got.dtype == want.dtype and got.shape == want.shape

@@ -13,10 +13,20 @@ import jitgrad as jg
 from jitgrad.autograd import gradcheck
 
 METHODS = [
-    "linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf", "averaged_inverted_cdf",
-    "closest_observation", "interpolated_inverted_cdf", "hazen", "weibull", "median_unbiased",
+    "linear",
+    "lower",
+    "higher",
+    "nearest",
+    "midpoint",
+    "inverted_cdf",
+    "averaged_inverted_cdf",
+    "closest_observation",
+    "interpolated_inverted_cdf",
+    "hazen",
+    "weibull",
+    "median_unbiased",
     "normal_unbiased",
-]  # fmt: skip
+]
 
 
 def shape_and_axis():
@@ -60,8 +70,11 @@ def test_median_and_percentile_match_numpy(case, keepdims, dtype):
     assert_like(
         jg.median(x, axis=axis, keepdims=keepdims), np.median(a, axis=axis, keepdims=keepdims), rtol
     )  # noqa: E501
-    assert_like(jg.percentile(x, [10, 50], axis=axis, keepdims=keepdims),
-                np.percentile(a, [10, 50], axis=axis, keepdims=keepdims), rtol)  # fmt: skip
+    assert_like(
+        jg.percentile(x, [10, 50], axis=axis, keepdims=keepdims),
+        np.percentile(a, [10, 50], axis=axis, keepdims=keepdims),
+        rtol,
+    )
 
 
 def test_quantile_of_a_slice_with_nan_is_nan():
@@ -127,10 +140,14 @@ def test_average_with_1d_weights_along_an_axis():
 
 
 COV_CASES = [
-    {}, {"rowvar": False}, {"bias": True}, {"ddof": 2}, {"fweights": [1, 2, 1, 1, 3, 1]},
+    {},
+    {"rowvar": False},
+    {"bias": True},
+    {"ddof": 2},
+    {"fweights": [1, 2, 1, 1, 3, 1]},
     {"aweights": [0.5, 1.0, 2.0, 1.5, 1.0, 0.25]},
     {"fweights": [1, 2, 1, 1, 3, 1], "aweights": [0.5, 1.0, 2.0, 1.5, 1.0, 0.25], "ddof": 1},
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("kwargs", COV_CASES)

@@ -13,8 +13,17 @@ from jitgrad.ops.ufunc import UFUNCS
 
 INF, NAN = math.inf, math.nan
 # Operands every op accepts: ints for the integer-only ones, a float in (0, 1) elsewhere.
-_INTEGER_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
-                 "invert", "gcd", "lcm", "bitwise_count"}  # fmt: skip
+_INTEGER_ONLY = {
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "left_shift",
+    "right_shift",
+    "invert",
+    "gcd",
+    "lcm",
+    "bitwise_count",
+}
 _NOT_NUMPY = {"relu", "sigmoid", "silu", "softplus", "erf", "frexp", "ldexp", "divmod"}
 
 
@@ -52,11 +61,17 @@ def test_every_ufunc_of_scalars_alone_gives_numpys_0d_result(name):
         np.testing.assert_allclose(g.numpy(), w, rtol=1e-12)
 
 
-@pytest.mark.parametrize("call, dtype", [
-    (lambda: jg.sqrt(2.0), np.float64), (lambda: jg.exp(np.float32(0.5)), np.float32),
-    (lambda: jg.add(1, 2), np.int64), (lambda: jg.maximum(2.0, 3.0), np.float64),
-    (lambda: jg.where(True, 1.0, 2.0), np.float64), (lambda: jg.exp(np.float64(0.5)), np.float64),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "call, dtype",
+    [
+        (lambda: jg.sqrt(2.0), np.float64),
+        (lambda: jg.exp(np.float32(0.5)), np.float32),
+        (lambda: jg.add(1, 2), np.int64),
+        (lambda: jg.maximum(2.0, 3.0), np.float64),
+        (lambda: jg.where(True, 1.0, 2.0), np.float64),
+        (lambda: jg.exp(np.float64(0.5)), np.float64),
+    ],
+)
 def test_scalar_calls_follow_nep50(call, dtype):
     assert call().dtype.numpy == dtype and call().shape == ()
 
@@ -96,15 +111,19 @@ def test_where_keeps_outs_old_values_and_zeros_without_out():
         jg.exp(jg.tensor(A), where=jg.tensor([1, 0, 1]))
 
 
-@pytest.mark.parametrize("fn, args, dtype", [
-    ("add", (np.array([1, 2], np.int64), 1), np.float32),
-    ("exp", (np.array([1, 2], np.int64),), np.float32),
-    ("multiply", (np.array([1.5, 2.5]), 2), np.float32),
-    ("add", (np.array([1.5, 2.5]), 2.25), np.float64),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "fn, args, dtype",
+    [
+        ("add", (np.array([1, 2], np.int64), 1), np.float32),
+        ("exp", (np.array([1, 2], np.int64),), np.float32),
+        ("multiply", (np.array([1.5, 2.5]), 2), np.float32),
+        ("add", (np.array([1.5, 2.5]), 2.25), np.float64),
+    ],
+)
 def test_dtype_selects_numpys_loop(fn, args, dtype):
-    got = getattr(jg, fn)(*(jg.tensor(a) if isinstance(a, np.ndarray) else a for a in args),
-                          dtype=dtype)  # fmt: skip
+    got = getattr(jg, fn)(
+        *(jg.tensor(a) if isinstance(a, np.ndarray) else a for a in args), dtype=dtype
+    )
     want = getattr(np, fn)(*args, dtype=dtype)
     assert got.dtype.numpy == want.dtype
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
@@ -113,8 +132,10 @@ def test_dtype_selects_numpys_loop(fn, args, dtype):
 @pytest.mark.parametrize("casting", ["no", "equiv", "safe", "same_kind", "unsafe"])
 def test_casting_errors_are_numpys(casting):
     a32, a64 = np.ones(2, np.float32), np.ones(2, np.int64)
-    for call in [lambda m, x, y: m.add(x, y, casting=casting),
-                 lambda m, x, y: m.add(x, y, dtype=np.int32, casting=casting)]:  # fmt: skip
+    for call in [
+        lambda m, x, y: m.add(x, y, casting=casting),
+        lambda m, x, y: m.add(x, y, dtype=np.int32, casting=casting),
+    ]:
         try:
             want, error = call(np, a32, a64), None
         except TypeError as e:
@@ -156,11 +177,29 @@ def test_two_output_ufuncs_take_a_tuple_of_outs():
 M = np.array([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 2.0], [0.5, 1.0, 2.0, -1.0]])
 
 
-@pytest.mark.parametrize("name", ["add", "multiply", "maximum", "minimum", "subtract",
-                                  "logical_and", "logical_or", "logical_xor"])  # fmt: skip
-@pytest.mark.parametrize("kwargs", [{}, {"axis": 1}, {"axis": None, "keepdims": True},
-                                    {"axis": 1, "initial": 1.0},
-                                    {"axis": 0, "where": M > 0, "initial": 3.0}])  # fmt: skip
+@pytest.mark.parametrize(
+    "name",
+    [
+        "add",
+        "multiply",
+        "maximum",
+        "minimum",
+        "subtract",
+        "logical_and",
+        "logical_or",
+        "logical_xor",
+    ],
+)
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"axis": 1},
+        {"axis": None, "keepdims": True},
+        {"axis": 1, "initial": 1.0},
+        {"axis": 0, "where": M > 0, "initial": 3.0},
+    ],
+)
 def test_reduce_is_numpys(name, kwargs):
     if name in ("subtract",) and kwargs.get("axis", 0) is None:
         pytest.skip("numpy refuses to reduce subtract over several axes")
@@ -185,7 +224,12 @@ def test_reduce_methods_attributes_and_errors():
     for name in ["add", "multiply", "maximum", "logical_and", "bitwise_or", "exp", "divmod"]:
         fn, ref = getattr(jg, name), getattr(np, name)
         assert (fn.nin, fn.nout, fn.nargs, fn.identity, fn.__name__) == (
-            ref.nin, ref.nout, ref.nargs, ref.identity, ref.__name__)  # fmt: skip
+            ref.nin,
+            ref.nout,
+            ref.nargs,
+            ref.identity,
+            ref.__name__,
+        )
 
 
 def test_reduce_add_and_multiply_are_differentiable():
@@ -221,8 +265,9 @@ def test_outer_is_numpys_and_differentiable():
     a, b = np.array([1.0, 2.0, 3.0]), M[:2, :2]
     for name in ["add", "subtract", "multiply", "maximum"]:
         want = getattr(np, name).outer(a, b)
-        np.testing.assert_array_equal(getattr(jg, name).outer(jg.tensor(a), jg.tensor(b)).numpy(),
-                                      want)  # fmt: skip
+        np.testing.assert_array_equal(
+            getattr(jg, name).outer(jg.tensor(a), jg.tensor(b)).numpy(), want
+        )
     x = jg.tensor(a, requires_grad=True)
     jg.multiply.outer(x, jg.tensor([1.0, 10.0])).sum().backward()
     assert x.grad.tolist() == [11.0, 11.0, 11.0]
@@ -256,10 +301,37 @@ def test_add_at_records_a_scatter_add():
 # -- new functions ----------------------------------------------------------------------------
 X = np.array([-2.0, -0.0, 0.0, 0.3, 1.5, INF, -INF, NAN])
 Y = np.array([1.0, -1.0, 0.0, 2.0, -0.5, 3.0, INF, 1.0])
-UNARY = ["exp2", "cbrt", "deg2rad", "rad2deg", "degrees", "radians", "fabs", "sinc", "isinf",
-         "isneginf", "isposinf", "signbit", "spacing", "arcsinh", "nan_to_num"]  # fmt: skip
-BINARY = ["hypot", "copysign", "nextafter", "logaddexp", "logaddexp2", "fmod", "fmax", "fmin",
-          "heaviside", "float_power", "mod", "true_divide"]  # fmt: skip
+UNARY = [
+    "exp2",
+    "cbrt",
+    "deg2rad",
+    "rad2deg",
+    "degrees",
+    "radians",
+    "fabs",
+    "sinc",
+    "isinf",
+    "isneginf",
+    "isposinf",
+    "signbit",
+    "spacing",
+    "arcsinh",
+    "nan_to_num",
+]
+BINARY = [
+    "hypot",
+    "copysign",
+    "nextafter",
+    "logaddexp",
+    "logaddexp2",
+    "fmod",
+    "fmax",
+    "fmin",
+    "heaviside",
+    "float_power",
+    "mod",
+    "true_divide",
+]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -280,19 +352,31 @@ def test_other_new_functions_match_numpy(name):
     args = {"arccosh": (np.abs(x) + 1,), "ldexp": (x, np.arange(7) - 3)}.get(name, (x,))
     want = getattr(np, name)(*args)
     got = getattr(jg, name)(*(jg.tensor(a) for a in args))
-    for g, w in zip(*((v,) if name in ("arccosh", "ldexp") else v for v in (got, want)),
-                    strict=True):  # fmt: skip
+    for g, w in zip(
+        *((v,) if name in ("arccosh", "ldexp") else v for v in (got, want)), strict=True
+    ):
         assert g.dtype.numpy == w.dtype
         np.testing.assert_allclose(g.numpy(), w, rtol=1e-15)
         assert (np.signbit(g.numpy()) == np.signbit(w)).all()
 
 
 def test_array_api_spellings_are_the_same_ufuncs():
-    pairs = {"acos": "arccos", "asin": "arcsin", "atan": "arctan", "atan2": "arctan2",
-             "acosh": "arccosh", "asinh": "arcsinh", "atanh": "arctanh", "pow": "power",
-             "bitwise_invert": "invert", "bitwise_left_shift": "left_shift",
-             "bitwise_right_shift": "right_shift", "mod": "remainder",
-             "true_divide": "divide", "absolute": "abs"}  # fmt: skip
+    pairs = {
+        "acos": "arccos",
+        "asin": "arcsin",
+        "atan": "arctan",
+        "atan2": "arctan2",
+        "acosh": "arccosh",
+        "asinh": "arcsinh",
+        "atanh": "arctanh",
+        "pow": "power",
+        "bitwise_invert": "invert",
+        "bitwise_left_shift": "left_shift",
+        "bitwise_right_shift": "right_shift",
+        "mod": "remainder",
+        "true_divide": "divide",
+        "absolute": "abs",
+    }
     for alias, name in pairs.items():
         assert getattr(jg, alias) is getattr(jg, name), alias
 
@@ -300,14 +384,23 @@ def test_array_api_spellings_are_the_same_ufuncs():
 P = np.array([-1.7, -0.4, 0.3, 1.2, 2.5])
 Q = np.array([0.5, -1.1, 0.8, -2.0, 1.3])
 GRADIENTS = [
-    ("hypot", 2, torch.hypot), ("copysign", 2, torch.copysign),
-    ("logaddexp", 2, torch.logaddexp), ("logaddexp2", 2, torch.logaddexp2),
-    ("fmod", 2, torch.fmod), ("fmax", 2, torch.fmax), ("fmin", 2, torch.fmin),
-    ("exp2", 1, torch.exp2), ("cbrt", 1, lambda x: torch.sign(x) * x.abs() ** (1 / 3)),
-    ("deg2rad", 1, torch.deg2rad), ("rad2deg", 1, torch.rad2deg), ("sinc", 1, torch.sinc),
-    ("arcsinh", 1, torch.asinh), ("fabs", 1, torch.abs),
-    ("nan_to_num", 1, torch.nan_to_num), ("float_power", 2, torch.float_power),
-]  # fmt: skip
+    ("hypot", 2, torch.hypot),
+    ("copysign", 2, torch.copysign),
+    ("logaddexp", 2, torch.logaddexp),
+    ("logaddexp2", 2, torch.logaddexp2),
+    ("fmod", 2, torch.fmod),
+    ("fmax", 2, torch.fmax),
+    ("fmin", 2, torch.fmin),
+    ("exp2", 1, torch.exp2),
+    ("cbrt", 1, lambda x: torch.sign(x) * x.abs() ** (1 / 3)),
+    ("deg2rad", 1, torch.deg2rad),
+    ("rad2deg", 1, torch.rad2deg),
+    ("sinc", 1, torch.sinc),
+    ("arcsinh", 1, torch.asinh),
+    ("fabs", 1, torch.abs),
+    ("nan_to_num", 1, torch.nan_to_num),
+    ("float_power", 2, torch.float_power),
+]
 
 
 @pytest.mark.parametrize("name, nin, reference", GRADIENTS)

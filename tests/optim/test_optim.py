@@ -42,17 +42,20 @@ def quadratic(opt, p, steps):
 # -- SGD: hand-computed ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("options, expected", [
-    ({}, [0.8, 0.64, 0.512]),
-    ({"weight_decay": 0.1}, [0.79, 0.6241, 0.493039]),
-    # buf = g on the first step, then 0.9·buf + g
-    ({"momentum": 0.9}, [0.8, 0.46, 0.062]),
-    # dampening does not apply to the first step: buf2 = 0.9·2 + 0.5·1.6 = 2.6
-    ({"momentum": 0.9, "dampening": 0.5}, [0.8, 0.54]),
-    # d = g + 0.9·buf: 1 - 0.1·3.8 = 0.62; then g=1.24, buf=3.04, d=3.976
-    ({"momentum": 0.9, "nesterov": True}, [0.62, 0.2224]),
-    ({"maximize": True}, [1.2, 1.44]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        ({}, [0.8, 0.64, 0.512]),
+        ({"weight_decay": 0.1}, [0.79, 0.6241, 0.493039]),
+        # buf = g on the first step, then 0.9·buf + g
+        ({"momentum": 0.9}, [0.8, 0.46, 0.062]),
+        # dampening does not apply to the first step: buf2 = 0.9·2 + 0.5·1.6 = 2.6
+        ({"momentum": 0.9, "dampening": 0.5}, [0.8, 0.54]),
+        # d = g + 0.9·buf: 1 - 0.1·3.8 = 0.62; then g=1.24, buf=3.04, d=3.976
+        ({"momentum": 0.9, "nesterov": True}, [0.62, 0.2224]),
+        ({"maximize": True}, [1.2, 1.44]),
+    ],
+)
 def test_sgd_hand_computed(options, expected):
     p = param([1.0])
     got = quadratic(optim.SGD([p], lr=0.1, **options), p, len(expected))
@@ -69,8 +72,7 @@ def test_adam_hand_computed_two_steps():
     assert got[0][0] == pytest.approx(1 - 0.1 * 2 / (2 + 1e-8), rel=1e-14)
     # step 2: g=1.8, m=0.36, v=0.007236, m̂=0.36/0.19, v̂=0.007236/0.001999
     m_hat, v_hat = 0.36 / 0.19, 0.007236 / (1 - 0.999**2)
-    assert got[1][0] == pytest.approx(got[0][0] - 0.1 * m_hat / (math.sqrt(v_hat) + 1e-8),
-                                      rel=1e-9)  # fmt: skip
+    assert got[1][0] == pytest.approx(got[0][0] - 0.1 * m_hat / (math.sqrt(v_hat) + 1e-8), rel=1e-9)
 
 
 def adam_reference(p0, grads, lr, beta1, beta2, eps, wd, amsgrad, decoupled):
@@ -134,11 +136,14 @@ def test_adam_maximize():
 # -- dtypes, storage versions, the formulas themselves -----------------------------------------
 
 
-@pytest.mark.parametrize("make", [
-    lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
-    lambda ps: optim.Adam(ps, lr=0.1, amsgrad=True),
-    lambda ps: optim.AdamW(ps, lr=0.1),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+        lambda ps: optim.Adam(ps, lr=0.1, amsgrad=True),
+        lambda ps: optim.AdamW(ps, lr=0.1),
+    ],
+)
 def test_float32_parameters_stay_float32_and_match_float64(make):
     p32, p64 = param(GRADS[0], jg.float32), param(GRADS[0])
     opt32, opt64 = make([p32]), make([p64])
@@ -163,16 +168,33 @@ def test_step_bumps_storage_versions_so_stale_graphs_fail():
 def test_formulas_are_namespace_agnostic():
     """The same update formula gives the same values on numpy arrays (reference) and on
     jitgrad tensors (tensor_math): what lets the JIT lower it as written."""
-    p, g, m, v, vmax = (np.array(x) for x in ([0.5, -1.0], [0.2, 0.3], [0.1, 0.0],
-                                              [0.01, 0.02], [0.02, 0.01]))  # fmt: skip
-    hyper = dict(lr=0.1, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.1, step=3,
-                 amsgrad=True, decoupled_weight_decay=True, maximize=False)  # fmt: skip
+    p, g, m, v, vmax = (
+        np.array(x) for x in ([0.5, -1.0], [0.2, 0.3], [0.1, 0.0], [0.01, 0.02], [0.02, 0.01])
+    )
+    hyper = dict(
+        lr=0.1,
+        beta1=0.9,
+        beta2=0.99,
+        eps=1e-8,
+        weight_decay=0.1,
+        step=3,
+        amsgrad=True,
+        decoupled_weight_decay=True,
+        maximize=False,
+    )
     arrays = optim.adam_update(reference, p, g, m, v, vmax, **hyper)
     tensors = optim.adam_update(tensor_math, *(jg.asarray(a) for a in (p, g, m, v, vmax)), **hyper)
     for a, t in zip(arrays, tensors, strict=True):
         np.testing.assert_allclose(a, t.numpy(), rtol=1e-15)
-    sgd = dict(lr=0.1, weight_decay=0.0, momentum=0.9, dampening=0.0, nesterov=True,
-               maximize=False, first_step=False)  # fmt: skip
+    sgd = dict(
+        lr=0.1,
+        weight_decay=0.0,
+        momentum=0.9,
+        dampening=0.0,
+        nesterov=True,
+        maximize=False,
+        first_step=False,
+    )
     a_p, a_b = optim.sgd_update(reference, p, g, m, **sgd)
     t_p, t_b = optim.sgd_update(tensor_math, jg.asarray(p), jg.asarray(g), jg.asarray(m), **sgd)
     np.testing.assert_allclose(a_p, t_p.numpy(), rtol=1e-15)
@@ -255,13 +277,15 @@ def test_invalid_arguments_are_named():
 
 @pytest.mark.parametrize(
     "make, error, message",
-    [(lambda p: optim.Adam([p], betas=(0.9, 0.99, 0.5)), ValueError, r"betas must be a pair"),
-     (lambda p: optim.Adam([p], betas=0.9), ValueError, r"betas must be a pair"),
-     (lambda p: optim.Adam([p], betas=(None, 0.9)), TypeError, r"betas\[0\] must be a number"),
-     (lambda p: optim.AdamW([p], eps="1e-8"), TypeError, "eps must be a number, got str"),
-     (lambda p: optim.SGD([p], lr=None), TypeError, "SGD: lr must be a number, got NoneType"),
-     (lambda p: optim.SGD([p], lr=0.1, momentum=None), TypeError, "momentum must be a number")],
-)  # fmt: skip
+    [
+        (lambda p: optim.Adam([p], betas=(0.9, 0.99, 0.5)), ValueError, r"betas must be a pair"),
+        (lambda p: optim.Adam([p], betas=0.9), ValueError, r"betas must be a pair"),
+        (lambda p: optim.Adam([p], betas=(None, 0.9)), TypeError, r"betas\[0\] must be a number"),
+        (lambda p: optim.AdamW([p], eps="1e-8"), TypeError, "eps must be a number, got str"),
+        (lambda p: optim.SGD([p], lr=None), TypeError, "SGD: lr must be a number, got NoneType"),
+        (lambda p: optim.SGD([p], lr=0.1, momentum=None), TypeError, "momentum must be a number"),
+    ],
+)
 def test_options_of_the_wrong_kind_are_named(make, error, message):
     with pytest.raises(error, match=message):
         make(param([1.0]))
@@ -286,11 +310,15 @@ def _train(model, opt, steps: int) -> None:
         opt.step()
 
 
-@pytest.mark.parametrize("make", [
-    lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
-    lambda ps: optim.Adam([{"params": ps[:1]}, {"params": ps[1:], "lr": 0.01}], lr=0.1,
-                          amsgrad=True),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+        lambda ps: optim.Adam(
+            [{"params": ps[:1]}, {"params": ps[1:], "lr": 0.01}], lr=0.1, amsgrad=True
+        ),
+    ],
+)
 def test_state_dict_round_trip_resumes_exactly(make, tmp_path):
     model = _small_model()
     opt = make(list(model.parameters()))
@@ -310,10 +338,13 @@ def test_state_dict_round_trip_resumes_exactly(make, tmp_path):
 
 
 @pytest.mark.parametrize("duplicate", [copy.deepcopy, lambda obj: pickle.loads(pickle.dumps(obj))])
-@pytest.mark.parametrize("make", [
-    lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
-    lambda ps: optim.Adam(ps, lr=0.1, amsgrad=True),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+        lambda ps: optim.Adam(ps, lr=0.1, amsgrad=True),
+    ],
+)
 def test_model_and_optimizer_copied_after_steps_train_on_identically(make, duplicate):
     # As torch.optim optimizers do; the prepared kernel launches did not pickle.
     model = _small_model()
@@ -420,9 +451,13 @@ def test_a_group_added_later_is_scheduled_as_pytorch_does(schedule, join):
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
-@pytest.mark.parametrize("kind, schedule", [
-    (StepLR, dict(step_size=1, gamma=0.5)), (CosineAnnealingLR, dict(T_max=10)),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "kind, schedule",
+    [
+        (StepLR, dict(step_size=1, gamma=0.5)),
+        (CosineAnnealingLR, dict(T_max=10)),
+    ],
+)
 @pytest.mark.parametrize("order", ["optimizer first", "scheduler first"])
 def test_a_resumed_optimizer_trains_at_the_restored_rate(kind, schedule, order):
     # Resuming as PyTorch's docs do (load the optimizer, build the scheduler, load it) left

@@ -20,15 +20,21 @@ from jitgrad.serving.loader import Loader, ResourceAllocation
 def tiny_model(seed: int = 0) -> nn.Sequential:
     rng = jg.random.default_rng(seed)
     return nn.Sequential(
-        nn.Linear(8, 16, dtype=jg.float32, generator=rng), nn.ReLU(),
+        nn.Linear(8, 16, dtype=jg.float32, generator=rng),
+        nn.ReLU(),
         nn.Linear(16, 3, dtype=jg.float32, generator=rng),
-    ).eval()  # fmt: skip
+    ).eval()
 
 
 def save_version(base, version: int, model=None, seed: int = 0, warmup=(1, 4)):
     model = tiny_model(seed) if model is None else model
-    save_model(model, os.path.join(base, str(version)), input_shape=(8,),
-               input_dtype="float32", warmup_batch_sizes=warmup)  # fmt: skip
+    save_model(
+        model,
+        os.path.join(base, str(version)),
+        input_shape=(8,),
+        input_dtype="float32",
+        warmup_batch_sizes=warmup,
+    )
     return model
 
 
@@ -46,8 +52,14 @@ class FakeLoader(Loader):
     """A loader whose load can be held (``gate``), fail (``fail``) or be slow; it records
     calls. Its servable is ``lambda: value``."""
 
-    def __init__(self, value=None, ram: int = 100, measured: int | None = None,
-                 gate: threading.Event | None = None, fail: Exception | None = None):  # fmt: skip
+    def __init__(
+        self,
+        value=None,
+        ram: int = 100,
+        measured: int | None = None,
+        gate: threading.Event | None = None,
+        fail: Exception | None = None,
+    ):
         self.value, self.ram, self.measured, self.gate, self.fail = value, ram, measured, gate, fail
         self.calls: list[str] = []
         self.loading = threading.Event()

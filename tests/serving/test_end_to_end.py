@@ -50,8 +50,11 @@ def train(hidden_activation, seed: int, steps: int):
     x = (digits.data[:300] / 16.0).astype(np.float32)
     y = np.eye(10, dtype=np.float32)[digits.target[:300]]
     rng = jg.random.default_rng(seed)
-    model = nn.Sequential(nn.Linear(64, 16, dtype=jg.float32, generator=rng), hidden_activation,
-                          nn.Linear(16, 10, dtype=jg.float32, generator=rng))  # fmt: skip
+    model = nn.Sequential(
+        nn.Linear(64, 16, dtype=jg.float32, generator=rng),
+        hidden_activation,
+        nn.Linear(16, 10, dtype=jg.float32, generator=rng),
+    )
     opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     xs, ys = jg.asarray(x), jg.asarray(y)
     for _ in range(steps):
@@ -113,8 +116,11 @@ def test_train_serve_swap_under_load(tmp_path):
                     version = None
                     if status == 200:
                         got = np.asarray(body["predictions"][0])
-                        matches = [v for v, e in expected.items()
-                                   if np.allclose(got, e[i], rtol=1e-5, atol=1e-6)]  # fmt: skip
+                        matches = [
+                            v
+                            for v, e in expected.items()
+                            if np.allclose(got, e[i], rtol=1e-5, atol=1e-6)
+                        ]
                         version = matches[0] if matches else "wrong"
                     results[k].append((t0, elapsed, status, version))
             finally:
@@ -155,7 +161,9 @@ def test_train_serve_swap_under_load(tmp_path):
         end = jg.jit.stats()
         at_publication = published[2]
         assert (end["generated"], end["compiled"]) == (
-            at_publication["generated"], at_publication["compiled"])  # fmt: skip
+            at_publication["generated"],
+            at_publication["compiled"],
+        )
         assert published[2]["generated"] >= published[1]["generated"]
 
         rows = [r for per_client in results for r in per_client]
@@ -167,15 +175,18 @@ def test_train_serve_swap_under_load(tmp_path):
         assert max(r[0] for r in before) < min(r[0] for r in after_v2) + 0.5  # a clean cut-over
         slowest = max(r[1] for r in rows)
         during = [r[1] for r in rows if swap_at <= r[0] <= available_at]
-        numbers = (f"steady p50 {statistics.median(steady) * 1e3:.2f} ms; {len(rows)} hammer "
-                   f"requests, p50 {statistics.median(r[1] for r in rows) * 1e3:.2f} ms, max "
-                   f"{slowest * 1e3:.1f} ms; during the load of v2 ({available_at - swap_at:.2f} "
-                   f"s, warm-up {report['seconds'] * 1e3:.0f} ms, compiled {report['compiled']}): "
-                   f"{len(during)} requests, max {max(during, default=0) * 1e3:.1f} ms; first 5 "
-                   f"on v2: {[round(r[1] * 1e3, 2) for r in after_v2[:5]]} ms")  # fmt: skip
+        numbers = (
+            f"steady p50 {statistics.median(steady) * 1e3:.2f} ms; {len(rows)} hammer "
+            f"requests, p50 {statistics.median(r[1] for r in rows) * 1e3:.2f} ms, max "
+            f"{slowest * 1e3:.1f} ms; during the load of v2 ({available_at - swap_at:.2f} "
+            f"s, warm-up {report['seconds'] * 1e3:.0f} ms, compiled {report['compiled']}): "
+            f"{len(during)} requests, max {max(during, default=0) * 1e3:.1f} ms; first 5 "
+            f"on v2: {[round(r[1] * 1e3, 2) for r in after_v2[:5]]} ms"
+        )
         worst = sorted(rows, key=lambda r: -r[1])[:5]
         numbers += "; slowest (start - swap, ms): " + ", ".join(
-            f"{(r[0] - swap_at) * 1e3:+.0f}: {r[1] * 1e3:.1f}" for r in worst)
+            f"{(r[0] - swap_at) * 1e3:+.0f}: {r[1] * 1e3:.1f}" for r in worst
+        )
         print(numbers)
         assert max(r[1] for r in after_v2[:FIRST_ON_V2]) < COLD_REQUEST_BOUND, numbers
         assert slowest < SLOW_REQUEST_BOUND, numbers

@@ -28,8 +28,9 @@ def served(tmp_path_factory):
     root = tmp_path_factory.mktemp("models")
     model = save_version(root / "tiny", 1)
     ids = nn.Sequential(nn.Embedding(10, 2, generator=0), nn.Flatten())
-    save_model(ids, root / "ids" / "1", input_shape=(3,), input_dtype="int64",
-               warmup_batch_sizes=[1])  # fmt: skip
+    save_model(
+        ids, root / "ids" / "1", input_shape=(3,), input_dtype="int64", warmup_batch_sizes=[1]
+    )
     manager = Manager()
     for name in ("tiny", "ids"):
         FileSystemSource(root / name, poll_seconds=0, name=name).connect(manager).poll()
@@ -67,8 +68,11 @@ def test_status(client):
 
 def test_metadata_has_the_signature_in_tf_form(client):
     status, body = client.get("/v1/models/tiny/metadata")
-    assert status == 200 and body["model_spec"] == {"name": "tiny", "signature_name": "",
-                                                     "version": "1"}  # fmt: skip
+    assert status == 200 and body["model_spec"] == {
+        "name": "tiny",
+        "signature_name": "",
+        "version": "1",
+    }
     sig = body["metadata"]["signature_def"]["signature_def"]["serving_default"]
     assert sig["inputs"]["x"]["dtype"] == "DT_FLOAT"
     assert [d["size"] for d in sig["inputs"]["x"]["tensor_shape"]["dim"]] == ["-1", "8"]
@@ -76,8 +80,14 @@ def test_metadata_has_the_signature_in_tf_form(client):
     assert client.get("/v1/models/tiny/versions/1/metadata")[1] == body
 
 
-@pytest.mark.parametrize("path", ["/v1/models/tiny:predict", "/v1/models/tiny/versions/1:predict",
-                                  "/v1/models/tiny/labels/stable:predict"])  # fmt: skip
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/models/tiny:predict",
+        "/v1/models/tiny/versions/1:predict",
+        "/v1/models/tiny/labels/stable:predict",
+    ],
+)
 def test_predict_rows_and_columns_match_the_model(served, client, path):
     model = served[1]
     expected = predict_in_process(model, X)
@@ -87,8 +97,9 @@ def test_predict_rows_and_columns_match_the_model(served, client, path):
     status, body = client.post(path, {"inputs": X.tolist()})
     assert status == 200
     np.testing.assert_allclose(body["outputs"], expected, rtol=1e-6)
-    status, body = client.post(path, {"instances": [{"x": row} for row in X.tolist()],
-                                      "signature_name": "serving_default"})  # fmt: skip
+    status, body = client.post(
+        path, {"instances": [{"x": row} for row in X.tolist()], "signature_name": "serving_default"}
+    )
     np.testing.assert_allclose(body["predictions"], expected, rtol=1e-6)
     status, body = client.post(path, {"inputs": {"x": X[:1].tolist()}})
     np.testing.assert_allclose(body["outputs"], expected[:1], rtol=1e-6)
@@ -153,13 +164,15 @@ BAD = [
     ("GET", P, None, 405, "use POST"),
     ("POST", "/v1/models/tiny", {}, 405, "use GET"),
     ("DELETE", "/healthz", None, 405, "use GET"),
-]  # fmt: skip
+]
 
 
-@pytest.mark.parametrize("method, path, body, status, fragment", BAD,
-                         ids=[f"{row[3]}-{k}" for k, row in enumerate(BAD)])  # fmt: skip
-def test_bad_requests_get_a_fitting_error_and_harm_nothing(served, client, method, path, body,
-                                                           status, fragment):  # fmt: skip
+@pytest.mark.parametrize(
+    "method, path, body, status, fragment", BAD, ids=[f"{row[3]}-{k}" for k, row in enumerate(BAD)]
+)
+def test_bad_requests_get_a_fitting_error_and_harm_nothing(
+    served, client, method, path, body, status, fragment
+):
     got, text, response = client.request(method, path, body, raw=True)
     assert got == status, text
     assert response.getheader("Content-Type") == "application/json"
@@ -181,36 +194,52 @@ def _raw(url_port: int, data: bytes) -> bytes:
 
 
 def test_a_body_over_the_limit_is_refused_from_its_header_unread(served):
-    head = (b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n"
-            b"Content-Type: application/json\r\n\r\n")  # fmt: skip
+    head = (
+        b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n"
+        b"Content-Type: application/json\r\n\r\n"
+    )
     answer = _raw(served[0].port, head)  # no body sent at all: answered, then closed
     assert answer.startswith(b"HTTP/1.1 413 ") and b"Connection: close" in answer
 
 
 def test_a_missing_content_length_is_411(served):
-    answer = _raw(served[0].port, b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\n"
-                                  b"Connection: close\r\n\r\n")  # fmt: skip
+    answer = _raw(
+        served[0].port,
+        b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
     assert answer.startswith(b"HTTP/1.1 411 ")
-    answer = _raw(served[0].port, b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\n"
-                                  b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")  # fmt: skip
+    answer = _raw(
+        served[0].port,
+        b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    )
     assert answer.startswith(b"HTTP/1.1 411 ")
 
 
 _BODY = json.dumps({"instances": X[:1].tolist()}).encode()
 _SMUGGLED = b"GET /v1/models/tiny/metadata HTTP/1.1\r\nHost: x\r\n\r\n"
 BAD_LENGTHS = {
-    "two lengths": (b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\nContent-Length: "
-                    + str(len(_BODY)).encode() + b"\r\nContent-Length: "
-                    + str(len(_BODY) + len(_SMUGGLED)).encode() + b"\r\n\r\n"
-                    + _BODY + _SMUGGLED),
-    "two equal lengths": (b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\n"
-                          b"Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}"),
-    "superscript digit, POST": (b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\n"
-                                b"Content-Length: \xb2\r\n\r\n{}"),
-    "superscript digit, GET": (b"GET /v1/models/tiny HTTP/1.1\r\nHost: x\r\n"
-                               b"Content-Length: \xb2\r\n\r\n{}"),
+    "two lengths": (
+        b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\nContent-Length: "
+        + str(len(_BODY)).encode()
+        + b"\r\nContent-Length: "
+        + str(len(_BODY) + len(_SMUGGLED)).encode()
+        + b"\r\n\r\n"
+        + _BODY
+        + _SMUGGLED
+    ),
+    "two equal lengths": (
+        b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\n"
+        b"Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}"
+    ),
+    "superscript digit, POST": (
+        b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\nContent-Length: \xb2\r\n\r\n{}"
+    ),
+    "superscript digit, GET": (
+        b"GET /v1/models/tiny HTTP/1.1\r\nHost: x\r\nContent-Length: \xb2\r\n\r\n{}"
+    ),
     "sign": b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: +2\r\n\r\n{}",
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("request_bytes", BAD_LENGTHS.values(), ids=BAD_LENGTHS)
@@ -258,8 +287,8 @@ def test_health_readiness_and_metrics(served, client):
         return float(line.rsplit(" ", 1)[1])
 
     labels = 'model="tiny",version="1",api="predict"'
-    assert value(f"jitgrad_serving_requests_total{{{labels},code=\"200\"}}") >= 1
-    assert value(f"jitgrad_serving_requests_total{{{labels},code=\"400\"}}") >= 1
+    assert value(f'jitgrad_serving_requests_total{{{labels},code="200"}}') >= 1
+    assert value(f'jitgrad_serving_requests_total{{{labels},code="400"}}') >= 1
     assert value(f"jitgrad_serving_request_duration_seconds_count{{{labels}}}") >= 2
     assert value(f'jitgrad_serving_request_duration_seconds_bucket{{{labels},le="+Inf"}}') >= 2
     assert value('jitgrad_serving_load_seconds{model="tiny",version="1"}') > 0
@@ -291,10 +320,12 @@ def test_versions_and_names_clients_make_up_never_become_metric_labels(served, c
 class _ComplexServable:
     """Answers every request with a complex output, which JSON cannot hold."""
 
-    signature = Signature.from_manifest({
-        "inputs": {"x": {"dtype": "complex64", "shape": [-1, 1]}},
-        "outputs": {"y": {"dtype": "complex64", "shape": [-1, 1]}},
-    })  # fmt: skip
+    signature = Signature.from_manifest(
+        {
+            "inputs": {"x": {"dtype": "complex64", "shape": [-1, 1]}},
+            "outputs": {"y": {"dtype": "complex64", "shape": [-1, 1]}},
+        }
+    )
 
     def __call__(self, inputs):
         return {"y": self.signature.check(inputs)["x"] * 1j}
@@ -348,8 +379,13 @@ def test_a_failed_version_reports_end_with_its_error(tmp_path):
         client.close()
     manager.shutdown(T)
     assert status == 200
-    assert body["model_version_status"] == [{"version": "1", "state": "END", "status": {
-        "error_code": "NOT_FOUND", "error_message": "FileNotFoundError: gone"}}]  # fmt: skip
+    assert body["model_version_status"] == [
+        {
+            "version": "1",
+            "state": "END",
+            "status": {"error_code": "NOT_FOUND", "error_message": "FileNotFoundError: gone"},
+        }
+    ]
 
 
 def test_the_module_docstring_lists_every_error_status_tested_here():

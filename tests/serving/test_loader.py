@@ -54,12 +54,15 @@ class EagerServable(FakeLoader):
         self._servable = object()  # a servable before load
 
 
-@pytest.mark.parametrize("bad, broken", [
-    (GrowingEstimate(), "the estimate grew during load"),
-    (ServableAfterUnload(), "servable() must be None after unload"),
-    (Reloadable(), "load after unload must raise RuntimeError"),
-    (EagerServable(), "servable() must be None before load"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "bad, broken",
+    [
+        (GrowingEstimate(), "the estimate grew during load"),
+        (ServableAfterUnload(), "servable() must be None after unload"),
+        (Reloadable(), "load after unload must raise RuntimeError"),
+        (EagerServable(), "servable() must be None before load"),
+    ],
+)
 def test_the_contract_check_names_each_broken_invariant(bad, broken):
     with pytest.raises(AssertionError, match=broken.replace("(", r"\(").replace(")", r"\)")):
         check_loader_contract(bad)
@@ -149,7 +152,10 @@ def test_load_warms_every_batch_size_so_requests_compile_and_trace_nothing(base)
     after = jg.jit.stats()
     assert predictor.traces == traces == 2 * 2  # replicas x batch sizes, all at load
     assert (after["generated"], after["compiled"], after["disk_hits"]) == (
-        before["generated"], before["compiled"], before["disk_hits"])  # fmt: skip
+        before["generated"],
+        before["compiled"],
+        before["disk_hits"],
+    )
     loader.unload()
 
 
@@ -177,14 +183,23 @@ def test_a_directory_without_manifest_is_not_loaded(base):
         loader.load()  # a failed load finishes the loader too
 
 
-@pytest.mark.parametrize("outputs, message", [
-    ({"output": {"dtype": "float32", "shape": [-1, 3]},
-      "extra": {"dtype": "float32", "shape": [-1, 5]}},
-     r"declares 2 outputs \['output', 'extra'\], but the model returns 1"),
-    ({"output": {"dtype": "float32", "shape": [-1, 5]}},
-     r"output 'output': the model gives shape \(1, 3\) for a batch of 1, the signature "
-     r"declares \(batch, 5\)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "outputs, message",
+    [
+        (
+            {
+                "output": {"dtype": "float32", "shape": [-1, 3]},
+                "extra": {"dtype": "float32", "shape": [-1, 5]},
+            },
+            r"declares 2 outputs \['output', 'extra'\], but the model returns 1",
+        ),
+        (
+            {"output": {"dtype": "float32", "shape": [-1, 5]}},
+            r"output 'output': the model gives shape \(1, 3\) for a batch of 1, the signature "
+            r"declares \(batch, 5\)",
+        ),
+    ],
+)
 def test_a_signature_the_model_does_not_produce_fails_the_load(base, outputs, message):
     save_version(base, 1)
     path = os.path.join(base, "1", "manifest.json")

@@ -89,9 +89,10 @@ def _run(policy, spec: str) -> list[str]:
 
 def test_a_swap_never_drops_to_zero_versions_under_availability_preserving():
     assert _run(availability_preserving, "1:available 2:start*") == [
-        "load 2 -> [1, 2]", "unload 1 -> [2]"]  # fmt: skip
+        "load 2 -> [1, 2]",
+        "unload 1 -> [2]",
+    ]
 
 
 def test_a_swap_never_holds_two_versions_under_resource_preserving():
-    assert _run(resource_preserving, "1:available 2:start*") == [
-        "unload 1 -> []", "load 2 -> [2]"]  # fmt: skip
+    assert _run(resource_preserving, "1:available 2:start*") == ["unload 1 -> []", "load 2 -> [2]"]

@@ -11,15 +11,18 @@ def sid(v):
     return ServableId("m", v)
 
 
-@pytest.mark.parametrize("budget, held, request_, admitted", [
-    (100, [], 100, True),  # exactly fits
-    (100, [], 101, False),
-    (100, [60], 40, True),
-    (100, [60], 41, False),
-    (100, [30, 30], 40, True),
-    (None, [10**12], 10**12, True),  # no budget: unlimited
-    (100, [], 0, True),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "budget, held, request_, admitted",
+    [
+        (100, [], 100, True),  # exactly fits
+        (100, [], 101, False),
+        (100, [60], 40, True),
+        (100, [60], 41, False),
+        (100, [30, 30], 40, True),
+        (None, [10**12], 10**12, True),  # no budget: unlimited
+        (100, [], 0, True),
+    ],
+)
 def test_admission_table(budget, held, request_, admitted):
     tracker = ResourceTracker(None if budget is None else R(ram_bytes=budget))
     for k, amount in enumerate(held):

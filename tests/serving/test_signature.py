@@ -8,33 +8,47 @@ from jitgrad.serving.signature import Signature, SignatureError
 
 
 def signature(dtype: str) -> Signature:
-    return Signature.from_manifest({"inputs": {"x": {"dtype": dtype, "shape": [-1, 1]}},
-                                    "outputs": {"y": {"dtype": dtype, "shape": [-1]}}})  # fmt: skip
+    return Signature.from_manifest(
+        {
+            "inputs": {"x": {"dtype": dtype, "shape": [-1, 1]}},
+            "outputs": {"y": {"dtype": dtype, "shape": [-1]}},
+        }
+    )
 
 
-@pytest.mark.parametrize("dtype, value, message", [
-    ("float16", -(2**63), "magnitude 9223372036854775808 overflows dtype float16"),
-    ("float16", 2**63 - 1, "magnitude 9223372036854775807 overflows dtype float16"),
-    ("float16", 2**64 - 1, "overflows dtype float16"),
-    ("float16", 10**30, "overflows dtype float16"),
-    ("float32", -(10**39), "overflows dtype float32"),
-    ("float64", 10**400, "a value of about 10\\*\\*400 overflows dtype float64"),
-    ("int64", 10**30, "values from 1000000000000000000000000000000 to "
-                      "1000000000000000000000000000000 do not fit dtype int64"),
-    ("int32", -(2**63), "do not fit dtype int32"),
-    ("bool", 10**30, "expected dtype bool"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "dtype, value, message",
+    [
+        ("float16", -(2**63), "magnitude 9223372036854775808 overflows dtype float16"),
+        ("float16", 2**63 - 1, "magnitude 9223372036854775807 overflows dtype float16"),
+        ("float16", 2**64 - 1, "overflows dtype float16"),
+        ("float16", 10**30, "overflows dtype float16"),
+        ("float32", -(10**39), "overflows dtype float32"),
+        ("float64", 10**400, "a value of about 10\\*\\*400 overflows dtype float64"),
+        (
+            "int64",
+            10**30,
+            "values from 1000000000000000000000000000000 to "
+            "1000000000000000000000000000000 do not fit dtype int64",
+        ),
+        ("int32", -(2**63), "do not fit dtype int32"),
+        ("bool", 10**30, "expected dtype bool"),
+    ],
+)
 def test_values_out_of_the_dtypes_range_are_refused(dtype, value, message):
     with pytest.raises(SignatureError, match=message):
         signature(dtype).check({"x": [[value]]})
 
 
-@pytest.mark.parametrize("dtype, values", [
-    ("float16", [-(2**15), 2**15]),
-    ("float32", [-(2**63), 2**63 - 1]),
-    ("float64", [-(2**63), 2**64 - 1]),
-    ("complex64", [-(2**63), 2**63 - 1]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "dtype, values",
+    [
+        ("float16", [-(2**15), 2**15]),
+        ("float32", [-(2**63), 2**63 - 1]),
+        ("float64", [-(2**63), 2**64 - 1]),
+        ("complex64", [-(2**63), 2**63 - 1]),
+    ],
+)
 def test_integers_that_fit_a_float_input_are_accepted(dtype, values):
     got = signature(dtype).check({"x": [[v] for v in values]})["x"]
     assert got.dtype == np.dtype(dtype)

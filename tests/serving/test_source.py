@@ -28,8 +28,9 @@ def fake_dirs(base, versions, complete=True):
 
 def emitted(base, policy):
     calls = []
-    source = FileSystemSource(base, poll_seconds=0, version_policy=policy, name="m",
-                              loader_factory=lambda path: path)  # fmt: skip
+    source = FileSystemSource(
+        base, poll_seconds=0, version_policy=policy, name="m", loader_factory=lambda path: path
+    )
     source.set_target(lambda name, versions: calls.append((name, versions)))
     source.poll()
     ((name, versions),) = calls
@@ -37,14 +38,17 @@ def emitted(base, policy):
     return versions
 
 
-@pytest.mark.parametrize("policy, expected", [
-    (LatestVersions(), [7]),
-    (LatestVersions(2), [7, 3]),
-    (AllVersions(), [7, 3, 2]),
-    (SpecificVersions([2, 5]), [2]),
-    (parse_version_policy("latest:2"), [7, 3]),
-    (parse_version_policy("specific:3,7"), [7, 3]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "policy, expected",
+    [
+        (LatestVersions(), [7]),
+        (LatestVersions(2), [7, 3]),
+        (AllVersions(), [7, 3, 2]),
+        (SpecificVersions([2, 5]), [2]),
+        (parse_version_policy("latest:2"), [7, 3]),
+        (parse_version_policy("specific:3,7"), [7, 3]),
+    ],
+)
 def test_version_policies_pick_from_ready_versions(base, policy, expected):
     fake_dirs(base, [2, 3, 7])
     fake_dirs(base, [9], complete=False)  # half-written: no manifest

@@ -18,8 +18,20 @@ from jitgrad.storage.convert import (
 ALL_HALF_BITS = np.arange(1 << 16).astype(np.uint16)
 
 DTYPES = [
-    np.bool_, np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16, np.int32, np.int64,
-    np.float16, np.float32, np.float64, np.complex64, np.complex128,
+    np.bool_,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.float16,
+    np.float32,
+    np.float64,
+    np.complex64,
+    np.complex128,
 ]
 
 
@@ -55,9 +67,7 @@ def _assert_bits_equal(got, expected, inputs):
     got = _bits(got).reshape(len(inputs), -1)
     expected = _bits(expected).reshape(len(inputs), -1)
     bad = np.flatnonzero((got != expected).any(axis=1))[:5]
-    assert bad.size == 0, (
-        f"inputs {inputs[bad]!r}: got {got[bad]!r}, numpy {expected[bad]!r}"
-    )
+    assert bad.size == 0, f"inputs {inputs[bad]!r}: got {got[bad]!r}, numpy {expected[bad]!r}"
 
 
 def _check_float_to_half(x):
@@ -97,15 +107,15 @@ def test_float_to_half_float32_sweep():
 def test_float_to_half_halfway_points():
     # Rounding boundaries between consecutive finite halves, plus the one
     # between 65504 and the would-be next value 65536 that decides overflow.
-    values = ALL_HALF_BITS[: 0x7C01].view(np.float16).astype(np.float64)
+    values = ALL_HALF_BITS[:0x7C01].view(np.float16).astype(np.float64)
     values[-1] = 65536.0
     mids = _with_negatives((values[:-1] + values[1:]) / 2)
     for dtype in (np.float32, np.float64):
         m = mids.astype(dtype)
         assert np.array_equal(m, mids)
-        _check_float_to_half(np.concatenate([
-            m, np.nextafter(m, dtype(np.inf)), np.nextafter(m, dtype(-np.inf))
-        ]))
+        _check_float_to_half(
+            np.concatenate([m, np.nextafter(m, dtype(np.inf)), np.nextafter(m, dtype(-np.inf))])
+        )
 
 
 def test_float_to_half_random_float64_bits():
@@ -117,14 +127,30 @@ def test_float_to_half_random_float64_bits():
 
 
 def test_float_to_half_boundaries():
-    edges = np.array([
-        0.0, 65504.0, 65519.0, 65520.0, 65536.0, 1e300, np.inf,
-        2.0**-14, 2.0**-24, 2.0**-25, 1.5 * 2.0**-25, 3 * 2.0**-25, 2.0**-26,
-        2.0**-14 - 2.0**-25, 2.0**-14 - 2.0**-26, 5e-324, 2.2250738585072014e-308,
-    ])
-    x = _with_negatives(np.concatenate([
-        edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf)
-    ]))
+    edges = np.array(
+        [
+            0.0,
+            65504.0,
+            65519.0,
+            65520.0,
+            65536.0,
+            1e300,
+            np.inf,
+            2.0**-14,
+            2.0**-24,
+            2.0**-25,
+            1.5 * 2.0**-25,
+            3 * 2.0**-25,
+            2.0**-26,
+            2.0**-14 - 2.0**-25,
+            2.0**-14 - 2.0**-26,
+            5e-324,
+            2.2250738585072014e-308,
+        ]
+    )
+    x = _with_negatives(
+        np.concatenate([edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf)])
+    )
     _check_float_to_half(x)
     with np.errstate(over="ignore"):
         _check_float_to_half(x.astype(np.float32))
@@ -133,31 +159,106 @@ def test_float_to_half_boundaries():
 def test_float_to_half_nan_payloads():
     # Quiet and signalling NaNs, payloads in the kept top bits and only in
     # the dropped low bits (which numpy turns into payload 1 to stay NaN).
-    f64 = np.array([
-        0x7FF8_0000_0000_0000, 0x7FF0_0000_0000_0001, 0x7FF0_03FF_FFFF_FFFF,
-        0x7FF0_0400_0000_0000, 0x7FF5_5540_0000_0000, 0x7FFF_FFFF_FFFF_FFFF,
-        0x7FF8_0000_0000_0001, 0x7FF2_AAAA_AAAA_AAAA,
-    ], dtype=np.uint64)
-    f32 = np.array([
-        0x7FC0_0000, 0x7F80_0001, 0x7F80_1FFF, 0x7F80_2000,
-        0x7FA0_0000, 0x7FFF_FFFF, 0x7FD5_5555,
-    ], dtype=np.uint32)
+    f64 = np.array(
+        [
+            0x7FF8_0000_0000_0000,
+            0x7FF0_0000_0000_0001,
+            0x7FF0_03FF_FFFF_FFFF,
+            0x7FF0_0400_0000_0000,
+            0x7FF5_5540_0000_0000,
+            0x7FFF_FFFF_FFFF_FFFF,
+            0x7FF8_0000_0000_0001,
+            0x7FF2_AAAA_AAAA_AAAA,
+        ],
+        dtype=np.uint64,
+    )
+    f32 = np.array(
+        [
+            0x7FC0_0000,
+            0x7F80_0001,
+            0x7F80_1FFF,
+            0x7F80_2000,
+            0x7FA0_0000,
+            0x7FFF_FFFF,
+            0x7FD5_5555,
+        ],
+        dtype=np.uint32,
+    )
     _check_float_to_half((f64 | np.uint64(1 << 63)).view(np.float64))
     _check_float_to_half(f64.view(np.float64))
     _check_float_to_half((f32 | np.uint32(1 << 31)).view(np.float32))
     _check_float_to_half(f32.view(np.float32))
 
 
-_REALS = np.array([
-    0.0, -0.0, 0.5, 1.0, -1.0, 1.5, 2.5, -2.5, 127.5, 128.0, -129.0, 255.9, 256.0,
-    300.7, -300.7, 2049.0, 65504.0, 65519.99, 65520.0, 1e5, 2.0**31 - 0.5, 2.0**31,
-    -(2.0**31) - 1, 2.0**62, -(2.0**63), 1e19, 1e30, 3.5e38, 1e300,
-    2.0**-24, 2.0**-25, 1e-8, 1e-40, 1e-310, np.inf, -np.inf, np.nan, -np.nan,
-])
-_INTS = np.array([
-    0, 1, -1, 2, 127, 128, -128, -129, 255, 256, 2047, 2049, 32767, -32768,
-    65504, 65519, 65520, 65535, 2**31 - 1, -(2**31), 2**53 + 1, 2**63 - 1, -(2**63),
-])
+_REALS = np.array(
+    [
+        0.0,
+        -0.0,
+        0.5,
+        1.0,
+        -1.0,
+        1.5,
+        2.5,
+        -2.5,
+        127.5,
+        128.0,
+        -129.0,
+        255.9,
+        256.0,
+        300.7,
+        -300.7,
+        2049.0,
+        65504.0,
+        65519.99,
+        65520.0,
+        1e5,
+        2.0**31 - 0.5,
+        2.0**31,
+        -(2.0**31) - 1,
+        2.0**62,
+        -(2.0**63),
+        1e19,
+        1e30,
+        3.5e38,
+        1e300,
+        2.0**-24,
+        2.0**-25,
+        1e-8,
+        1e-40,
+        1e-310,
+        np.inf,
+        -np.inf,
+        np.nan,
+        -np.nan,
+    ]
+)
+_INTS = np.array(
+    [
+        0,
+        1,
+        -1,
+        2,
+        127,
+        128,
+        -128,
+        -129,
+        255,
+        256,
+        2047,
+        2049,
+        32767,
+        -32768,
+        65504,
+        65519,
+        65520,
+        65535,
+        2**31 - 1,
+        -(2**31),
+        2**53 + 1,
+        2**63 - 1,
+        -(2**63),
+    ]
+)
 
 
 def _store_inputs(dtype):

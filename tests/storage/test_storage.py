@@ -14,9 +14,18 @@ from jitgrad.dtypes import ALL_DTYPES
 from jitgrad.storage import storage_class
 
 STORAGE_NAMES = [
-    "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage", "IntStorage", "LongStorage",
-    "HalfStorage", "FloatStorage", "DoubleStorage", "ComplexFloatStorage", "ComplexDoubleStorage",
-]  # fmt: skip
+    "BoolStorage",
+    "ByteStorage",
+    "CharStorage",
+    "ShortStorage",
+    "IntStorage",
+    "LongStorage",
+    "HalfStorage",
+    "FloatStorage",
+    "DoubleStorage",
+    "ComplexFloatStorage",
+    "ComplexDoubleStorage",
+]
 
 
 def sample_values(np_dtype, n=7):
@@ -450,9 +459,13 @@ STORAGE_WRITES = {
 
 @pytest.mark.parametrize(
     "write, kind",
-    [(w, k) for w in sorted(STORAGE_WRITES) for k in ("typed", "untyped", "view")
-     if (w, k) != ("string", "untyped")],  # (string() is a typed byte storage's)
-)  # fmt: skip
+    [
+        (w, k)
+        for w in sorted(STORAGE_WRITES)
+        for k in ("typed", "untyped", "view")
+        if (w, k) != ("string", "untyped")
+    ],  # (string() is a typed byte storage's)
+)
 def test_writes_to_a_read_only_storage_raise_one_clear_error(write, kind):
     a = np.arange(4, dtype=np.uint8)
     a.flags.writeable = False

@@ -51,8 +51,9 @@ def test_a_process_unpickling_a_shared_storage_writes_to_it_and_leaves_it_alone(
         "print(s.is_shared(), s.shared_name)\n"
         "s.fill_(9)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(s),
-                         capture_output=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=pickle.dumps(s), capture_output=True, check=True
+    )
     assert out.stdout.decode().split() == ["True", s.shared_name]
     assert out.stderr == b""  # no resource-tracker complaint about a leaked segment
     assert s.tolist() == [9.0] * 4
@@ -71,8 +72,9 @@ def test_a_tensor_on_shared_memory_passed_to_a_spawned_process_shares_it():
         "    p.start(); p.join()\n"
         "    print(p.exitcode, t.tolist(), t.storage().shared_name)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=120)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
     assert out.stdout.startswith("0 [0.0, 4.0, 4.0] "), out.stdout
     assert out.stderr == ""
     assert not segment_exists(out.stdout.split()[-1])  # its creator unlinked it
