@@ -44,6 +44,13 @@ class Config:
     parallel_threshold: int = field(
         default_factory=lambda: _env_int("JITGRAD_PARALLEL_THRESHOLD", 1 << 16)
     )
+    # Eager elementwise work of at most this many element operations (output elements
+    # times the numpy calls of the formula) runs in numpy's loops instead of a kernel
+    # (ops/numpy_tier.py): below it a launch's fixed cost is more than numpy's whole call.
+    # 0 turns the numpy tier off: every eager op takes a kernel (jitgrad/tiers.py).
+    numpy_tier_work: int = field(
+        default_factory=lambda: _env_int("JITGRAD_NUMPY_TIER_WORK", 1 << 12)
+    )
     # Matrix products of at most this many multiply-adds run BLAS on one thread
     # (ops/blas.py): below about 2^20 two threads cost more than they save (measured).
     blas_one_thread_up_to: int = field(
@@ -103,7 +110,7 @@ class Config:
 
 BACKENDS = ("jit", "reference")
 # The settings that eager dispatch's remembered decisions (``Config.memos``) depend on.
-_DECIDING = ("parallel_threshold", "default_dtype", "backend")
+_DECIDING = ("parallel_threshold", "default_dtype", "backend", "numpy_tier_work")
 
 # Copies, fills and arithmetic like bias + relu run at memory speed, about 0.15 ns per
 # float32 element on one thread here: two threads pay only from 2^18 elements (measured:

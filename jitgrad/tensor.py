@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, tiers
 from ._config import config
 from .device import CPU, Device, check_device
 from .recording import read_value, run
@@ -367,6 +367,20 @@ class TensorBase:
         """A contiguous copy in a fresh storage: nothing to check about a destination that
         nothing else can see or overlap."""
         d = self.dtype if dtype is None else dtypes.as_dtype(dtype)
+        storage_type = storage_class(d)
+        if (
+            tiers.small(layout.numel(self._shape))
+            and storage_type._holds_small(1)
+            and (d.is_complex or not self._storage.dtype.is_complex)
+        ):
+            # numpy's copy and cast loops, into a new array that becomes the storage (a
+            # complex to real cast stays with the kernel, which drops the imaginary part
+            # without numpy's warning)
+            self._check_in_storage()
+            copied = tiers.quietly(np.array, self.numpy(), d.numpy, order="C")
+            storage = object.__new__(storage_type)
+            storage.kernel_array, storage._version = copied.reshape(-1), 0
+            return self._make(storage, self._shape, layout.contiguous_strides(self._shape), 0)
         out = self._uninitialised(self._shape, d)
         if out.numel():
             self._check_in_storage()

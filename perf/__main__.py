@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import ROWS, Context, isolated, launch_env, serving, startup
+from . import ROWS, Context, eager, isolated, launch_env, serving, startup
 from . import rows as _rows  # noqa: F401  (registers the rows)
 from . import rows_compute as _rows_compute  # noqa: F401
 from . import rows_corpus as _rows_corpus  # noqa: F401
@@ -100,7 +100,11 @@ def main(argv=None) -> int:
     )
     sections = []
     if not args.quick:
-        sections = startup.startup_lines(installed["jax"]) + serving.serving_lines()
+        sections = [
+            *startup.startup_lines(installed["jax"]),
+            *serving.serving_lines(),
+            *eager.eager_lines(eager.comparator_torch() if installed["torch"] else None),
+        ]
     print("\n".join(sections))
 
     given = sys.argv[1:] if argv is None else argv

@@ -86,14 +86,22 @@ class Function(Node):
         return view._grad_fn
 
     def __call__(self, *inputs):
-        from .tensor import as_tensor  # the Tensor class builds on this module
+        # (A loop over the inputs, no generator: this runs once per op.)
+        xs, recording = inputs, False
+        try:
+            for x in inputs:
+                if x._requires_grad:
+                    recording = True
+        except AttributeError:  # an input that is no tensor yet
+            from .tensor import as_tensor  # the Tensor class builds on this module
 
-        xs = tuple(as_tensor(x) for x in inputs)
+            xs = tuple(as_tensor(x) for x in inputs)
+            recording = any(x._requires_grad for x in xs)
         state = config.thread
         enabled = state.grad_enabled
         if enabled and state.tape is not None:
             _guard_leaves(state.tape, xs)
-        recording = enabled and any(x.requires_grad for x in xs)
+        recording = recording and enabled
         state.grad_enabled = False
         try:
             ys = self.forward(*xs)
@@ -253,6 +261,13 @@ class AccumulateGrad(Node):
     def __init__(self, tensor):
         self.variable = weakref.ref(tensor)
         self._output_meta = ((tensor.shape, tensor.dtype),)
+
+
+def records_nothing(x) -> bool:
+    """Whether an op of the tensor ``x`` alone records nothing: ``x`` requires no grad and
+    no ``jg.jit`` trace runs (which guards on leaves). Such calls may skip the ``Function``
+    and compute their result directly."""
+    return not x._requires_grad and not config.tracing
 
 
 def _guard_leaves(tape, xs) -> None:

@@ -24,7 +24,7 @@ from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute, run
 from ..strided import layout
 from ..tensor import wrap_numpy
-from . import reference
+from . import numpy_tier, reference
 from .ufunc import make_ufunc, ufunc
 
 
@@ -180,6 +180,15 @@ class Elementwise(Function):
 
     def forward(self, *xs):
         self._lowered = config.backend == "jit" and config.lowering is not None
+        if self._lowered and config.thread.tape is None:  # (a trace keeps kernels, to fuse)
+            shape = layout.broadcast_shapes(*(x._shape for x in xs))
+            if numpy_tier.fits(self, xs, layout.numel(shape)):
+                out_dtype = dtypes.bool_ if self.result == "bool" else self._dtype
+                self._decision = numpy_tier.ElementwiseLaunch(self, out_dtype, shape, xs)
+                out = self._decision.launch(self, xs)
+                if self.saves_output:
+                    self._y_storage, self._y_version = out._storage, 0
+                return out
         if self._lowered:  # the lowering checks that the shapes broadcast
             out = config.lowering.forward(self, xs)
             if out is not None:
@@ -217,6 +226,9 @@ class Elementwise(Function):
                 g = self._recorded_gradient(rule, gy, x)
             else:
                 y = self._saved_output() if self.saves_output else None
+                if y is not None and self._y_storage._version != self._y_version:
+                    # (changed in place since: recomputed from the inputs, as kernels do)
+                    y = self._reference_forward(*(x.numpy() for x in xs))
                 arrays = (x.numpy() for x in xs)
                 g = wrap_numpy(
                     compute(self._reference_gradient, rule, x, gy.numpy(), y, *arrays), Tensor
@@ -294,11 +306,6 @@ class Elementwise(Function):
                     self._slots[p] for p in reads[rule] if p != _Y and self._slots[p] is not None
                 }
                 reads_y = reads_y or _Y in reads[rule]
-        if self.saves_output and not self._lowered and self._y_storage._version != self._y_version:
-            raise RuntimeError(
-                f"the output of {type(self).__name__} was modified by an in-place "
-                "operation after it was saved for backward; its gradient would be wrong"
-            )
         recomputed = tuple(s for s in self._slots if s is not None) if reads_y else ()
         return sorted(needed), recomputed, sorted({*needed, *recomputed})
 

@@ -16,12 +16,14 @@ from functools import partial
 
 import numpy as np
 
+from .._config import config
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute, compute_all, run
 from ..strided import layout
 from ..tensor import TensorBase, assigned_array, wrap_numpy
+from . import numpy_tier
 from .movement import basic_index, clone
 from .reduce import sum_to
 from .torch_keywords import torch_keywords
@@ -228,6 +230,15 @@ def advanced_index(x, key) -> Tensor:
     [[0.0, 1.0], [1.0, 1.0]]
     """
     x = as_tensor(x)
+    if (
+        key.__class__ is Tensor
+        and key._storage.dtype.kind in "biu"
+        and not x._requires_grad
+        and config.thread.tape is None
+    ):
+        # One mask or index tensor, no gradient: numpy's indexing of the arrays (its
+        # errors name a bad index or a mismatched mask), a new array either way.
+        return numpy_tier.tensor_of(x.numpy()[key.numpy()])
     return GetItem(index_key(x.shape, key))(x)
 
 

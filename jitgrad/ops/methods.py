@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.function import records_nothing
 from ..autograd.tensor import Tensor, as_tensor
 from ..strided import layout
 from ..tensor import TensorBase
@@ -32,19 +33,21 @@ def _swap(fn):
 
 def _getitem(x, key):
     if _is_basic(key):
+        if records_nothing(x):  # a view is recorded only for gradients to flow through it
+            return TensorBase.__getitem__(x, key)
         return movement.basic_index(x, key)
     return indexing.advanced_index(x, key)
 
 
 def _is_basic(key) -> bool:
-    keys = key if isinstance(key, tuple) else (key,)
-    return all(
-        k is None
-        or k is Ellipsis
-        or isinstance(k, slice)
-        or (hasattr(k, "__index__") and not isinstance(k, (bool, np.bool_, TensorBase, np.ndarray)))
-        for k in keys
-    )
+    # (A loop with the common kinds first: indexing is among the most frequent calls.)
+    for k in key if key.__class__ is tuple else (key,):
+        kind = k.__class__
+        if kind is slice or kind is int or k is None or k is Ellipsis:
+            continue
+        if isinstance(k, (bool, np.bool_, TensorBase, np.ndarray)) or not hasattr(k, "__index__"):
+            return False
+    return True
 
 
 def _inplace(op):

@@ -9,7 +9,7 @@ from functools import partial
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, records_nothing
 from ..autograd.tensor import Tensor, as_tensor, zeros
 from ..recording import compute
 from ..strided import layout
@@ -181,6 +181,8 @@ def permute(x, *axes) -> Tensor:
     axes = tuple(layout.normalize_dim(a, x.ndim) for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute({axes}) is not a permutation of {x.ndim} dims")
+    if records_nothing(x):
+        return TensorBase.permute(x, axes)
     return Permute(axes)(x)
 
 
@@ -445,12 +447,12 @@ def astype(x, dtype, copy: bool = True) -> Tensor:
     d = dtypes.as_dtype(dtype)
     if d is x.dtype and not copy:
         return x
-    return Cast(d)(x)
+    return TensorBase.astype(x, d) if records_nothing(x) else Cast(d)(x)
 
 
 def clone(x) -> Tensor:
     x = as_tensor(x)
-    return Cast(x.dtype)(x)
+    return x._copied() if records_nothing(x) else Cast(x.dtype)(x)
 
 
 def contiguous(x) -> Tensor:

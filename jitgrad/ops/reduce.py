@@ -14,7 +14,7 @@ from functools import partial
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, tiers
 from .._config import config
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
@@ -22,6 +22,7 @@ from ..autograd.tensor import Tensor, as_tensor, zeros
 from ..recording import compute
 from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
+from . import numpy_tier
 from .torch_keywords import torch_keywords, values_and_indices
 
 
@@ -50,7 +51,10 @@ def _wrap(array) -> Tensor:
 
 
 def _reduced(kind: str, x, axes, keepdims: bool, numpy_reduce) -> Tensor:
-    """A reduction by the JIT's kernel where it applies, else by numpy."""
+    """A reduction by numpy for small work (the numpy tier), else by the JIT's kernel
+    where it applies, else by numpy."""
+    if tiers.small(layout.numel(x._shape)):
+        return numpy_tier.reduce(kind, x, axes, keepdims)
     if config.backend == "jit" and config.lowering is not None:
         out = config.lowering.reduce(kind, x, axes, keepdims)
         if out is not None:

@@ -230,8 +230,12 @@ def index_layout(shape: Shape, strides: Shape, offset: int, key) -> tuple[Shape,
     """Apply a basic index (ints, slices, Ellipsis, None) to a layout."""
     if not isinstance(key, tuple):
         key = (key,)
-    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
-    ellipses = sum(1 for k in key if k is Ellipsis)
+    consumed = ellipses = 0
+    for k in key:  # (a loop: indexing is among the most frequent calls)
+        if k is Ellipsis:
+            ellipses += 1
+        elif k is not None:
+            consumed += 1
     if ellipses > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > len(shape):
@@ -250,7 +254,7 @@ def index_layout(shape: Shape, strides: Shape, offset: int, key) -> tuple[Shape,
                 new_shape.append(shape[dim])
                 new_strides.append(strides[dim])
                 dim += 1
-        elif isinstance(k, slice):
+        elif k.__class__ is slice:
             start, stop, step = k.indices(shape[dim])
             new_shape.append(len(range(start, stop, step)))
             offset += start * strides[dim]

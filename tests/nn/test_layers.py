@@ -627,7 +627,8 @@ def test_a_step_jitted_before_an_edit_traces_again_after_it(edit):
     forward(x)
     assert forward.traces == 1
     edit(net)
-    np.testing.assert_array_equal(forward(x).numpy(), net(x).numpy())
+    # (eager small ops run numpy's loops, the plan fused kernels: equal up to rounding)
+    np.testing.assert_allclose(forward(x).numpy(), net(x).numpy(), rtol=1e-14)
     assert forward.traces == 2
 
 

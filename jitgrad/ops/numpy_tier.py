@@ -1,0 +1,319 @@
+"""The numpy tier of elementwise ops (``jitgrad/tiers.py`` says when numpy runs eager work).
+
+numpy computes the op's formula (the reference evaluator's) on the tensors' arrays, and the
+result's array becomes the new tensor's storage, without a copy. A formula's work is its
+output's elements times the numpy calls it makes: up to ``config.numpy_tier_work`` it runs
+here, beyond it in a kernel, which fuses the formula into one pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import tiers
+from .._config import config
+from ..autograd.tensor import Tensor
+from ..storage import storage_class
+from ..strided import layout
+from ..tiers import IGNORE_ERRORS, numpy_errors
+from . import reference
+
+_new = object.__new__
+_ndarray = np.ndarray
+
+
+def new_tensor(storage_type, array: np.ndarray, shape, strides) -> Tensor:
+    """A tensor of ``shape`` over ``array``, a new C-contiguous array of the storage's
+    dtype that nothing else holds: it becomes the storage's elements."""
+    storage = _new(storage_type)
+    storage.kernel_array, storage._version = array if array.ndim == 1 else array.reshape(-1), 0
+    t = _new(Tensor)
+    t._storage, t._shape, t._strides, t._offset = storage, shape, strides, 0
+    t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = (
+        False,
+        None,
+        None,
+        0,
+        None,
+    )
+    return t
+
+
+def tensor_of(array: np.ndarray) -> Tensor:
+    """A tensor of a numpy result: its own array when numpy made a new one, else a copy (a
+    view of an operand, a numpy scalar)."""
+    if array.__class__ is not _ndarray:
+        array = np.array(array)
+    elif array.base is not None or not array.flags.c_contiguous:
+        array = array.copy()
+    storage_type = _STORAGE_TYPES.get(array.dtype)
+    if storage_type is None:
+        storage_type = _STORAGE_TYPES[array.dtype] = storage_class(array.dtype)
+    shape = array.shape
+    strides = () if not shape else (1,) if len(shape) == 1 else layout.contiguous_strides(shape)
+    return new_tensor(storage_type, array, shape, strides)
+
+
+_STORAGE_TYPES: dict = {}
+
+
+def reduce(kind: str, x: Tensor, axes: tuple, keepdims: bool) -> Tensor:
+    """The reduction ``kind`` ("sum", "max", "min") of ``x`` over ``axes``, in ``x``'s
+    dtype, by numpy's ufunc reduction."""
+    ufunc = _REDUCTIONS[kind]
+    a = x.numpy()
+    if numpy_errors is None:  # pragma: no cover
+        with np.errstate(all="ignore"):
+            y = ufunc.reduce(a, axes, a.dtype, None, keepdims)
+    else:
+        token = numpy_errors.set(IGNORE_ERRORS)
+        try:
+            y = ufunc.reduce(a, axes, a.dtype, None, keepdims)
+        finally:
+            numpy_errors.reset(token)
+    return tensor_of(y)
+
+
+_REDUCTIONS = {"sum": np.add, "max": np.maximum, "min": np.minimum}
+
+
+def fits(op, xs, numel: int) -> bool:
+    """Whether the numpy tier runs ``op`` on ``xs``: its work, the output's elements times
+    the numpy calls its formula makes, is at most ``config.numpy_tier_work``. A formula of
+    one numpy ufunc runs here below the size where kernels share work among threads, as
+    numpy's loops are as fast as a serial kernel."""
+    calls = formula_calls(type(op), len(xs))
+    if calls == 1:
+        return tiers.small(numel)
+    return numel * calls <= config.numpy_tier_work
+
+
+def formula_calls(cls, arity: int) -> int:
+    """How many numpy calls the reference evaluator makes for one evaluation of ``cls``'s
+    formula (a primitive computed from several numpy calls counts as several); cached on
+    the class."""
+    calls = cls.__dict__.get("_numpy_calls")
+    if calls is None:
+        counter = _CallCounter()
+        try:
+            op = cls.__new__(cls)
+            op.__dict__.update(_SAMPLE_PARAMETERS)
+            cls.f(op, counter, *(_Counted(counter) for _ in range(arity)))
+            calls = max(counter.calls, 1)
+        except Exception:  # a formula that inspects its operands: count it as heavy
+            calls = _HEAVY
+        cls._numpy_calls = calls
+    return calls
+
+
+_HEAVY = 8
+# Parameters of parametrised ops take these values while counting.
+_SAMPLE_PARAMETERS = {
+    "negative_slope": 0.01,
+    "approximate": "none",
+    "has_min": True,
+    "has_max": True,
+    "decimals": 0,
+}
+
+
+class _Counted:
+    """A stand-in operand that counts the operations applied to it."""
+
+    def __init__(self, counter):
+        self.counter = counter
+
+    def _apply(self, *others):
+        self.counter.calls += 1
+        return _Counted(self.counter)
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _apply
+    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = __pos__ = _apply
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __abs__ = __invert__ = _apply
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _apply
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _apply
+    __hash__ = object.__hash__
+
+
+class _CallCounter:
+    """A formula namespace that counts numpy calls: a reference function that is one numpy
+    ufunc counts one, another (written from several) counts ``_HEAVY``."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __getattr__(self, name):
+        value = getattr(reference, name)
+        if not callable(value):
+            return value
+        weight = 1 if isinstance(value, np.ufunc) or name == "where" else _HEAVY
+
+        def call(*args, **kwargs):
+            self.calls += weight
+            return _Counted(self)
+
+        return call
+
+
+class ElementwiseLaunch:
+    """A signature's numpy-tier decision: ``launch(op, tensors)`` evaluates the op's
+    formula with numpy on the tensors' arrays and returns the new tensor."""
+
+    __slots__ = ("storage_type", "out_dtype", "shape", "strides", "whole", "direct", "f", "launch")
+
+    def __init__(self, op, out_dtype, shape, xs):
+        self.storage_type = storage_class(out_dtype)
+        self.out_dtype = np.dtype(out_dtype.numpy)
+        self.shape = tuple(shape)
+        self.strides = layout.contiguous_strides(self.shape)
+        self.f = type(op).f
+        # Per tensor: its element count when it is contiguous, so that the storage's own
+        # array is it when it starts the storage and fills it (None: a view to make).
+        self.whole = tuple(
+            layout.numel(x._shape)
+            if x._strides == layout.contiguous_strides(x._shape) and not x._storage._half
+            else None
+            for x in xs
+        )
+        # Operands already in the compute dtype go to numpy as they are; others (float16,
+        # computed in float32 as the kernels do, or ints in a float op) take the reference
+        # evaluator's casts.
+        compute = op._dtype.numpy
+        self.direct = compute != np.float16 and all(
+            slot is None
+            or xs[slot].dtype.numpy == compute
+            or (xs[slot].dtype.numpy == np.bool_ and op._keeps_bool(position))
+            for position, slot in enumerate(op._slots)
+        )
+        plain = self.direct and None not in self.whole and None not in op._slots
+        self.launch = self._general
+        if plain and numpy_errors is not None and len(xs) <= 2 and self.shape:
+            self.launch = (_unary if len(xs) == 1 else _binary)(self, xs)
+
+    def _general(self, op, tensors):
+        op._lowered = False
+        if not self.direct:
+            y = op._reference_forward(*(x.numpy() for x in tensors))
+            return new_tensor(self.storage_type, np.ascontiguousarray(y), self.shape, self.strides)
+        arrays = []
+        for x, n in zip(tensors, self.whole):
+            a = x._storage.kernel_array
+            if n is None or x._offset or a.size != n:
+                a = x.numpy()
+            elif len(x._shape) != 1:
+                a = a.reshape(x._shape)
+            arrays.append(a)
+        args = []
+        for slot, constant in zip(op._slots, op._constants):
+            args.append(constant if slot is None else arrays[slot])
+        y = tiers.quietly(self.f, op, reference, *args)
+        if y.__class__ is not _ndarray:
+            y = np.asarray(y)
+        if y.dtype is not self.out_dtype:
+            y = y.astype(self.out_dtype)
+        elif y.base is not None or not y.flags.c_contiguous:
+            y = y.copy()  # (a view of an operand, or numpy's Fortran order for such operands)
+        else:
+            for a in arrays:
+                if y is a:  # (a formula that returns an operand: the result is new memory)
+                    y = y.copy()
+                    break
+        if y.shape != self.shape:  # (a formula that ignores an input, broadcast by it)
+            y = np.broadcast_to(y, self.shape).copy()
+        return new_tensor(self.storage_type, y, self.shape, self.strides)
+
+
+# The common calls (one or two contiguous tensors, no constants, no casts) in one frame
+# each, every fixed value bound: this is the per-op hot path of small eager work.
+
+
+def _unary(decision: ElementwiseLaunch, xs):
+    f, out, storage_type = decision.f, decision.out_dtype, decision.storage_type
+    shape, strides, one_dim = decision.shape, decision.strides, len(decision.shape) == 1
+    (n0,), shape0 = decision.whole, xs[0]._shape
+    reshape0 = len(shape0) != 1
+    errors, ignore = numpy_errors, IGNORE_ERRORS
+
+    def launch(op, tensors):
+        op._lowered = False
+        (x0,) = tensors
+        a0 = x0._storage.kernel_array
+        if x0._offset or a0.size != n0:
+            a0 = x0.numpy()
+        elif reshape0:
+            a0 = a0.reshape(shape0)
+        token = errors.set(ignore)
+        try:
+            y = f(op, reference, a0)
+        finally:
+            errors.reset(token)
+        if (
+            y.__class__ is not _ndarray
+            or y.dtype is not out
+            or y.base is not None
+            or y is a0
+            or y.shape != shape
+        ):
+            y = _fresh(y, out, shape)
+        s = _new(storage_type)
+        s.kernel_array, s._version = y if one_dim else y.reshape(-1), 0
+        t = _new(Tensor)
+        t._storage, t._shape, t._strides, t._offset = s, shape, strides, 0
+        t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = _FRESH
+        return t
+
+    return launch
+
+
+def _binary(decision: ElementwiseLaunch, xs):
+    f, out, storage_type = decision.f, decision.out_dtype, decision.storage_type
+    shape, strides, one_dim = decision.shape, decision.strides, len(decision.shape) == 1
+    (n0, n1), shape0, shape1 = decision.whole, xs[0]._shape, xs[1]._shape
+    reshape0, reshape1 = len(shape0) != 1, len(shape1) != 1
+    errors, ignore = numpy_errors, IGNORE_ERRORS
+
+    def launch(op, tensors):
+        op._lowered = False
+        x0, x1 = tensors
+        a0, a1 = x0._storage.kernel_array, x1._storage.kernel_array
+        if x0._offset or a0.size != n0:
+            a0 = x0.numpy()
+        elif reshape0:
+            a0 = a0.reshape(shape0)
+        if x1._offset or a1.size != n1:
+            a1 = x1.numpy()
+        elif reshape1:
+            a1 = a1.reshape(shape1)
+        token = errors.set(ignore)
+        try:
+            y = f(op, reference, a0, a1)
+        finally:
+            errors.reset(token)
+        if (
+            y.__class__ is not _ndarray
+            or y.dtype is not out
+            or y.base is not None
+            or y is a0
+            or y is a1
+            or y.shape != shape
+        ):
+            y = _fresh(y, out, shape)
+        s = _new(storage_type)
+        s.kernel_array, s._version = y if one_dim else y.reshape(-1), 0
+        t = _new(Tensor)
+        t._storage, t._shape, t._strides, t._offset = s, shape, strides, 0
+        t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = _FRESH
+        return t
+
+    return launch
+
+
+_FRESH = (False, None, None, 0, None)  # a new tensor's autograd fields
+
+
+def _fresh(y, dtype, shape) -> np.ndarray:
+    """A formula's result as a new C-contiguous array of ``dtype`` and ``shape``."""
+    y = np.asarray(y)
+    if y.shape != shape:
+        y = np.broadcast_to(y, shape)
+    return np.array(y, dtype=dtype, order="C")
