@@ -22,8 +22,7 @@ from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute, compute_all, run
 from ..strided import layout
 from ..tensor import TensorBase, assigned_array, wrap_numpy
-from .movement import basic_index, clone
-from .reduce import sum_to
+from .movement import basic_index, clone, sum_to
 from .torch_keywords import torch_keywords
 
 

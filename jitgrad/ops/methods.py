@@ -95,7 +95,7 @@ def _broadcast_result(self, result):
         raise ValueError(
             f"in-place result of shape {result.shape} does not fit a tensor of shape {self.shape}"
         )
-    return reduce.broadcast_to(result, self.shape)
+    return movement.broadcast_to(result, self.shape)
 
 
 def _no_grad():
@@ -110,7 +110,7 @@ def _copy_(self, src):
         # Recorded as a copy of src, as PyTorch's CopyBackwards: src may be a view of self
         # (x.copy_(x.flip(0))), and self, rebased onto it, would be a view of itself.
         value = movement.astype(as_tensor(src), self.dtype)
-        return movement.write_through(self, reduce.broadcast_to(value, self.shape))
+        return movement.write_through(self, movement.broadcast_to(value, self.shape))
     TensorBase.copy_(self, src.detach() if src_t is not None else src)
     return self
 
@@ -261,7 +261,7 @@ METHODS = {
     "T": property(movement.transpose),
     "mT": property(movement.matrix_transpose),
     "expand": movement.expand,
-    "broadcast_to": reduce.broadcast_to,
+    "broadcast_to": movement.broadcast_to,
     "squeeze": movement.squeeze,
     "unsqueeze": movement.unsqueeze,
     "flatten": shaping.flatten_method,

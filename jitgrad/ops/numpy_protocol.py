@@ -300,7 +300,7 @@ _FUNCTIONS = {
     np.diagonal: lambda a, offset=0, axis1=0, axis2=1: movement.diagonal(a, offset, axis1, axis2),
     np.trace: lambda a, offset=0, axis1=0, axis2=1, dtype=None:
         _computed_in(dtype, linalg.trace, a, offset, axis1, axis2),
-    np.broadcast_to: lambda array, shape: reduce.broadcast_to(array, shape),
+    np.broadcast_to: lambda array, shape: movement.broadcast_to(array, shape),
     np.concatenate: lambda arrays, axis=0: movement.concatenate(arrays, axis),
     np.stack: lambda arrays, axis=0: movement.stack(arrays, axis),
     np.split: lambda ary, indices_or_sections, axis=0:

@@ -229,7 +229,7 @@ def _write(name, o, r, mask, casting, requires):
     ``o``'s shape and casting by ``casting``; ``o``. Recorded when gradients flow (the
     inputs, ``requires``, or ``o`` itself), as jitgrad's in-place operators are."""
     from ..tensor import TensorBase
-    from . import methods, movement, reduce
+    from . import methods, movement
     from .elementwise import where
 
     o_dtype = o.dtype if isinstance(o, np.ndarray) else o.dtype.numpy
@@ -262,7 +262,7 @@ def _write(name, o, r, mask, casting, requires):
         value = r if mask is None else where(mask, r, o)
         value = movement.astype(value, o.dtype, copy=False)
         if value.shape != o.shape:
-            value = reduce.broadcast_to(value, o.shape)
+            value = movement.broadcast_to(value, o.shape)
         return movement.write_through(o, value)
     from ..autograd.grad_mode import no_grad
 
@@ -440,7 +440,6 @@ def at(uf, a, indices, b=None, /):
     """
     from ..tensor import TensorBase
     from . import elementwise, indexing, movement
-    from . import reduce as reductions
 
     if uf._numpy is None:
         raise TypeError(f"{uf.__name__}.at: numpy has no ufunc {uf.__name__}")
@@ -464,7 +463,7 @@ def at(uf, a, indices, b=None, /):
     if uf.__name__ == "subtract":
         v = -v
     shape = np.empty(a.shape, dtype=np.bool_)[key].shape
-    delta = indexing.ScatterAdd(key, a.shape)(reductions.broadcast_to(v, shape))
+    delta = indexing.ScatterAdd(key, a.shape)(movement.broadcast_to(v, shape))
     movement.write_through(a, elementwise.add(a, delta))
     return None
 
