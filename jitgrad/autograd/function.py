@@ -14,6 +14,7 @@ from __future__ import annotations
 import weakref
 
 from .._config import config
+from .tensor import as_tensor
 
 
 class Node:
@@ -86,8 +87,6 @@ class Function(Node):
         return view._grad_fn
 
     def __call__(self, *inputs):
-        from .tensor import as_tensor  # the Tensor class builds on this module
-
         xs = tuple(as_tensor(x) for x in inputs)
         state = config.thread
         enabled = state.grad_enabled
@@ -218,8 +217,6 @@ class Function(Node):
         """``g``, the gradient of input ``i``, as PyTorch fits it to ``x``: summed over the
         dimensions ``x`` was broadcast along, cast to ``x``'s dtype (mixed-dtype ops compute
         in the wider one); any other shape is an error."""
-        from .tensor import as_tensor  # (the Tensor class builds on this module)
-
         g = as_tensor(g)
         if g.shape != x.shape:
             lead = g.ndim - x.ndim

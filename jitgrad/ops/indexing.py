@@ -526,7 +526,7 @@ def _axis_pad_matrix(n: int, width, mode: str, kwargs: dict, axis: int, ndim: in
 
 def _along(matrix: Tensor, t: Tensor, axis: int) -> Tensor:
     """``matrix`` applied to each line of ``t`` along ``axis``."""
-    from .linalg import tensordot
+    from .linalg import tensordot  # (linalg builds on the elementwise ops, which build on this)
 
     moved = tensordot(matrix, t, ([1], [axis]))
     order = list(range(1, t.ndim))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
 from ..strided import layout
 from ..tensor import TensorBase
@@ -56,7 +57,7 @@ def _inplace(op):
         if result is not None:
             _save_before_overwrite(result, self)
             return movement.write_through(self, _cast_for_inplace(self, result))
-        with _no_grad():
+        with no_grad():
             result = op(self.detach(), other)
         TensorBase.copy_(self, _cast_for_inplace(self, result))
         return self
@@ -96,12 +97,6 @@ def _broadcast_result(self, result):
             f"in-place result of shape {result.shape} does not fit a tensor of shape {self.shape}"
         )
     return movement.broadcast_to(result, self.shape)
-
-
-def _no_grad():
-    from ..autograd.grad_mode import no_grad
-
-    return no_grad()
 
 
 def _copy_(self, src):

@@ -9,6 +9,7 @@ from functools import partial
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor, zeros
 from ..recording import compute
@@ -485,8 +486,6 @@ class SetItem(Function):
 
 
 def astype(x, dtype, copy: bool = True) -> Tensor:
-    from .. import dtypes
-
     x = as_tensor(x)
     d = dtypes.as_dtype(dtype)
     if d is x.dtype and not copy:
