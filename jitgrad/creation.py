@@ -659,7 +659,7 @@ def vander(x, N: int | None = None, increasing: bool = False) -> Tensor:
     if N == 0:
         return zeros((n, 0), d)
     x = movement.astype(x, d, copy=False)
-    powers = [ones((n, 1), d), reduce.broadcast_to(movement.reshape(x, (n, 1)), (n, N - 1))]
+    powers = [ones((n, 1), d), movement.broadcast_to(movement.reshape(x, (n, 1)), (n, N - 1))]
     columns = reduce.cumprod(movement.concatenate(powers, 1), 1)
     return columns if increasing else movement.contiguous(movement.flip(columns, 1))
 

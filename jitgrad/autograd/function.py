@@ -14,6 +14,7 @@ from __future__ import annotations
 import weakref
 
 from .._config import config
+from .tensor import as_tensor
 
 
 class Node:
@@ -93,8 +94,6 @@ class Function(Node):
                 if x._requires_grad:
                     recording = True
         except AttributeError:  # an input that is no tensor yet
-            from .tensor import as_tensor  # the Tensor class builds on this module
-
             xs = tuple(as_tensor(x) for x in inputs)
             recording = any(x._requires_grad for x in xs)
         state = config.thread
@@ -226,8 +225,6 @@ class Function(Node):
         """``g``, the gradient of input ``i``, as PyTorch fits it to ``x``: summed over the
         dimensions ``x`` was broadcast along, cast to ``x``'s dtype (mixed-dtype ops compute
         in the wider one); any other shape is an error."""
-        from .tensor import as_tensor  # (the Tensor class builds on this module)
-
         g = as_tensor(g)
         if g.shape != x.shape:
             lead = g.ndim - x.ndim

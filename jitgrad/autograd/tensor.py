@@ -5,14 +5,17 @@ from __future__ import annotations
 import copy
 import numbers
 import weakref
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import dtypes
 from .._config import config
 from ..tensor import TensorBase, scalar_tensor, wrap_numpy
-from .function import AccumulateGrad, Function, Node
 from .grad_mode import is_grad_enabled
+
+if TYPE_CHECKING:
+    from .function import Function
 
 
 class Tensor(TensorBase):
@@ -127,6 +130,8 @@ class Tensor(TensorBase):
         if not self._requires_grad:
             return None
         if self._accumulator is None:
+            from .function import AccumulateGrad  # (Function builds on this module)
+
             self._accumulator = AccumulateGrad(self)
         return self._accumulator, 0
 
@@ -160,7 +165,7 @@ class Tensor(TensorBase):
 
         A tensor of one element needs no ``gradient``; any other needs one of its shape.
         """
-        from .engine import root_gradient, run_backward
+        from .engine import root_gradient, run_backward  # (the engine builds on this module)
 
         gradient = root_gradient(self, gradient)
         run_backward(
@@ -302,4 +307,4 @@ def as_tensor(value, dtype=None) -> Tensor:
     return wrap_numpy(np.asarray(value), Tensor)
 
 
-__all__ = ["Tensor", "Node", "as_tensor"]
+__all__ = ["Tensor", "as_tensor"]

@@ -58,7 +58,7 @@ class _Fused(Function):
         shape = gy.shape
         exprs, loads = self.definition.body(len(xs))
         if is_grad_enabled():  # create_graph: the same derivative DAG, on recorded ops
-            from ..ops import reduce, tensor_math
+            from ..ops import movement, tensor_math
 
             grads = differentiate(exprs, [ir.load(len(xs))], [loads[k] for k in needed])
             values = ir.evaluate(
@@ -68,8 +68,8 @@ class _Fused(Function):
             for k, g in zip(needed, values):
                 x = xs[k]
                 if not isinstance(g, Tensor):  # an input the output does not depend on
-                    g = reduce.broadcast_to(as_tensor(g, x.dtype), shape)
-                out[k] = reduce.sum_to(g, x.shape).astype(x.dtype, copy=False)
+                    g = movement.broadcast_to(as_tensor(g, x.dtype), shape)
+                out[k] = movement.sum_to(g, x.shape).astype(x.dtype, copy=False)
             return tuple(out)
         out_dtypes = [
             xs[k].dtype if xs[k].shape == shape else dtypes.as_dtype(self.ct) for k in needed

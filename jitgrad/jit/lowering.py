@@ -14,7 +14,7 @@ import numpy as np
 from .. import dtypes, threads
 from .._config import config
 from ..autograd.tensor import Tensor, uninitialised
-from ..ops.reduce import sum_to_data
+from ..ops.reduce_data import sum_to_data
 from ..recording import run
 from ..storage import storage_class
 from ..strided import layout

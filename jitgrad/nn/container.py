@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from .._config import config
 from .module import Module
+from .registry import from_config
 
 
 def _child_configs(container: Module) -> dict:
@@ -26,8 +27,6 @@ def _child_configs(container: Module) -> dict:
 
 
 def _children_from(args: dict) -> list[tuple[str, Module]]:
-    from .registry import from_config
-
     layers = [from_config(cfg) for cfg in args.get("layers", [])]
     names = args.get("names") or [str(i) for i in range(len(layers))]
     if len(names) != len(layers):

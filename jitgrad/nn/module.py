@@ -506,8 +506,6 @@ class Module:
         >>> jg.nn.ReLU().config()
         {'type': 'ReLU', 'args': {}}
         """
-        from .registry import type_name
-
         return {"type": type_name(type(self)), "args": self.get_config()}
 
     def extra_repr(self) -> str:
@@ -550,6 +548,16 @@ def _adopt(slots: dict, state_dict) -> None:
             value = as_tensor(state_dict[given[tie]]).detach()
             new = adopted[tie] = Parameter(value, old.requires_grad) if kind == "param" else value
         (module._parameters if kind == "param" else module._buffers)[name] = new
+
+
+_OWN_PREFIX = "jitgrad.nn."
+
+
+def type_name(cls: type) -> str:
+    """The name ``config()`` records for ``cls``."""
+    if cls.__module__.startswith(_OWN_PREFIX):
+        return cls.__name__
+    return f"{cls.__module__}:{cls.__qualname__}"
 
 
 def _check_name(module: Module, name: str, registry: dict) -> None:

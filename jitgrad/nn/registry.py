@@ -8,16 +8,7 @@ say-so: a model of a custom class loads only once the program has imported that 
 
 from __future__ import annotations
 
-from .module import Module
-
-_OWN_PREFIX = "jitgrad.nn."
-
-
-def type_name(cls: type) -> str:
-    """The name ``config()`` records for ``cls``."""
-    if cls.__module__.startswith(_OWN_PREFIX):
-        return cls.__name__
-    return f"{cls.__module__}:{cls.__qualname__}"
+from .module import Module, type_name
 
 
 def _subclasses(cls: type):

@@ -13,6 +13,7 @@ from .linalg import *  # noqa: F403
 from .movement import (
     astype,
     basic_index,
+    broadcast_to,
     cat,
     clone,
     concatenate,
@@ -28,6 +29,7 @@ from .movement import (
     reshape,
     squeeze,
     stack,
+    sum_to,
     swapaxes,
     transpose,
     unsqueeze,

@@ -17,8 +17,8 @@ from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
 from .elementwise import not_equal
 from .indexing import ScatterAdd, advanced_index
-from .movement import concatenate
-from .reduce import broadcast_to, cumprod, cumsum, sum  # noqa: A004
+from .movement import broadcast_to, concatenate
+from .reduce import cumprod, cumsum, sum  # noqa: A004
 
 
 def _wrap(array) -> Tensor:

@@ -16,7 +16,7 @@ import numpy as np
 from ..autograd.tensor import Tensor, as_tensor
 from ..dtypes import DType
 from ..tensor import TensorBase, _same_layout, wrap_numpy
-from .elementwise import arctan2
+from .elementwise import arctan2, equal, not_equal
 from .unary import ComplexByNumpy
 
 _PART_DTYPES = {"complex64": "float32", "complex128": "float64"}
@@ -138,8 +138,6 @@ def iscomplex(x) -> Tensor:
     >>> jg.iscomplex(jg.tensor([1 + 1j, 1 + 0j])).tolist(), jg.iscomplex(jg.tensor([1.0])).tolist()
     ([True, False], [False])
     """
-    from .elementwise import not_equal
-
     return not_equal(imag(_operand(x)), 0)
 
 
@@ -151,8 +149,6 @@ def isreal(x) -> Tensor:
     >>> jg.isreal(jg.tensor([1 + 1j, 1 + 0j])).tolist()
     [False, True]
     """
-    from .elementwise import equal
-
     return equal(imag(_operand(x)), 0)
 
 

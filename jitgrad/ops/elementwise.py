@@ -25,6 +25,8 @@ from ..recording import compute, run
 from ..strided import layout
 from ..tensor import wrap_numpy
 from . import numpy_tier, reference
+from .movement import astype
+from .sorting import nonzero
 from .ufunc import make_ufunc, ufunc
 
 
@@ -237,7 +239,7 @@ class Elementwise(Function):
         return tuple(grads)
 
     def _recorded_gradient(self, rule: str, gy, x):
-        from . import tensor_math as m
+        from . import tensor_math as m  # (the ops of the rules: built on this module)
 
         args = self._args(self.inputs, as_arrays=False)
         y = self.f(m, *args) if self.saves_output else None
@@ -893,8 +895,6 @@ def float_power(x1, x2):
 
 
 def _in_float64(x):
-    from .movement import astype
-
     if isinstance(x, (bool, int, float)):
         return float(x)
     if isinstance(x, complex):
@@ -932,7 +932,7 @@ def modf(x):
     >>> f.tolist(), i.tolist()
     ([-0.5, 0.0], [-2.0, 3.0])
     """
-    from . import unary
+    from . import unary  # (unary builds on this module)
 
     x = as_tensor(np.asarray(x) if isinstance(x, (list, tuple)) else x)
     if x.dtype.kind in "biu":
@@ -1075,8 +1075,6 @@ def where(condition, x=None, y=None, /):
     [[1, 2]]
     """
     if x is None and y is None:
-        from .sorting import nonzero  # (sorting builds on this module)
-
         return nonzero(condition)
     if x is None or y is None:
         raise ValueError("where: either both or neither of x and y should be given")

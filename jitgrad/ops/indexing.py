@@ -24,8 +24,7 @@ from ..recording import compute, compute_all, run
 from ..strided import layout
 from ..tensor import TensorBase, assigned_array, wrap_numpy
 from . import numpy_tier
-from .movement import basic_index, clone
-from .reduce import sum_to
+from .movement import basic_index, clone, sum_to
 from .torch_keywords import torch_keywords
 
 
@@ -538,7 +537,7 @@ def _axis_pad_matrix(n: int, width, mode: str, kwargs: dict, axis: int, ndim: in
 
 def _along(matrix: Tensor, t: Tensor, axis: int) -> Tensor:
     """``matrix`` applied to each line of ``t`` along ``axis``."""
-    from .linalg import tensordot
+    from .linalg import tensordot  # (linalg builds on the elementwise ops, which build on this)
 
     moved = tensordot(matrix, t, ([1], [axis]))
     order = list(range(1, t.ndim))

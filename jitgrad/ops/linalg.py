@@ -18,8 +18,7 @@ from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
 from . import blas, reduce
 from .elementwise import multiply
-from .movement import Unview, diagonal, permute, reshape
-from .reduce import broadcast_to, sum_to
+from .movement import Unview, broadcast_to, diagonal, permute, reshape, sum_to
 
 
 def _matmul(a: np.ndarray, b: np.ndarray) -> Tensor:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import records_nothing
+from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
 from ..strided import layout
 from ..tensor import TensorBase
@@ -59,7 +60,7 @@ def _inplace(op):
         if result is not None:
             _save_before_overwrite(result, self)
             return movement.write_through(self, _cast_for_inplace(self, result))
-        with _no_grad():
+        with no_grad():
             result = op(self.detach(), other)
         TensorBase.copy_(self, _cast_for_inplace(self, result))
         return self
@@ -98,13 +99,7 @@ def _broadcast_result(self, result):
         raise ValueError(
             f"in-place result of shape {result.shape} does not fit a tensor of shape {self.shape}"
         )
-    return reduce.broadcast_to(result, self.shape)
-
-
-def _no_grad():
-    from ..autograd.grad_mode import no_grad
-
-    return no_grad()
+    return movement.broadcast_to(result, self.shape)
 
 
 def _copy_(self, src):
@@ -113,7 +108,7 @@ def _copy_(self, src):
         # Recorded as a copy of src, as PyTorch's CopyBackwards: src may be a view of self
         # (x.copy_(x.flip(0))), and self, rebased onto it, would be a view of itself.
         value = movement.astype(as_tensor(src), self.dtype)
-        return movement.write_through(self, reduce.broadcast_to(value, self.shape))
+        return movement.write_through(self, movement.broadcast_to(value, self.shape))
     TensorBase.copy_(self, src.detach() if src_t is not None else src)
     return self
 
@@ -264,7 +259,7 @@ METHODS = {
     "T": property(movement.transpose),
     "mT": property(movement.matrix_transpose),
     "expand": movement.expand,
-    "broadcast_to": reduce.broadcast_to,
+    "broadcast_to": movement.broadcast_to,
     "squeeze": movement.squeeze,
     "unsqueeze": movement.unsqueeze,
     "flatten": shaping.flatten_method,

@@ -9,12 +9,13 @@ from functools import partial
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.function import Function, records_nothing
 from ..autograd.tensor import Tensor, as_tensor, zeros
 from ..recording import compute
 from ..strided import layout
 from ..tensor import TensorBase, assigned_value, is_dtype_arg, transposed_axes
-from .reduce import broadcast_to, sum_to
+from .reduce_data import sum_to_data
 from .torch_keywords import torch_keywords
 
 
@@ -144,6 +145,52 @@ class Concatenate(Function):
 
 
 # -- what users call -------------------------------------------------------------------------
+
+
+class SumTo(Function):
+    """Sum over broadcast axes back to ``shape``: the adjoint of ``broadcast_to``."""
+
+    needs_input_values = False
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def forward(self, x):
+        return sum_to_data(x, self.shape)
+
+    def backward(self, gy):
+        return broadcast_to(gy, self.inputs[0].shape)
+
+
+class BroadcastTo(Function):
+    needs_input_values = False
+    is_view = True
+
+    def __init__(self, shape):
+        self.shape = layout.as_shape(shape)
+
+    def forward(self, x):
+        return TensorBase.broadcast_to(x, self.shape)
+
+    view_of = forward
+
+    def again(self) -> Function:
+        return BroadcastTo(self.shape)
+
+    def backward(self, gy):
+        return sum_to(gy, self.inputs[0].shape)
+
+
+def sum_to(x, shape) -> Tensor:
+    x = as_tensor(x)
+    return x if x.shape == tuple(shape) else SumTo(shape)(x)
+
+
+def broadcast_to(x, shape) -> Tensor:
+    """``x`` seen as ``shape`` (an int or a sequence of ints, as numpy's), without copying."""
+    x = as_tensor(x)
+    shape = layout.as_shape(shape)
+    return x if x.shape == shape else BroadcastTo(shape)(x)
 
 
 def reshape(x, *shape) -> Tensor:
@@ -441,8 +488,6 @@ class SetItem(Function):
 
 
 def astype(x, dtype, copy: bool = True) -> Tensor:
-    from .. import dtypes
-
     x = as_tensor(x)
     d = dtypes.as_dtype(dtype)
     if d is x.dtype and not copy:

@@ -18,7 +18,7 @@ from ..recording import compute, read_value
 from ..tensor import wrap_numpy
 from .elementwise import where
 from .movement import write_out
-from .reduce import cumprod, cumsum, max, mean, min, normalize_axes, prod, sum  # noqa: A004
+from .reduce import cumprod, cumsum, max, mean, min, normalize_axes, prod, sum, var  # noqa: A004
 from .statistics import order_statistic
 from .torch_keywords import torch_keywords
 from .unary import abs, isnan, sqrt  # noqa: A004
@@ -125,8 +125,6 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correc
     x = as_tensor(a)
     ddof = ddof if correction is None else correction
     if not _has_nan(x):
-        from .reduce import var
-
         result = var(x if dtype is None else x.astype(dtype), axis, keepdims, ddof)
         return write_out(out, result)
     axes = normalize_axes(axis, x.ndim)

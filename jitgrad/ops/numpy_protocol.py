@@ -29,11 +29,30 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, printing, type_aliases
 from .._config import config
 from ..autograd.tensor import as_tensor
 from ..tensor import TensorBase
-from . import complex_parts, indexing, linalg, movement, reduce, unary
+from . import (
+    calculus,
+    comparison,
+    complex_parts,
+    histograms,
+    indexing,
+    linalg,
+    movement,
+    nanfunctions,
+    polynomial,
+    products,
+    reduce,
+    selection,
+    sets,
+    shaping,
+    signal,
+    sorting,
+    statistics,
+    unary,
+)
 from . import elementwise as ew
 from .ufunc import is_ufunc
 
@@ -44,7 +63,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     ``reduceat``, ``outer``, ``at``) included (``np.exp(t)``, ``array + t`` and
     ``np.add.at(t, i, v)`` give or write tensors, with gradients); any other ufunc is
     numpy's own on the tensors' arrays."""
-    import jitgrad.ops as ops
+    import jitgrad.ops as ops  # (the package imports this module, through methods)
 
     op = _UFUNC_OPS.get(ufunc.__name__)
     if op is None:
@@ -162,22 +181,6 @@ def _same_name_functions() -> dict:
         fft,
         index_tricks,
         linalg,
-        printing,
-        type_aliases,
-    )
-    from . import (
-        calculus,
-        comparison,
-        histograms,
-        nanfunctions,
-        polynomial,
-        products,
-        selection,
-        sets,
-        shaping,
-        signal,
-        sorting,
-        statistics,
     )
 
     namespaces = [
@@ -300,7 +303,7 @@ _FUNCTIONS = {
     np.diagonal: lambda a, offset=0, axis1=0, axis2=1: movement.diagonal(a, offset, axis1, axis2),
     np.trace: lambda a, offset=0, axis1=0, axis2=1, dtype=None:
         _computed_in(dtype, linalg.trace, a, offset, axis1, axis2),
-    np.broadcast_to: lambda array, shape: reduce.broadcast_to(array, shape),
+    np.broadcast_to: lambda array, shape: movement.broadcast_to(array, shape),
     np.concatenate: lambda arrays, axis=0: movement.concatenate(arrays, axis),
     np.stack: lambda arrays, axis=0: movement.stack(arrays, axis),
     np.split: lambda ary, indices_or_sections, axis=0:

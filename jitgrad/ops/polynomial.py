@@ -12,7 +12,8 @@ from ..autograd.tensor import Tensor, as_tensor, zeros
 from ..recording import compute
 from ..tensor import TensorBase, wrap_numpy
 from .linalg import matmul
-from .movement import concatenate
+from .movement import concatenate, stack
+from .products import convolve
 
 
 def _wrap(array) -> Tensor:
@@ -196,8 +197,6 @@ def polymul(a1, a2):
     >>> jg.polymul(jg.tensor([1.0, 2.0, 3.0]), jg.tensor([9.0, 5.0, 1.0])).tolist()
     [9.0, 23.0, 38.0, 17.0, 3.0]
     """
-    from .products import convolve
-
     result = convolve(poly1d(a1).coeffs, poly1d(a2).coeffs)
     return _as_poly1d_if(result, a1, a2)
 
@@ -229,8 +228,6 @@ def polydiv(u, v):
 
 def _stacked(values: list, dtype) -> Tensor:
     """0-d tensors as one 1-D tensor of ``dtype``."""
-    from .movement import stack
-
     return stack(values).astype(dtype, copy=False)
 
 

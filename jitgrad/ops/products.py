@@ -12,11 +12,13 @@ import numpy as np
 from .. import dtypes
 from ..autograd.tensor import Tensor, as_tensor
 from ..strided import layout
+from ..tensor import TensorBase
 from .complex_parts import conj
 from .indexing import advanced_index
 from .linalg import matmul, tensordot
 from .movement import concatenate, flip, stack
 from .reduce import sum  # noqa: A004
+from .ufunc import _write
 
 
 def _move_axis(x: Tensor, source: int, destination: int) -> Tensor:
@@ -208,8 +210,6 @@ def inner(a, b, /) -> Tensor:
 
 
 def _gufunc_out(name: str, result: Tensor, out) -> Tensor:
-    from .ufunc import _write
-
     if out is None:
         return result
     (o,) = out if isinstance(out, tuple) else (out,)
@@ -267,8 +267,6 @@ def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
     >>> jg.einsum_path("ij,jk,kl->il", jg.ones((2, 3)), jg.ones((3, 4)), jg.ones((4, 5)))[0]
     ['einsum_path', (1, 2), (0, 1)]
     """
-    from ..tensor import TensorBase
-
     values = [TensorBase.numpy(x) if isinstance(x, TensorBase) else x for x in operands]
     return np.einsum_path(subscripts, *values, optimize=optimize, einsum_call=einsum_call)
 

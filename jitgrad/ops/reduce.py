@@ -14,16 +14,17 @@ from functools import partial
 
 import numpy as np
 
-from .. import dtypes, tiers
-from .._config import config
+from .. import dtypes
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, zeros
 from ..recording import compute
 from ..strided import layout
-from ..tensor import TensorBase, wrap_numpy
-from . import numpy_tier
+from .elementwise import where
+from .movement import broadcast_to, concatenate
+from .reduce_data import _reduced, _wrap
 from .torch_keywords import torch_keywords, values_and_indices
+from .unary import abs, exp, isfinite, log, sqrt  # noqa: A004
 
 
 def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
@@ -44,78 +45,6 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
 
 def _kept_shape(shape, axes):
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
-
-
-def _wrap(array) -> Tensor:
-    return wrap_numpy(np.asarray(array), Tensor)
-
-
-def _reduced(kind: str, x, axes, keepdims: bool, numpy_reduce) -> Tensor:
-    """A reduction by numpy for small work (the numpy tier), else by the JIT's kernel
-    where it applies, else by numpy."""
-    if tiers.small(layout.numel(x._shape)):
-        return numpy_tier.reduce(kind, x, axes, keepdims)
-    if config.backend == "jit" and config.lowering is not None:
-        out = config.lowering.reduce(kind, x, axes, keepdims)
-        if out is not None:
-            return out
-    return _wrap(compute(partial(numpy_reduce, axis=axes, keepdims=keepdims), x.numpy()))
-
-
-def sum_to_data(g, shape) -> Tensor:
-    """``g`` summed over its broadcast axes back to ``shape``, without recording a graph
-    (``SumTo``'s forward; the kernels' backward uses it too)."""
-    shape = tuple(shape)
-    if g.shape == shape:
-        return g
-    axes = layout.broadcast_axes(g.shape, shape)
-    return TensorBase.reshape(_reduced("sum", g, axes, False, np.sum), shape)
-
-
-class SumTo(Function):
-    """Sum over broadcast axes back to ``shape``: the adjoint of ``broadcast_to``."""
-
-    needs_input_values = False
-
-    def __init__(self, shape):
-        self.shape = tuple(shape)
-
-    def forward(self, x):
-        return sum_to_data(x, self.shape)
-
-    def backward(self, gy):
-        return broadcast_to(gy, self.inputs[0].shape)
-
-
-class BroadcastTo(Function):
-    needs_input_values = False
-    is_view = True
-
-    def __init__(self, shape):
-        self.shape = layout.as_shape(shape)
-
-    def forward(self, x):
-        return TensorBase.broadcast_to(x, self.shape)
-
-    view_of = forward
-
-    def again(self) -> Function:
-        return BroadcastTo(self.shape)
-
-    def backward(self, gy):
-        return sum_to(gy, self.inputs[0].shape)
-
-
-def sum_to(x, shape) -> Tensor:
-    x = as_tensor(x)
-    return x if x.shape == tuple(shape) else SumTo(shape)(x)
-
-
-def broadcast_to(x, shape) -> Tensor:
-    """``x`` seen as ``shape`` (an int or a sequence of ints, as numpy's), without copying."""
-    x = as_tensor(x)
-    shape = layout.as_shape(shape)
-    return x if x.shape == shape else BroadcastTo(shape)(x)
 
 
 class Sum(Function):
@@ -149,8 +78,6 @@ class Prod(Function):
     def backward(self, gy):
         # d(prod)/dx_i is the product of the others: exclusive cumulative products from
         # both ends, so zeros in x need no special case.
-        from .movement import concatenate  # movement builds on reductions
-
         x = self.inputs[0]
         rest = [i for i in range(x.ndim) if i not in self.axes]
         moved = x.permute(rest + list(self.axes))
@@ -196,8 +123,6 @@ class Cumulative(Function):
         return _wrap(compute(partial(accumulate, axis=self.axis, dtype=x.dtype.numpy), x.numpy()))
 
     def backward(self, gy):
-        from .elementwise import where  # elementwise builds on reductions
-
         x, axis = self.inputs[0], self.axis
 
         def from_end(t):  # Σ_{j>=i} t_j
@@ -223,8 +148,6 @@ def _cumprod_gradient_differentiable(x, gy, axis: int):
     formula). The masked formula has the same values, but past x's first zero it is a
     constant 0, whose gradient is not: there it is that zero times the product of the
     others. O(n²) along ``axis``, as PyTorch's; only create_graph pays for it."""
-    from .elementwise import where
-
     n = x.shape[axis]
     rows = x.swapaxes(axis, -1).unsqueeze(-2)  # rows[..., i, k] = x_k, i the one left out
     others = cumprod(where(np.eye(n, dtype=bool), 1, rows), -1)
@@ -388,8 +311,6 @@ def var(x, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=None)
     >>> jg.var(jg.tensor([1.0, 2.0, 3.0, 4.0])).item(), jg.var(jg.tensor([1j, -1j])).item()
     (1.25, 1.0)
     """
-    from .unary import abs  # unary builds on elementwise, which builds on reductions
-
     x = as_tensor(x)
     ddof = _ddof(ddof, correction, unbiased)
     axes = normalize_axes(axis, x.ndim)
@@ -415,9 +336,6 @@ def std(x, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=None)
     >>> jg.std(x).backward(); x.grad.tolist()
     [0.0, 0.0, 0.0]
     """
-    from .elementwise import where  # elementwise builds on reductions
-    from .unary import sqrt
-
     v = var(x, axis, keepdims, ddof, correction=correction, unbiased=unbiased)
     zero = v == 0
     # sqrt runs on v with its zeros replaced, so no inf slope meets where's 0 gradient.
@@ -433,9 +351,6 @@ def logsumexp(x, axis=None, keepdims=False) -> Tensor:
     >>> jg.logsumexp(jg.zeros((0, 2)), axis=0).tolist()
     [-inf, -inf]
     """
-    from .elementwise import where
-    from .unary import exp, isfinite, log
-
     x = as_tensor(x)
     axes = normalize_axes(axis, x.ndim)
     if layout.numel(x.shape[i] for i in axes) == 0:
@@ -529,6 +444,4 @@ __all__ = [
     "any",
     "cumsum",
     "cumprod",
-    "sum_to",
-    "broadcast_to",
 ]

@@ -18,8 +18,7 @@ from ..strided import layout
 from ..tensor import TensorBase
 from . import elementwise as ew
 from .indexing import GetItem, _check_along, _index_array, _take_along, advanced_index, index_put
-from .movement import astype, basic_index, reshape, stack, write_out
-from .reduce import broadcast_to
+from .movement import astype, basic_index, broadcast_to, reshape, stack, write_out
 from .sorting import _array, along_axis
 
 _MODES = ("raise", "wrap", "clip")

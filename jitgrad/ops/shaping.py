@@ -27,6 +27,7 @@ from .movement import (
     Unview,
     astype,
     basic_index,
+    broadcast_to,
     clone,
     concatenate,
     diagonal,
@@ -35,7 +36,6 @@ from .movement import (
     permute,
     reshape,
 )
-from .reduce import broadcast_to
 from .torch_keywords import torch_keywords
 
 # -- numpy's joins ---------------------------------------------------------------------------

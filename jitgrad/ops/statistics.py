@@ -25,8 +25,8 @@ from ..tensor import TensorBase, wrap_numpy
 from .elementwise import where
 from .indexing import take_along_axis
 from .linalg import matmul
-from .movement import clone, concatenate, diagonal, write_out
-from .reduce import broadcast_to, max, mean, min, normalize_axes, sum  # noqa: A004
+from .movement import broadcast_to, clone, concatenate, diagonal, write_out
+from .reduce import max, mean, min, normalize_axes, sum  # noqa: A004
 from .torch_keywords import torch_keywords, values_indices
 from .unary import clip, sqrt
 

@@ -34,7 +34,7 @@ from .elementwise import (
     right_shift,
     where,
 )
-from .reduce import sum_to
+from .movement import sum_to
 from .unary import (
     abs,
     arccos,

@@ -31,8 +31,12 @@ import types
 import numpy as np
 
 from .. import dtypes
+from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
 from ..strided import layout
+from ..tensor import TensorBase, wrap_numpy
+from . import indexing, movement
+from .movement import astype, reshape
 
 _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 _NO_VALUE = np._NoValue  # numpy's marker of an argument not given (initial=)
@@ -211,15 +215,13 @@ def _cast_operand(uf, k, x, d, casting, check):
 
 
 def _astype(x, d):
-    from .movement import astype
-
     return x if x.dtype is d else astype(x, d)
 
 
 def _masked(r, mask):
     if mask is None:
         return r
-    from .elementwise import where
+    from .elementwise import where  # (elementwise makes its ufuncs with this module)
 
     return where(mask, r, r.dtype.numpy.type(0).item())
 
@@ -228,9 +230,8 @@ def _write(name, o, r, mask, casting, requires):
     """Write ``r`` into ``o`` where ``mask`` holds (everywhere for None), broadcasting to
     ``o``'s shape and casting by ``casting``; ``o``. Recorded when gradients flow (the
     inputs, ``requires``, or ``o`` itself), as jitgrad's in-place operators are."""
-    from ..tensor import TensorBase
-    from . import methods, movement, reduce
-    from .elementwise import where
+    from . import methods  # (methods builds on every op module)
+    from .elementwise import where  # (elementwise makes its ufuncs with this module)
 
     o_dtype = o.dtype if isinstance(o, np.ndarray) else o.dtype.numpy
     shape = r.shape if mask is None else layout.broadcast_shapes(r.shape, mask.shape)
@@ -262,9 +263,8 @@ def _write(name, o, r, mask, casting, requires):
         value = r if mask is None else where(mask, r, o)
         value = movement.astype(value, o.dtype, copy=False)
         if value.shape != o.shape:
-            value = reduce.broadcast_to(value, o.shape)
+            value = movement.broadcast_to(value, o.shape)
         return movement.write_through(o, value)
-    from ..autograd.grad_mode import no_grad
 
     with no_grad():
         value = r.detach() if mask is None else where(mask, r.detach(), o.detach())
@@ -298,8 +298,6 @@ def _operand(array) -> Tensor:
 
 def _by_numpy(uf, method, *args, **kwargs) -> Tensor:
     """numpy's method on the tensors' values: a new tensor, without gradient."""
-    from ..tensor import TensorBase, wrap_numpy
-
     args = [TensorBase.numpy(a) if isinstance(a, TensorBase) else a for a in args]
     kwargs = {k: TensorBase.numpy(v) if isinstance(v, TensorBase) else v for k, v in kwargs.items()}
     return wrap_numpy(np.asarray(getattr(uf._numpy, method)(*args, **kwargs)), Tensor)
@@ -325,8 +323,8 @@ def reduce(uf, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_
     >>> jg.maximum.reduce(jg.tensor([1.0, 5.0]), initial=9.0).item()
     9.0
     """
-    from . import elementwise
-    from . import reduce as reductions
+    from . import elementwise  # (elementwise makes its ufuncs with this module)
+    from . import reduce as reductions  # (reduce builds on elementwise)
 
     _binary_only(uf, "reduce")
     t = _operand(array)
@@ -363,7 +361,7 @@ def accumulate(uf, array, axis=0, dtype=None, out=None):
     >>> jg.add.accumulate(jg.tensor([1, 2, 3])).tolist()
     [1, 3, 6]
     """
-    from . import reduce as reductions
+    from . import reduce as reductions  # (reduce builds on elementwise)
 
     _binary_only(uf, "accumulate")
     t = _operand(array)
@@ -385,8 +383,6 @@ def reduceat(uf, array, indices, axis=0, dtype=None, out=None):
     >>> jg.add.reduceat(jg.arange(8), [0, 4, 1, 5]).tolist()
     [6, 4, 10, 18]
     """
-    from . import movement
-
     _binary_only(uf, "reduceat")
     t = _operand(array)
     np_dtype = None if dtype is None else dtypes.as_dtype(dtype).numpy
@@ -421,8 +417,6 @@ def outer(uf, a, b, /, **kwargs):
     >>> jg.multiply.outer(jg.tensor([1, 2]), jg.tensor([1, 10, 100])).tolist()
     [[1, 10, 100], [2, 20, 200]]
     """
-    from .movement import reshape
-
     _binary_only(uf, "outer")
     a, b = _operand(a), _operand(b)
     return uf(reshape(a, a.shape + (1,) * b.ndim), b, **kwargs)
@@ -438,9 +432,7 @@ def at(uf, a, indices, b=None, /):
     >>> jg.add.at(t, [0, 0, 2], 1.0); t.tolist()
     [2.0, 0.0, 1.0]
     """
-    from ..tensor import TensorBase
-    from . import elementwise, indexing, movement
-    from . import reduce as reductions
+    from . import elementwise  # (elementwise makes its ufuncs with this module)
 
     if uf._numpy is None:
         raise TypeError(f"{uf.__name__}.at: numpy has no ufunc {uf.__name__}")
@@ -464,14 +456,12 @@ def at(uf, a, indices, b=None, /):
     if uf.__name__ == "subtract":
         v = -v
     shape = np.empty(a.shape, dtype=np.bool_)[key].shape
-    delta = indexing.ScatterAdd(key, a.shape)(reductions.broadcast_to(v, shape))
+    delta = indexing.ScatterAdd(key, a.shape)(movement.broadcast_to(v, shape))
     movement.write_through(a, elementwise.add(a, delta))
     return None
 
 
 def _values(x):
-    from ..tensor import TensorBase
-
     if isinstance(x, TensorBase):
         return TensorBase.numpy(x)
     if isinstance(x, tuple):

@@ -12,12 +12,12 @@ import math
 import numpy as np
 
 from ..autograd.function import Function
-from ..autograd.tensor import Tensor
+from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute
 from ..tensor import wrap_numpy
 from .elementwise import Elementwise, Piecewise, Test, Unary, _op, logical_and
-from .movement import clone
-from .ufunc import ufunc
+from .movement import astype, clone
+from .ufunc import _write, ufunc
 
 _LN2, _LN10 = math.log(2), math.log(10)
 _SQRT1_2 = 1 / math.sqrt(2)
@@ -710,9 +710,6 @@ def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
     >>> jg.nan_to_num(jg.tensor([float("nan"), float("inf"), -1.0]), posinf=9.0).tolist()
     [0.0, 9.0, -1.0]
     """
-    from ..autograd.tensor import as_tensor
-    from .ufunc import _write
-
     t = as_tensor(np.asarray(x) if isinstance(x, (list, tuple)) else x)
     if t.dtype.is_complex:
         a = compute(np.nan_to_num, t.numpy(), True, nan, posinf, neginf)
@@ -778,9 +775,6 @@ def rint(x):
     >>> jg.rint(jg.tensor([-1.5, 0.5, 2.7])).tolist(), jg.rint(jg.tensor([3], dtype=jg.int8)).dtype
     ([-2.0, 0.0, 3.0], jitgrad.float16)
     """
-    from ..autograd.tensor import as_tensor
-    from .movement import astype
-
     x = as_tensor(np.asarray(x) if isinstance(x, (list, tuple)) else x)
     if x.dtype.kind == "c":
         return ComplexByNumpy(np.rint)(x)

@@ -1,0 +1,44 @@
+"""Reductions of a tensor's data that record no graph: the JIT's kernel where it applies,
+else numpy's. The layer under both the differentiable reductions (``reduce``) and
+broadcasting's adjoint (``movement.sum_to``).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from .. import tiers
+from .._config import config
+from ..autograd.tensor import Tensor
+from ..recording import compute
+from ..strided import layout
+from ..tensor import TensorBase, wrap_numpy
+from . import numpy_tier
+
+
+def _wrap(array) -> Tensor:
+    return wrap_numpy(np.asarray(array), Tensor)
+
+
+def _reduced(kind: str, x, axes, keepdims: bool, numpy_reduce) -> Tensor:
+    """A reduction by numpy for small work (the numpy tier), else by the JIT's kernel
+    where it applies, else by numpy."""
+    if tiers.small(layout.numel(x._shape)):
+        return numpy_tier.reduce(kind, x, axes, keepdims)
+    if config.backend == "jit" and config.lowering is not None:
+        out = config.lowering.reduce(kind, x, axes, keepdims)
+        if out is not None:
+            return out
+    return _wrap(compute(partial(numpy_reduce, axis=axes, keepdims=keepdims), x.numpy()))
+
+
+def sum_to_data(g, shape) -> Tensor:
+    """``g`` summed over its broadcast axes back to ``shape``, without recording a graph
+    (``SumTo``'s forward; the kernels' backward uses it too)."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    axes = layout.broadcast_axes(g.shape, shape)
+    return TensorBase.reshape(_reduced("sum", g, axes, False, np.sum), shape)
