@@ -20,68 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..ops.primitives import PRIMITIVES
 from . import ir
-
-_PY_OPS = {
-    "add": "+",
-    "sub": "-",
-    "mul": "*",
-    "div": "/",
-    "floor_divide": "//",
-    "remainder": "%",
-    "equal": "==",
-    "not_equal": "!=",
-    "less": "<",
-    "less_equal": "<=",
-    "greater": ">",
-    "greater_equal": ">=",
-    "bitwise_and": "&",
-    "bitwise_or": "|",
-    "bitwise_xor": "^",
-}
-_VMATH_NAMES = {"power": "pow"}
-_NUMPY_UNARY = {
-    "sqrt",
-    "floor",
-    "ceil",
-    "trunc",
-    "rint",
-    "sign",
-    "isfinite",
-    "log2",
-    "log10",
-    "sin",
-    "cos",
-    "tan",
-    "arcsin",
-    "arccos",
-    "arctan",
-    "sinh",
-    "cosh",
-    "arctanh",
-    "exp",
-    "expm1",
-    "log",
-    "log1p",
-    "tanh",
-    "exp2",
-    "cbrt",
-    "signbit",
-    "isinf",
-    "spacing",
-    "arcsinh",
-    "arccosh",
-}
-_NUMPY_BINARY = {
-    "hypot",
-    "copysign",
-    "nextafter",
-    "logaddexp",
-    "logaddexp2",
-    "fmod",
-    "fmax",
-    "fmin",
-}
 
 
 @dataclass(frozen=True)
@@ -257,86 +197,65 @@ class _Body:
             return text
         return f"{self.ct}({text})"
 
-    def _vm(self, name: str) -> str | None:
-        """The vectorizable implementation in ``vmath`` (``exp_f32``, ``pow_f64``...), if
-        it has one for this precision."""
-        from . import vmath
-
-        if self.suffix is None:
-            return None
-        fn = f"{_VMATH_NAMES.get(name, name)}_{self.suffix}"
-        return f"vm.{fn}" if hasattr(vmath, fn) else None
-
     def _expression(self, op: str, a: list[str], vectorised: bool = True) -> str:
-        if op == "floor_divide" and self.sig.compute == "int64":
-            # numba's // of the int64 minimum by -1 overflows to 0; numpy's wraps to it
-            return f"(-{a[0]} if {a[1]} == -1 else {a[0]} // {a[1]})"
-        if op in ("left_shift", "right_shift"):
-            return self._shift(op, a[0], a[1])
-        if op in _PY_OPS:
-            return f"({a[0]} {_PY_OPS[op]} {a[1]})"
-        one = self._literal(1)
-        if op in ("neg", "negative"):
-            return f"(-{a[0]})"
-        if op == "positive":
-            return a[0]
-        if op == "where":
-            return f"({a[1]} if {a[0]} else {a[2]})"
-        if op == "maximum":  # NaN in either operand propagates, as in numpy
-            return f"({a[0]} if ({a[0]} >= {a[1]} or {a[0]} != {a[0]}) else {a[1]})"
-        if op == "minimum":
-            return f"({a[0]} if ({a[0]} <= {a[1]} or {a[0]} != {a[0]}) else {a[1]})"
-        if op == "logical_and":
-            return f"(({a[0]} != 0) & ({a[1]} != 0))"
-        if op == "logical_or":
-            return f"(({a[0]} != 0) | ({a[1]} != 0))"
-        if op == "logical_xor":
-            return f"(({a[0]} != 0) != ({a[1]} != 0))"
-        if op == "logical_not":
-            return f"({a[0]} == 0)"
-        if op == "invert":  # ~ of a bool is an int in Python (and numba): not is numpy's
-            return f"({a[0]} == 0)" if self.sig.compute == "bool" else f"(~{a[0]})"
-        if op == "isnan":
-            return f"({a[0]} != {a[0]})"
-        if op == "abs":
-            return f"abs({a[0]})"
-        if op == "square":
-            return f"({a[0]} * {a[0]})"
-        if op == "reciprocal":
-            return f"({one} / {a[0]})"
-        if op == "power" and a[1] in (self._literal(2), self._literal(2.0)):
-            return f"({a[0]} * {a[0]})"
-        if op == "power" and a[1] == self._literal(0.5):
-            return f"np.sqrt({a[0]})"
-        vm = self._vm(op) if vectorised else None
-        if vm is not None:
-            return f"{vm}({', '.join(a)})"
-        if op == "sigmoid":
-            return f"({one} / ({one} + np.exp(-{a[0]})))"
-        if op == "softplus":
-            return f"np.logaddexp({self._literal(0)}, {a[0]})"
-        if op == "erf":
-            return f"{self.ct}(math.erf({a[0]}))"
-        if op == "power" and self.sig.compute.startswith(("int", "uint")):
-            return f"vm.ipow({a[0]}, {a[1]})"
-        if op == "power":
-            return f"({a[0]} ** {a[1]})"
-        if op == "arctan2":
-            return f"np.arctan2({a[0]}, {a[1]})"
-        if op in _NUMPY_UNARY:
-            return f"np.{op}({a[0]})"
-        if op in _NUMPY_BINARY:
-            return f"np.{op}({a[0]}, {a[1]})"
-        raise NotImplementedError(f"no kernel code for the operation {op!r}")
+        """The code of primitive ``op`` on operands ``a``: where vectorised, its ``vmath``
+        function for this precision if there is one, else its kernel expression. A few
+        depend on the compute dtype or on a literal operand (``_SPECIAL``)."""
+        primitive = PRIMITIVES.get(op)
+        if primitive is None or len(a) != primitive.arity:
+            raise NotImplementedError(f"no kernel code for the operation {op!r}")
+        special = _SPECIAL.get(op)
+        code = special(self, primitive, a) if special is not None else None
+        if code is not None:
+            return code
+        if vectorised and primitive.vmath is not None and self.suffix is not None:
+            from . import vmath
 
-    def _shift(self, op: str, a: str, b: str) -> str:
+            fn = f"{primitive.vmath}_{self.suffix}"
+            if hasattr(vmath, fn):
+                return f"vm.{fn}({', '.join(a)})"
+        return self._kernel(primitive, a)
+
+    def _kernel(self, primitive, a: list[str]) -> str:
+        return primitive.kernel.format(*a, one=self._literal(1), zero=self._literal(0), ct=self.ct)
+
+    def _floor_divide(self, primitive, a: list[str]) -> str | None:
+        if self.sig.compute == "int64":
+            # numba's // of the int64 minimum by -1 overflows to 0; numpy's wraps to it
+            return f"(-{a[0]} if {a[1]} == -1 else {self._kernel(primitive, a)})"
+        return None
+
+    def _power(self, primitive, a: list[str]) -> str | None:
+        if a[1] in (self._literal(2), self._literal(2.0)):
+            return f"({a[0]} * {a[0]})"
+        if a[1] == self._literal(0.5):
+            return f"np.sqrt({a[0]})"
+        if self.sig.compute.startswith(("int", "uint")):
+            return f"vm.ipow({a[0]}, {a[1]})"
+        return None
+
+    def _invert(self, primitive, a: list[str]) -> str | None:
+        # ~ of a bool is an int in Python (and numba): not is numpy's
+        return f"({a[0]} == 0)" if self.sig.compute == "bool" else None
+
+    def _shift(self, primitive, a: list[str]) -> str:
         # A count outside [0, bits) is undefined behaviour in C and LLVM (x86 masks it to
         # its low bits); numpy defines it as every bit shifted out, sign bits in from the
         # left for signed values. numba widens small integers, so the width is the compute
         # dtype's: the store back wraps what went past it, as numpy's narrow shift does.
         bits = np.dtype(self.sig.compute).itemsize * 8
-        in_range = f"({b} >= 0 and {b} < {bits})"
-        if op == "left_shift":
-            return f"(({a} << {b}) if {in_range} else {self._literal(0)})"
-        out = f"({a} >> {bits - 1})" if self.sig.compute.startswith("int") else self._literal(0)
-        return f"(({a} >> {b}) if {in_range} else {out})"
+        in_range = f"({a[1]} >= 0 and {a[1]} < {bits})"
+        signed_right = primitive.name == "right_shift" and self.sig.compute.startswith("int")
+        out = f"({a[0]} >> {bits - 1})" if signed_right else self._literal(0)
+        return f"({self._kernel(primitive, a)} if {in_range} else {out})"
+
+
+# Primitives whose code depends on the compute dtype or on a literal operand: None falls
+# back to the table's.
+_SPECIAL = {
+    "floor_divide": _Body._floor_divide,
+    "power": _Body._power,
+    "invert": _Body._invert,
+    "left_shift": _Body._shift,
+    "right_shift": _Body._shift,
+}

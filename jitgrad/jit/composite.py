@@ -3,9 +3,9 @@ backward kernel.
 
 The function is called once on symbolic inputs: every jitgrad elementwise op it uses
 evaluates its formula on IR values, so the whole body becomes one expression DAG. Its
-gradient is derived on the DAG itself, node by node with the rules of
-``ops.primitives.GRADIENTS``, and the backward kernel recomputes the forward's cheap
-intermediates instead of keeping them in memory.
+gradient is derived on the DAG itself, node by node with the gradient rules of each
+primitive's op class (``ops.primitives``), and the backward kernel recomputes the
+forward's cheap intermediates instead of keeping them in memory.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from .. import dtypes
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, uninitialised
-from ..ops.primitives import GRADIENTS
+from ..ops.primitives import PRIMITIVES
 from ..strided import layout
 from . import ir, lowering
 
@@ -28,9 +28,9 @@ def differentiate(outputs: list[ir.Expr], seeds: list[ir.Expr], wrt: list[ir.Exp
         adjoint[out.id] = adjoint[out.id] + seed if out.id in adjoint else seed
     for node in reversed(ir.topological(outputs)):
         g = adjoint.get(node.id)
-        op = GRADIENTS.get(node.op)
-        if g is None or op is None:
+        if g is None or node.op not in PRIMITIVES:  # loads and constants
             continue
+        op = PRIMITIVES[node.op].op_class
         rules = op.grad_rules
         owner = op.__new__(op)  # rules of primitives read no parameters
         for arg, rule in zip(node.args, rules):

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from ..ops.primitives import PRIMITIVES
 
 _ids = itertools.count()
 
@@ -37,22 +40,22 @@ class Expr:
         return self._bin("add", o, True)
 
     def __sub__(self, o):
-        return self._bin("sub", o)
+        return self._bin("subtract", o)
 
     def __rsub__(self, o):
-        return self._bin("sub", o, True)
+        return self._bin("subtract", o, True)
 
     def __mul__(self, o):
-        return self._bin("mul", o)
+        return self._bin("multiply", o)
 
     def __rmul__(self, o):
-        return self._bin("mul", o, True)
+        return self._bin("multiply", o, True)
 
     def __truediv__(self, o):
-        return self._bin("div", o)
+        return self._bin("divide", o)
 
     def __rtruediv__(self, o):
-        return self._bin("div", o, True)
+        return self._bin("divide", o, True)
 
     def __floordiv__(self, o):
         return self._bin("floor_divide", o)
@@ -73,7 +76,7 @@ class Expr:
         return self._bin("power", o, True)
 
     def __neg__(self):
-        return Expr("neg", (self,))
+        return Expr("negative", (self,))
 
     def __abs__(self):
         return Expr("abs", (self,))
@@ -128,6 +131,9 @@ def literal(value) -> Expr:
 
 
 def _call(op: str, *args) -> Expr:
+    arity = PRIMITIVES[op].arity
+    if len(args) != arity:
+        raise TypeError(f"{op} takes {arity} operands, got {len(args)}")
     return Expr(op, tuple(a if isinstance(a, Expr) else literal(a) for a in args))
 
 
@@ -137,21 +143,8 @@ class symbolic:  # noqa: N801  a namespace, used like a module
     pi = math.pi
 
 
-_UNARY = (
-    "exp expm1 log log1p log2 log10 sqrt square reciprocal sin cos tan arcsin arccos "
-    "arctan sinh cosh tanh arctanh abs sign negative positive floor ceil trunc rint isnan "
-    "isfinite logical_not invert erf sigmoid softplus exp2 cbrt signbit isinf spacing "
-    "arcsinh arccosh"
-).split()
-_BINARY = (
-    "maximum minimum arctan2 power floor_divide remainder equal not_equal less less_equal "
-    "greater greater_equal logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor "
-    "left_shift right_shift hypot copysign nextafter logaddexp logaddexp2 fmod fmax fmin"
-).split()
-
-for _name in _UNARY + _BINARY:
+for _name in PRIMITIVES:
     setattr(symbolic, _name, staticmethod(lambda *args, _op=_name: _call(_op, *args)))
-symbolic.where = staticmethod(lambda c, a, b: _call("where", c, a, b))
 
 
 def _sum_to(g, shape):
@@ -184,12 +177,13 @@ def topological(outputs) -> list[Expr]:
     return order
 
 
+# Python's operators, so that an operation of constants gives a number, not a tensor.
 _OPERATORS = {
-    "add": lambda a, b: a + b,
-    "sub": lambda a, b: a - b,
-    "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / b,
-    "neg": lambda a: -a,
+    "add": operator.add,
+    "subtract": operator.sub,
+    "multiply": operator.mul,
+    "divide": operator.truediv,
+    "negative": operator.neg,
 }
 
 

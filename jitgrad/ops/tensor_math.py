@@ -1,82 +1,12 @@
 """The math namespace of recorded formulas: the same names as ``reference``, as jitgrad
-ops on tensors. Elementwise gradients evaluated with it are themselves differentiable."""
+ops on tensors. Elementwise gradients evaluated with it are themselves differentiable.
+Its functions are those of ``primitives.PRIMITIVES`` (each row's jitgrad function)."""
 
 from math import pi
 
-from .elementwise import (
-    arctan2,
-    bitwise_and,
-    bitwise_or,
-    bitwise_xor,
-    copysign,
-    equal,
-    floor_divide,
-    fmax,
-    fmin,
-    fmod,
-    greater,
-    greater_equal,
-    hypot,
-    left_shift,
-    less,
-    less_equal,
-    logaddexp,
-    logaddexp2,
-    logical_and,
-    logical_or,
-    logical_xor,
-    maximum,
-    minimum,
-    nextafter,
-    not_equal,
-    power,
-    remainder,
-    right_shift,
-    where,
-)
 from .movement import sum_to
-from .unary import (
-    abs,
-    arccos,
-    arccosh,
-    arcsin,
-    arcsinh,
-    arctan,
-    arctanh,
-    cbrt,
-    ceil,
-    cos,
-    cosh,
-    erf,
-    exp,
-    exp2,
-    expm1,
-    floor,
-    invert,
-    isfinite,
-    isinf,
-    isnan,
-    log,
-    log1p,
-    log2,
-    log10,
-    logical_not,
-    negative,
-    positive,
-    reciprocal,
-    sigmoid,
-    sign,
-    signbit,
-    sin,
-    sinh,
-    softplus,
-    spacing,
-    sqrt,
-    square,
-    tan,
-    tanh,
-    trunc,
-)
-from .unary import round as rint
+from .primitives import PRIMITIVES as _PRIMITIVES
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+globals().update({p.name: p.function for p in _PRIMITIVES.values()})
+
+__all__ = ["pi", "sum_to", *_PRIMITIVES]

@@ -1,10 +1,11 @@
-"""Derivation of vmath's polynomial coefficients (run: ``python -m jitgrad.jit._vmath_fit``).
+"""``python -m tools.vmath_fit``: derive the polynomial coefficients of ``jitgrad.jit.vmath``.
 
 Each polynomial is a weighted minimax fit found with the Remez exchange algorithm, in
 ``decimal`` arithmetic at 50 digits (the reference functions are evaluated here too, by their
 series), then rounded to the precision it is evaluated in. Rounding is done one coefficient
 at a time, lowest degree first, refitting the rest each time ("sequential"), or all at once.
-The printed tuples are what ``vmath.py`` holds (highest degree first, as ``_poly`` takes them).
+The printed tuples are what the modules of ``jitgrad/jit/vmath/`` hold (highest degree first,
+as ``_poly`` takes them).
 Nothing here runs on import.
 """
 
