@@ -74,6 +74,8 @@ class Elementwise(Function):
                 signature += (kind,)
             else:
                 return self._call_first(inputs, None)
+        if recording:  # (calls that may record take kernels, whose backward is fused)
+            signature += (True,)
         known = _known_calls.get(signature)
         if known is None:
             return self._call_first(inputs, signature)
@@ -182,7 +184,13 @@ class Elementwise(Function):
 
     def forward(self, *xs):
         self._lowered = config.backend == "jit" and config.lowering is not None
-        if self._lowered and config.thread.tape is None:  # (a trace keeps kernels, to fuse)
+        # The numpy tier for calls of tensors that require no grad (a recorded call's
+        # backward is one fused kernel) outside traces (which fuse kernels).
+        if (
+            self._lowered
+            and config.thread.tape is None
+            and not any(x._requires_grad for x in xs)
+        ):
             shape = layout.broadcast_shapes(*(x._shape for x in xs))
             if numpy_tier.fits(self, xs, layout.numel(shape)):
                 out_dtype = dtypes.bool_ if self.result == "bool" else self._dtype
