@@ -186,11 +186,7 @@ class Elementwise(Function):
         self._lowered = config.backend == "jit" and config.lowering is not None
         # The numpy tier for calls of tensors that require no grad (a recorded call's
         # backward is one fused kernel) outside traces (which fuse kernels).
-        if (
-            self._lowered
-            and config.thread.tape is None
-            and not any(x._requires_grad for x in xs)
-        ):
+        if self._lowered and config.thread.tape is None and not any(x._requires_grad for x in xs):
             shape = layout.broadcast_shapes(*(x._shape for x in xs))
             if numpy_tier.fits(self, xs, layout.numel(shape)):
                 out_dtype = dtypes.bool_ if self.result == "bool" else self._dtype
