@@ -15,6 +15,7 @@ from .._config import config
 from ..autograd.tensor import Tensor
 from ..storage import storage_class
 from ..strided import layout
+from ..tensor import wrap_numpy
 from ..tiers import IGNORE_ERRORS, numpy_errors
 from . import reference
 
@@ -49,6 +50,8 @@ def tensor_of(array: np.ndarray) -> Tensor:
     storage_type = _STORAGE_TYPES.get(array.dtype)
     if storage_type is None:
         storage_type = _STORAGE_TYPES[array.dtype] = storage_class(array.dtype)
+    if storage_type._half:  # (kernels read float16 as its bits: the general wrapping)
+        return wrap_numpy(array, Tensor)
     shape = array.shape
     strides = () if not shape else (1,) if len(shape) == 1 else layout.contiguous_strides(shape)
     return new_tensor(storage_type, array, shape, strides)
@@ -194,7 +197,9 @@ class ElementwiseLaunch:
         op._lowered = False
         if not self.direct:
             y = op._reference_forward(*(x.numpy() for x in tensors))
-            return new_tensor(self.storage_type, np.ascontiguousarray(y), self.shape, self.strides)
+            if y.shape != self.shape:
+                y = np.broadcast_to(y, self.shape)
+            return tensor_of(y)  # (float16 gets its bits' storage there)
         arrays = []
         for x, n in zip(tensors, self.whole):
             a = x._storage.kernel_array
