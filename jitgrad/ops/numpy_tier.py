@@ -85,7 +85,7 @@ def fits(op, xs, numel: int) -> bool:
     the numpy calls its formula makes, is at most ``config.numpy_tier_work``. A formula of
     one numpy ufunc runs here below the size where kernels share work among threads, as
     numpy's loops are as fast as a serial kernel."""
-    calls = formula_calls(type(op), len(xs))
+    calls = formula_calls(type(op), len(op._slots))
     if calls == 1:
         return tiers.small(numel)
     return numel * calls <= config.numpy_tier_work

@@ -16,7 +16,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .. import threads
+from .. import threads, tiers
 from .._config import config
 from .convert import cast
 
@@ -176,6 +176,9 @@ def fill(a, start: int, stop: int, value) -> None:
     Other values stream the same way past STREAM_FROM bytes (``_stream``).
     """
     n = stop - start
+    if tiers.small(n):  # numpy's fill: no kernel to load for small work
+        a[start:stop] = value
+        return
     byte = _repeated_byte(value) if n >= config.light_threshold else -1
     if byte < 0 and n * a.itemsize > STREAM_FROM and a.dtype.kind in "iuf":
         _in_pieces(n, a.itemsize, lambda lo, hi: _stream_fill(a, start + lo, start + hi, value))

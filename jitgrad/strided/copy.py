@@ -5,7 +5,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .. import tiers
 from .._config import config
+from ..storage.convert import HALF
 from . import kernels
 from .layout import numel
 
@@ -21,6 +23,12 @@ def copy_strided(
     ``dst_half`` their ``convert.HALF``/``NOT_HALF`` flags (a storage's ``half_flag``). The
     caller guarantees both layouts stay inside their arrays and that they do not overlap.
     """
+    size = numel(shape)
+    if not size:
+        return
+    if tiers.small(size) and (src.dtype.kind != "c" or dst.dtype.kind == "c"):
+        _copy_by_numpy(src, src_half, s0, s_strides, dst, dst_half, d0, d_strides, shape)
+        return
     dims = []
     for n, ds, ss in zip(shape, d_strides, s_strides, strict=True):
         if n == 0:
@@ -97,6 +105,25 @@ def copy_strided(
         kernels.copy_rows_parallel(*args, numba.get_num_threads())
     else:
         kernels.copy_rows_serial(*args)
+
+
+def _copy_by_numpy(src, src_half, s0, s_strides, dst, dst_half, d0, d_strides, shape) -> None:
+    """``copy_strided`` by numpy's casting copy (the numpy tier: small copies). A complex
+    source into a real destination stays with the kernels, which drop the imaginary part
+    without numpy's warning."""
+    source = _strided_view(src, src_half, s0, s_strides, shape)
+    target = _strided_view(dst, dst_half, d0, d_strides, shape)
+    tiers.quietly(np.copyto, target, source, casting="unsafe")
+
+
+def _strided_view(flat, half, offset: int, strides, shape) -> np.ndarray:
+    """The elements of a flat kernel array at ``offset`` with element ``strides``."""
+    if half is HALF:
+        flat = flat.view(np.float16)
+    itemsize = flat.itemsize
+    return np.ndarray(
+        shape, flat.dtype, flat, offset * itemsize, tuple(s * itemsize for s in strides)
+    )
 
 
 # A tile's side in bytes: 1 KiB runs on both memory sides. Transposing 4096x4096 into
