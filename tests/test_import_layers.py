@@ -68,8 +68,12 @@ def _imports(name: str, in_functions: bool) -> list[tuple[str, ast.stmt]]:
 
 def _module_level_graph(with_packages: bool) -> dict:
     """Module -> the modules its module-level imports name; a package's ``__init__`` is
-    left out of the layering unless ``with_packages``."""
-    return {
+    left out of the layering unless ``with_packages``. ``tensor_math`` builds its namespace
+    at import from the primitives' op classes, which it imports by name: those edges are
+    added."""
+    from jitgrad.ops.primitives import PRIMITIVES
+
+    graph = {
         name: {
             m
             for m, _ in _imports(name, in_functions=False)
@@ -77,6 +81,9 @@ def _module_level_graph(with_packages: bool) -> dict:
         }
         for name in MODULES
     }
+    owners = {f"jitgrad.ops.{p.owner.partition('.')[0]}" for p in PRIMITIVES.values()}
+    graph["jitgrad.ops.tensor_math"] |= owners
+    return graph
 
 
 def _cycle_through(start: str, graph: dict) -> list[str] | None:

@@ -160,9 +160,15 @@ class _CallCounter:
 
 class ElementwiseLaunch:
     """A signature's numpy-tier decision: ``launch(op, tensors)`` evaluates the op's
-    formula with numpy on the tensors' arrays and returns the new tensor."""
+    formula with numpy on the tensors' arrays and returns the new tensor.
 
-    __slots__ = ("storage_type", "out_dtype", "shape", "strides", "whole", "direct", "f", "launch")
+    Everything the signature fixes is worked out once: per operand of the formula, None
+    for a constant, else how its array is had (the storage's own array when the tensor is
+    contiguous and fills it; a view of the given byte strides otherwise) and the dtype it
+    is cast to first (float16 computes in float32, as the kernels do; ints in a float op
+    in the float)."""
+
+    __slots__ = ("storage_type", "out_dtype", "shape", "strides", "whole", "f", "launch", "specs")
 
     def __init__(self, op, out_dtype, shape, xs):
         self.storage_type = storage_class(out_dtype)
@@ -170,47 +176,45 @@ class ElementwiseLaunch:
         self.shape = tuple(shape)
         self.strides = layout.contiguous_strides(self.shape)
         self.f = type(op).f
-        # Per tensor: its element count when it is contiguous, so that the storage's own
-        # array is it when it starts the storage and fills it (None: a view to make).
-        self.whole = tuple(
-            layout.numel(x._shape)
-            if x._strides == layout.contiguous_strides(x._shape) and not x._storage._half
-            else None
-            for x in xs
+        compute = np.dtype(np.float32 if op._dtype.numpy == np.float16 else op._dtype.numpy)
+        self.whole, self.specs = [], []
+        for position, slot in enumerate(op._slots):
+            if slot is None:
+                self.specs.append(None)
+                continue
+            x = xs[slot]
+            dtype = np.dtype(x.dtype.numpy)
+            contiguous = x._strides == layout.contiguous_strides(x._shape)
+            whole = layout.numel(x._shape) if contiguous and not x._storage._half else None
+            cast = None
+            if dtype != compute and not (dtype == np.bool_ and op._keeps_bool(position)):
+                cast = compute
+            byte_strides = tuple(s * dtype.itemsize for s in x._strides)
+            reshape = x._shape if len(x._shape) != 1 else None
+            self.specs.append((slot, whole, reshape, x._shape, dtype, byte_strides, cast))
+            self.whole.append(whole)
+        plain = all(
+            spec is not None and spec[1] is not None and spec[6] is None for spec in self.specs
         )
-        # Operands already in the compute dtype go to numpy as they are; others (float16,
-        # computed in float32 as the kernels do, or ints in a float op) take the reference
-        # evaluator's casts.
-        compute = op._dtype.numpy
-        self.direct = compute != np.float16 and all(
-            slot is None
-            or xs[slot].dtype.numpy == compute
-            or (xs[slot].dtype.numpy == np.bool_ and op._keeps_bool(position))
-            for position, slot in enumerate(op._slots)
-        )
-        plain = self.direct and None not in self.whole and None not in op._slots
         self.launch = self._general
         if plain and numpy_errors is not None and len(xs) <= 2 and self.shape:
             self.launch = (_unary if len(xs) == 1 else _binary)(self, xs)
 
     def _general(self, op, tensors):
         op._lowered = False
-        if not self.direct:
-            y = op._reference_forward(*(x.numpy() for x in tensors))
-            if y.shape != self.shape:
-                y = np.broadcast_to(y, self.shape)
-            return tensor_of(y)  # (float16 gets its bits' storage there)
-        arrays = []
-        for x, n in zip(tensors, self.whole):
-            a = x._storage.kernel_array
-            if n is None or x._offset or a.size != n:
-                a = x.numpy()
-            elif len(x._shape) != 1:
-                a = a.reshape(x._shape)
-            arrays.append(a)
         args = []
-        for slot, constant in zip(op._slots, op._constants):
-            args.append(constant if slot is None else arrays[slot])
+        for spec, constant in zip(self.specs, op._constants):
+            if spec is None:
+                args.append(constant)
+                continue
+            slot, whole, reshape, shape, dtype, byte_strides, cast = spec
+            x = tensors[slot]
+            a = x._storage.kernel_array
+            if whole is None or x._offset or a.size != whole:
+                a = _ndarray(shape, dtype, a, x._offset * dtype.itemsize, byte_strides)
+            elif reshape is not None:
+                a = a.reshape(reshape)
+            args.append(a if cast is None else a.astype(cast))
         y = tiers.quietly(self.f, op, reference, *args)
         if y.__class__ is not _ndarray:
             y = np.asarray(y)
@@ -219,12 +223,14 @@ class ElementwiseLaunch:
         elif y.base is not None or not y.flags.c_contiguous:
             y = y.copy()  # (a view of an operand, or numpy's Fortran order for such operands)
         else:
-            for a in arrays:
+            for a in args:
                 if y is a:  # (a formula that returns an operand: the result is new memory)
                     y = y.copy()
                     break
         if y.shape != self.shape:  # (a formula that ignores an input, broadcast by it)
             y = np.broadcast_to(y, self.shape).copy()
+        if self.storage_type._half:
+            return tensor_of(y)  # (float16 gets its bits' storage there)
         return new_tensor(self.storage_type, y, self.shape, self.strides)
 
 
