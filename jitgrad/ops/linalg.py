@@ -10,13 +10,13 @@ from functools import partial
 import numpy as np
 
 from .. import dtypes
-from ..autograd.function import Function
+from ..autograd.function import Function, records_nothing
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, uninitialised
 from ..recording import compute, run
 from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
-from . import blas, reduce
+from . import blas, numpy_tier, reduce
 from .elementwise import multiply
 from .movement import Unview, broadcast_to, diagonal, permute, reshape, sum_to
 
@@ -65,6 +65,18 @@ def matmul(a, b) -> Tensor:
             f"matmul: shapes {a.shape} and {b.shape} are not aligned "
             f"({inner_a} != {inner_b} in the contracted dimension)"
         )
+    if (
+        len(a._shape) == 2 == len(b._shape)
+        and a._storage.dtype is b._storage.dtype
+        and records_nothing(a)
+        and records_nothing(b)
+    ):
+        # Two matrices of one dtype, nothing recorded: BLAS into a new array that becomes
+        # the result's storage (the common product, without the graph's bookkeeping).
+        x, y = a.numpy(), b.numpy()
+        out = np.empty((a._shape[0], b._shape[1]), x.dtype)
+        blas.matmul_for(x, y, out)(x, y, out)
+        return numpy_tier.tensor_of(out)
     if a.ndim == 1 and b.ndim == 1:
         return reshape(MatMul()(reshape(a, 1, -1), reshape(b, -1, 1)), ())
     if a.ndim == 1:

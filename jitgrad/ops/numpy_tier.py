@@ -193,12 +193,14 @@ class ElementwiseLaunch:
             reshape = x._shape if len(x._shape) != 1 else None
             self.specs.append((slot, whole, reshape, x._shape, dtype, byte_strides, cast))
             self.whole.append(whole)
-        plain = all(
-            spec is not None and spec[1] is not None and spec[6] is None for spec in self.specs
-        )
+        tensors = [spec for spec in self.specs if spec is not None]
+        plain = all(spec[1] is not None and spec[6] is None for spec in tensors)
         self.launch = self._general
-        if plain and numpy_errors is not None and len(xs) <= 2 and self.shape:
-            self.launch = (_unary if len(xs) == 1 else _binary)(self, xs)
+        if plain and numpy_errors is not None and self.shape:
+            if len(self.specs) == len(tensors) <= 2:
+                self.launch = (_unary if len(xs) == 1 else _binary)(self, xs)
+            elif len(self.specs) == 2 and len(tensors) == 1:
+                self.launch = _with_constant(self, xs, self.specs.index(None))
 
     def _general(self, op, tensors):
         op._lowered = False
@@ -306,6 +308,47 @@ def _binary(decision: ElementwiseLaunch, xs):
             or y.base is not None
             or y is a0
             or y is a1
+            or y.shape != shape
+        ):
+            y = _fresh(y, out, shape)
+        s = _new(storage_type)
+        s.kernel_array, s._version = y if one_dim else y.reshape(-1), 0
+        t = _new(Tensor)
+        t._storage, t._shape, t._strides, t._offset = s, shape, strides, 0
+        t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = _FRESH
+        return t
+
+    return launch
+
+
+def _with_constant(decision: ElementwiseLaunch, xs, constant_at: int):
+    """A binary formula of one contiguous tensor and a constant (``x * 2``, ``x > 0.5``)."""
+    f, out, storage_type = decision.f, decision.out_dtype, decision.storage_type
+    shape, strides, one_dim = decision.shape, decision.strides, len(decision.shape) == 1
+    (n0,), shape0 = decision.whole, xs[0]._shape
+    reshape0 = len(shape0) != 1
+    errors, ignore = numpy_errors, IGNORE_ERRORS
+    constant_first = constant_at == 0
+
+    def launch(op, tensors):
+        op._lowered = False
+        (x0,) = tensors
+        a0 = x0._storage.kernel_array
+        if x0._offset or a0.size != n0:
+            a0 = x0.numpy()
+        elif reshape0:
+            a0 = a0.reshape(shape0)
+        c = op._constants[constant_at]
+        token = errors.set(ignore)
+        try:
+            y = f(op, reference, c, a0) if constant_first else f(op, reference, a0, c)
+        finally:
+            errors.reset(token)
+        if (
+            y.__class__ is not _ndarray
+            or y.dtype is not out
+            or y.base is not None
+            or y is a0
             or y.shape != shape
         ):
             y = _fresh(y, out, shape)

@@ -14,12 +14,13 @@ from functools import partial
 
 import numpy as np
 
-from .. import dtypes
-from ..autograd.function import Function
+from .. import dtypes, tiers
+from ..autograd.function import Function, records_nothing
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, zeros
 from ..recording import compute
 from ..strided import layout
+from . import numpy_tier
 from .elementwise import where
 from .movement import broadcast_to, concatenate
 from .reduce_data import _reduced, _wrap
@@ -178,6 +179,14 @@ class Truth(Function):
 # -- what users call -------------------------------------------------------------------------
 
 
+def _reduction(function, kind: str, x: Tensor, axes, keepdims: bool, *largest) -> Tensor:
+    """``function(axes, keepdims, *largest)(x)``; small work that records nothing goes to
+    numpy's reduction at once, without the Function (the numpy tier: ``tiers.py``)."""
+    if records_nothing(x) and tiers.small(layout.numel(x._shape)) and (x.numel() or not largest):
+        return numpy_tier.reduce(kind, x, axes, keepdims)
+    return function(axes, keepdims, *largest)(x)
+
+
 def _accumulator(x: Tensor) -> Tensor:
     """``x`` in the dtype sums and products accumulate in, numpy's: uint64 for unsigned
     integers, int64 for signed integers and bool."""
@@ -203,7 +212,7 @@ def sum(x, axis=None, keepdims=False, *, dtype=None) -> Tensor:  # noqa: A001
     [3, 12]
     """
     x = _accumulated(x, dtype)
-    return Sum(normalize_axes(axis, x.ndim), keepdims)(x)
+    return _reduction(Sum, "sum", x, normalize_axes(axis, x.ndim), keepdims)
 
 
 @torch_keywords
@@ -260,7 +269,7 @@ def max(x, axis=None, keepdims=False) -> Tensor:  # noqa: A001
     ([5, 7], [1, 0])
     """
     x = as_tensor(x)
-    return Extreme(normalize_axes(axis, x.ndim), keepdims, True)(x)
+    return _reduction(Extreme, "max", x, normalize_axes(axis, x.ndim), keepdims, True)
 
 
 @values_and_indices(lambda x, axis, keepdims: argmin(x, axis, keepdims))
@@ -273,7 +282,7 @@ def min(x, axis=None, keepdims=False) -> Tensor:  # noqa: A001
     [[0, 1]]
     """
     x = as_tensor(x)
-    return Extreme(normalize_axes(axis, x.ndim), keepdims, False)(x)
+    return _reduction(Extreme, "min", x, normalize_axes(axis, x.ndim), keepdims, False)
 
 
 amax, amin = torch_keywords(max.__wrapped__), torch_keywords(min.__wrapped__)
