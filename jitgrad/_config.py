@@ -51,6 +51,12 @@ class Config:
     numpy_tier_work: int = field(
         default_factory=lambda: _env_int("JITGRAD_NUMPY_TIER_WORK", 1 << 12)
     )
+    # An eager elementwise signature whose work is beyond the numpy tier runs there anyway
+    # for its first calls and compiles its kernel at this call (ops/numpy_tier.py); 1
+    # compiles at the first call, waiting for it (JITGRAD_COMPILE_AFTER_CALLS).
+    compile_after_calls: int = field(
+        default_factory=lambda: _env_int("JITGRAD_COMPILE_AFTER_CALLS", 2)
+    )
     # Matrix products of at most this many multiply-adds run BLAS on one thread
     # (ops/blas.py): below about 2^20 two threads cost more than they save (measured).
     blas_one_thread_up_to: int = field(
@@ -110,7 +116,13 @@ class Config:
 
 BACKENDS = ("jit", "reference")
 # The settings that eager dispatch's remembered decisions (``Config.memos``) depend on.
-_DECIDING = ("parallel_threshold", "default_dtype", "backend", "numpy_tier_work")
+_DECIDING = (
+    "parallel_threshold",
+    "default_dtype",
+    "backend",
+    "numpy_tier_work",
+    "compile_after_calls",
+)
 
 # Copies, fills and arithmetic like bias + relu run at memory speed, about 0.15 ns per
 # float32 element on one thread here: two threads pay only from 2^18 elements (measured:

@@ -186,11 +186,15 @@ class Elementwise(Function):
         self._lowered = config.backend == "jit" and config.lowering is not None
         # The numpy tier for calls of tensors that require no grad (a recorded call's
         # backward is one fused kernel) outside traces (which fuse kernels).
+        # Larger work runs there too until its signature is called again: a one-off call
+        # never waits for a compile (numpy_tier.UntilCompiled).
         if self._lowered and config.thread.tape is None and not any(x._requires_grad for x in xs):
             shape = layout.broadcast_shapes(*(x._shape for x in xs))
-            if numpy_tier.fits(self, xs, layout.numel(shape)):
+            fits = numpy_tier.fits(self, xs, layout.numel(shape))
+            if fits or numpy_tier.compiles_later():
                 out_dtype = dtypes.bool_ if self.result == "bool" else self._dtype
-                self._decision = numpy_tier.ElementwiseLaunch(self, out_dtype, shape, xs)
+                launch = numpy_tier.ElementwiseLaunch(self, out_dtype, shape, xs)
+                self._decision = launch if fits else numpy_tier.UntilCompiled(launch)
                 out = self._decision.launch(self, xs)
                 if self.saves_output:
                     self._y_storage, self._y_version = out._storage, 0

@@ -91,6 +91,39 @@ def fits(op, xs, numel: int) -> bool:
     return numel * calls <= config.numpy_tier_work
 
 
+def compiles_later() -> bool:
+    """Whether a call whose work is too large for the numpy tier runs there anyway until
+    its signature's ``config.compile_after_calls``-th call, which compiles its kernel."""
+    return config.compile_after_calls > 1 and config.numpy_tier_work > 0
+
+
+class UntilCompiled:
+    """A signature's decision while its kernel waits: the numpy tier's launch for its first
+    ``config.compile_after_calls - 1`` calls, then the kernel (compiled at that call), which
+    becomes the signature's decision. A one-off call never waits for the compiler; a
+    repeated one compiles once. (Compiling in a background thread instead starves: numba's
+    compiler is Python, and a busy foreground holds the GIL.)"""
+
+    __slots__ = ("numpy_launch", "calls_left")
+
+    def __init__(self, numpy_launch: ElementwiseLaunch):
+        self.numpy_launch = numpy_launch
+        self.calls_left = config.compile_after_calls - 1
+
+    def launch(self, op, tensors):
+        known = op._known
+        if self.calls_left > 0 or known is None:
+            self.calls_left -= 1
+            return self.numpy_launch.launch(op, tensors)
+        op._lowered = True
+        out = config.lowering.forward(op, tensors)  # compiles; op._decision is the kernel's
+        if out is None:  # no kernel applies: numpy for good
+            known.decision = self.numpy_launch
+            return self.numpy_launch.launch(op, tensors)
+        known.decision = op._decision
+        return out
+
+
 def formula_calls(cls, arity: int) -> int:
     """How many numpy calls the reference evaluator makes for one evaluation of ``cls``'s
     formula (a primitive computed from several numpy calls counts as several); cached on

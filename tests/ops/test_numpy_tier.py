@@ -40,3 +40,27 @@ def test_small_work_matches_numpy_on_both_tiers(case, dtype, monkeypatch):
 def test_floating_point_errors_pass_silently_as_in_kernels():
     with np.errstate(all="raise"):
         assert jg.log(jg.zeros(3)).tolist() == [-np.inf] * 3
+
+
+def test_work_beyond_the_tier_compiles_its_kernel_at_the_signatures_second_call(monkeypatch):
+    from jitgrad.jit import cache
+
+    monkeypatch.setattr(cache.stats, "kernels", {})  # kernels looked up from here on
+    monkeypatch.setattr(jg.config, "compile_after_calls", 2)  # (and decisions forgotten)
+    x = jg.asarray(np.linspace(-30.0, 30.0, 10_000))  # sigmoid's formula: 8 numpy calls
+    want = 1 / (1 + np.exp(-x.numpy()))
+    np.testing.assert_allclose(jg.sigmoid(x).numpy(), want, rtol=1e-12)
+    assert not cache.stats.kernels  # the first call ran numpy's loops
+    np.testing.assert_allclose(jg.sigmoid(x).numpy(), want, rtol=1e-12)
+    assert len(cache.stats.kernels) == 1  # the second compiled (or loaded) the kernel
+    np.testing.assert_allclose(jg.sigmoid(x).numpy(), want, rtol=1e-12)
+    assert len(cache.stats.kernels) == 1
+
+
+def test_compile_after_one_call_waits_for_the_kernel_at_the_first(monkeypatch):
+    from jitgrad.jit import cache
+
+    monkeypatch.setattr(cache.stats, "kernels", {})
+    monkeypatch.setattr(jg.config, "compile_after_calls", 1)
+    jg.sigmoid(jg.asarray(np.linspace(-3.0, 3.0, 10_000)))
+    assert len(cache.stats.kernels) == 1
