@@ -72,9 +72,6 @@ class Config:
     # "jit": elementwise work runs in generated numba kernels. "reference": the numpy
     # evaluator, the oracle the kernels are tested against.
     backend: str = field(default_factory=lambda: os.environ.get("JITGRAD_BACKEND", "jit"))
-    # The kernel lowering of elementwise ops, installed by the jit layer when it is
-    # imported (ops sit below the jit and must not import it).
-    lowering: object = None
     thread: ThreadState = field(default_factory=ThreadState)
     # How many jg.jit traces run, in all threads together (jit/trace.py): while none does,
     # no thread has a tape, and the eager hot paths skip reading their thread's.

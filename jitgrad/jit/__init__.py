@@ -17,14 +17,16 @@ import sys
 import types
 
 from .._config import config
+from ..backend import install
 from ..recording import TracerWarning
-from . import lowering
+from . import lowering  # noqa: F401
+from .backend import KERNELS
 from .cache import cache_dir, clear_cache
 from .cache import stats as _stats
 from .composite import function
 from .trace import Jitted, jit
 
-config.lowering = lowering
+install(KERNELS)
 
 if config.debug:  # JITGRAD_DEBUG: kernels generated, compiled, loaded; =2 with sources
     _handler = logging.StreamHandler()

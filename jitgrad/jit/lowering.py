@@ -19,9 +19,6 @@ from ..recording import run
 from ..storage import storage_class
 from ..strided import layout
 from . import cache, codegen, ir
-from .reduction import reduce  # noqa: F401  (hooks the ops call through config.lowering)
-from .rows import applies as cross_entropy_applies  # noqa: F401
-from .rows import cross_entropy_backward, cross_entropy_forward  # noqa: F401
 
 # Nested loops are generated up to this many (merged) dimensions; beyond, the numpy
 # reference evaluator runs (five unmergeable dimensions are rare in practice).

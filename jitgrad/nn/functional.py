@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend
 from .._config import config
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor
@@ -140,12 +141,12 @@ def cross_entropy(
         loss = -reduce.sum(q * logp if w is None else q * w * logp, axis)
         return _reduce(loss, reduction)
     labels = _checked_labels(name, logits, target, axis, ignore_index)
-    lowering = config.lowering if config.backend == "jit" else None
+    kernels = backend.kernels()
     if (
         w is None
         and not label_smoothing
-        and lowering
-        and lowering.cross_entropy_applies(logits, target)
+        and kernels is not None
+        and kernels.cross_entropy_applies(logits, target)
     ):
         return _SoftmaxCrossEntropy(ignore_index, reduction)(logits, target)
     logp = log_softmax(logits, axis)
@@ -188,7 +189,7 @@ class _SoftmaxCrossEntropy(Function):
 
     def forward(self, logits, target):
         self._logits = logits.contiguous()
-        loss, self._count = config.lowering.cross_entropy_forward(
+        loss, self._count = backend.kernels().cross_entropy_forward(
             self._logits, target, self.ignore_index, self.reduction
         )
         return loss
@@ -208,7 +209,7 @@ class _SoftmaxCrossEntropy(Function):
             else:
                 scale = gy
             return (softmax(logits, 1) * counted - hot) * scale, None
-        dz = config.lowering.cross_entropy_backward(
+        dz = backend.kernels().cross_entropy_backward(
             self._logits, target, self.ignore_index, self.reduction, gy, self._count
         )
         return dz, None

@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from .. import dtypes
+from .. import backend, dtypes
 from .._config import config
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
@@ -183,7 +183,8 @@ class Elementwise(Function):
         return args
 
     def forward(self, *xs):
-        self._lowered = config.backend == "jit" and config.lowering is not None
+        kernels = backend.kernels()
+        self._lowered = kernels is not None
         # The numpy tier for calls of tensors that require no grad (a recorded call's
         # backward is one fused kernel) outside traces (which fuse kernels).
         # Larger work runs there too until its signature is called again: a one-off call
@@ -200,7 +201,7 @@ class Elementwise(Function):
                     self._y_storage, self._y_version = out._storage, 0
                 return out
         if self._lowered:  # the lowering checks that the shapes broadcast
-            out = config.lowering.forward(self, xs)
+            out = kernels.elementwise_forward(self, xs)
             if out is not None:
                 if self.saves_output:
                     self._y_storage, self._y_version = out._storage, out._storage._version
@@ -226,7 +227,7 @@ class Elementwise(Function):
         # in place, y is read from the saved output instead (as PyTorch, which saves it).
         from_output = self.saves_output and self._recompute_is_stale()
         if self._lowered and not config.thread.grad_enabled and not from_output:
-            return config.lowering.backward(self, xs, gy)
+            return backend.kernels().elementwise_backward(self, xs, gy)
         grads = [None] * len(xs)
         for rule, slot in zip(self.grad_rules, self._slots):
             if rule is None or slot is None or not xs[slot].requires_grad:

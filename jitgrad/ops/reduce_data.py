@@ -9,8 +9,7 @@ from functools import partial
 
 import numpy as np
 
-from .. import tiers
-from .._config import config
+from .. import backend, tiers
 from ..autograd.tensor import Tensor
 from ..recording import compute
 from ..strided import layout
@@ -27,8 +26,9 @@ def _reduced(kind: str, x, axes, keepdims: bool, numpy_reduce) -> Tensor:
     where it applies, else by numpy."""
     if tiers.small(layout.numel(x._shape)):
         return numpy_tier.reduce(kind, x, axes, keepdims)
-    if config.backend == "jit" and config.lowering is not None:
-        out = config.lowering.reduce(kind, x, axes, keepdims)
+    kernels = backend.kernels()
+    if kernels is not None:
+        out = kernels.reduce(kind, x, axes, keepdims)
         if out is not None:
             return out
     return _wrap(compute(partial(numpy_reduce, axis=axes, keepdims=keepdims), x.numpy()))

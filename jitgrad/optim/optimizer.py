@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from .. import dtypes
+from .. import backend, dtypes
 from .._config import config
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.tensor import Tensor, as_tensor
@@ -58,8 +58,9 @@ def apply_update(
     >>> p.tolist()
     [0.5, 0.5, 0.5]
     """
-    if config.backend == "jit" and config.lowering is not None:
-        launch = config.lowering.update(formula, tensors, outputs, hyper, launches)
+    kernels = backend.kernels()
+    if kernels is not None:
+        launch = kernels.update(formula, tensors, outputs, hyper, launches)
         if launch is not None:
             return launch  # one fused kernel, writing parameter and state in place
     arrays = [None if t is None else _compute_array(t) for t in tensors]

@@ -1,0 +1,22 @@
+"""jitgrad's kernel ``Backend`` (``jitgrad/backend.py``): numba kernels generated from the
+ops' formulas (``lowering``), the reductions' kernels (``reduction``) and the fused
+cross-entropy rows (``rows``)."""
+
+from __future__ import annotations
+
+from . import lowering, reduction, rows
+
+
+class Kernels:
+    """The ``Backend`` protocol, implemented by the jit layer's modules."""
+
+    elementwise_forward = staticmethod(lowering.forward)
+    elementwise_backward = staticmethod(lowering.backward)
+    reduce = staticmethod(reduction.reduce)
+    update = staticmethod(lowering.update)
+    cross_entropy_applies = staticmethod(rows.applies)
+    cross_entropy_forward = staticmethod(rows.cross_entropy_forward)
+    cross_entropy_backward = staticmethod(rows.cross_entropy_backward)
+
+
+KERNELS = Kernels()
