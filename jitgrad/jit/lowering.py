@@ -31,12 +31,12 @@ def forward(op, xs) -> Tensor | None:
     if signature is not None:
         decided = _decided.get(signature)
         if decided is not None:
-            op._decision = decided
+            op.decision = decided
             return decided.launch(op, xs)
     ct = _compute_dtype(op)
     if ct is None:
         return None
-    out_dtype = dtypes.bool_ if op.result == "bool" else op._dtype
+    out_dtype = dtypes.bool_ if op.result == "bool" else op.result_dtype
     shape = layout.broadcast_shapes(*(x.shape for x in xs))
     where = plan_layout(shape, _broadcast_strides(xs, shape))
     if where is None:
@@ -51,14 +51,14 @@ def forward(op, xs) -> Tensor | None:
         "forward",
         type(op),
         _params(op),
-        tuple(op._slots),
+        tuple(op.slots),
         ct,
         out_dtype.name,
         loads,
         where.pattern,
     )
     prepared = _run(key, exprs, xs, where, loads, _scalars(op, ct), ct, [out])
-    op._decision = _decide(_decided, signature, op, prepared, where, [out_dtype], ct)
+    op.decision = _decide(_decided, signature, op, prepared, where, [out_dtype], ct)
     return out
 
 
@@ -69,7 +69,7 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
         mask = ()
         for x in xs:  # (a loop: no comprehension frame per op)
             mask += (x._requires_grad,)
-    known = op._known
+    known = op.known_call
     if known is not None and config.thread.tape is None:
         # The forward's known call fixes the op and its operands' layouts: only which inputs
         # need a gradient and the incoming gradient's layout can still differ. The call
@@ -84,14 +84,14 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
     ct = _compute_dtype(op)
     needed = [
         p
-        for p, (rule, slot) in enumerate(zip(op.grad_rules, op._slots))
+        for p, (rule, slot) in enumerate(zip(op.grad_rules, op.slots))
         if rule is not None and slot is not None and xs[slot].requires_grad
     ]
     shape = gy.shape
     where = plan_layout(shape, _broadcast_strides(operands, shape))
     if ct is None or where is None or not needed:
         return None
-    targets = [xs[op._slots[p]] for p in needed]
+    targets = [xs[op.slots[p]] for p in needed]
     out_dtypes = [x.dtype if x.shape == shape else dtypes.as_dtype(ct) for x in targets]
     outs = [uninitialised(shape, d) for d in out_dtypes]
     loads = _loads(op, xs) + ((gy.dtype.name, False),)
@@ -106,7 +106,7 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
         "backward",
         type(op),
         _params(op),
-        tuple(op._slots),
+        tuple(op.slots),
         tuple(needed),
         ct,
         tuple(d.name for d in out_dtypes),
@@ -118,7 +118,7 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
     # broadcast axes (a different shape) to fit it.
     gradients = [None] * len(xs)
     for k, (p, x) in enumerate(zip(needed, targets)):
-        gradients[op._slots[p]] = (k, x.shape != shape)
+        gradients[op.slots[p]] = (k, x.shape != shape)
     reads = sorted(
         {e.value for e in ir.topological(exprs()) if e.op == "load" and e.value < len(xs)}
     )
@@ -152,7 +152,7 @@ class _Decided:
         the op that its kernel reads."""
         self.kernel, self.where, self.gradients, self.reads = kernel, where, gradients, reads
         self.launch = _launcher(
-            self, [storage_class(d) for d in out_dtypes], scalar_type, compiled, op._slots
+            self, [storage_class(d) for d in out_dtypes], scalar_type, compiled, op.slots
         )
 
 
@@ -167,8 +167,8 @@ def _eager_signature(op, xs, extra=()):
     return (
         type(op),
         _params(op),
-        tuple(op._slots),
-        op._dtype,
+        tuple(op.slots),
+        op.result_dtype,
         extra,
         *[(x.dtype, x._shape, x._strides) for x in xs],
     )
@@ -230,7 +230,7 @@ def _launcher(decided: _Decided, out_storages, scalar_type, compiled, slots):
         # as numpy's float32() and float64() would. Other numbers (ints, which can overflow
         # either, and constants in integer kernels) get numpy's conversion and its errors.
         floats = np.issubdtype(scalar_type, np.floating)
-        lines.append("    constants = op._constants")
+        lines.append("    constants = op.constants")
         for j, slot in enumerate(slots):
             if slot is None:
                 guard = f"if c{j}.__class__ is not float: " if floats else ""
@@ -478,7 +478,7 @@ def _run(key, exprs, xs, where: Layout, loads, scalars, ct, outs) -> Launch:
 
 
 def _compute_dtype(op) -> str | None:
-    d = op._dtype
+    d = op.result_dtype
     if d.is_complex:
         return None  # complex math stays with the reference evaluator
     return "float32" if d is dtypes.float16 else d.name
@@ -490,11 +490,11 @@ def _params(op) -> tuple:
 
 def _loads(op, xs) -> tuple:
     """Per tensor input: its dtype's name, and whether it is loaded as bool."""
-    positions = {slot: p for p, slot in enumerate(op._slots) if slot is not None}
+    positions = {slot: p for p, slot in enumerate(op.slots) if slot is not None}
     return tuple(
         (
             x.dtype.name,
-            x.dtype is dtypes.bool_ and op._keeps_bool(positions[k]),
+            x.dtype is dtypes.bool_ and op.keeps_bool(positions[k]),
         )
         for k, x in enumerate(xs)
     )
@@ -502,7 +502,7 @@ def _loads(op, xs) -> tuple:
 
 def _symbolic_args(op) -> list:
     args, n_scalars = [], 0
-    for slot in op._slots:
+    for slot in op.slots:
         if slot is None:
             args.append(ir.scalar(n_scalars))
             n_scalars += 1
@@ -513,7 +513,7 @@ def _symbolic_args(op) -> list:
 
 def _scalars(op, ct: str) -> list:
     kind = np.dtype(ct).type
-    return [kind(c) for c, slot in zip(op._constants, op._slots) if slot is None]
+    return [kind(c) for c, slot in zip(op.constants, op.slots) if slot is None]
 
 
 def _broadcast_strides(xs, shape) -> list[tuple]:

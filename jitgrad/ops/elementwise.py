@@ -47,11 +47,17 @@ class Elementwise(Function):
     on_bool: str | None = None
     integer_only = False
     saves_output = False
-    _known: _KnownCall | None = None  # set by calls that dispatch through the memo
-    # Set by each call, per operand: ``_slots`` its index among the tensor inputs, or None
-    # for a constant; ``_constants`` the constant's value, or None for a tensor.
-    _slots: list | tuple
-    _constants: list | tuple
+    # The call's description, set by each call and read by the tier that runs it (the
+    # numpy tier, or the kernel ``Backend``): per operand, ``slots`` its index among the
+    # tensor inputs or None for a constant, and ``constants`` the constant's value or None
+    # for a tensor; ``result_dtype`` the promoted dtype the formula computes in. The tier
+    # leaves what it decided for this signature in ``decision``; ``known_call`` is the
+    # signature's remembered record, for calls that dispatch through the memo.
+    slots: list | tuple
+    constants: list | tuple
+    result_dtype: dtypes.DType
+    decision = None
+    known_call: _KnownCall | None = None
     _y = _y_storage = None  # the output, saved by ops with saves_output
     _recomputed_from: tuple = ()  # the inputs the backward recomputes y from
     grad_rules: tuple[str | None, ...] = ()
@@ -79,16 +85,16 @@ class Elementwise(Function):
         known = _known_calls.get(signature)
         if known is None:
             return self._call_first(inputs, signature)
-        self._dtype, self._slots, self._known = known.dtype, known.slots, known
+        self.result_dtype, self.slots, self.known_call = known.dtype, known.slots, known
         at = known.tensor_at
         if at is None:  # every operand a tensor: most calls
-            tensors, self._constants = inputs, known.no_constants
+            tensors, self.constants = inputs, known.no_constants
         elif at.__class__ is int and not known.converts:  # one tensor, constants as they are
-            tensors, self._constants = (inputs[at],), list(inputs)
-            self._constants[at] = None
+            tensors, self.constants = (inputs[at],), list(inputs)
+            self.constants[at] = None
         else:
             tensors = (inputs[at],) if at.__class__ is int else at(inputs)
-            self._constants = [
+            self.constants = [
                 None if slot is not None else self._constant(x)
                 for x, slot in zip(inputs, known.slots)
             ]
@@ -121,28 +127,31 @@ class Elementwise(Function):
             )
         if self.result == "float" and not (common.is_floating_point or common.is_complex):
             common = _float_result(self, common)
-        self._dtype = common
+        self.result_dtype = common
         # Tensors are the graph's inputs. Python scalars stay constants of the formula,
         # where numpy and jitgrad ops both treat them as weak (NEP 50): no tensor is made.
-        self._slots, self._constants, tensors = [], [], []
+        self.slots, self.constants, tensors = [], [], []
         for x in operands:
             if isinstance(x, (bool, int, float, complex)):
-                self._slots.append(None)
-                self._constants.append(self._constant(x))
+                self.slots.append(None)
+                self.constants.append(self._constant(x))
             else:
-                self._slots.append(len(tensors))
-                self._constants.append(None)
+                self.slots.append(len(tensors))
+                self.constants.append(None)
                 tensors.append(as_tensor(x))
-        self._decision = self._known = None
+        self.decision = self.known_call = None
         out = super().__call__(*tensors)
-        if signature is not None and self._decision is not None:
+        if signature is not None and self.decision is not None:
             if len(_known_calls) >= _KNOWN_LIMIT:
                 _known_calls.clear()
             converts = (
-                type(self)._constant is not Elementwise._constant or self._dtype is dtypes.float16
+                type(self)._constant is not Elementwise._constant
+                or self.result_dtype is dtypes.float16
             )
-            self._known = _KnownCall(self._dtype, tuple(self._slots), self._decision, converts, out)
-            _known_calls[signature] = self._known
+            self.known_call = _KnownCall(
+                self.result_dtype, tuple(self.slots), self.decision, converts, out
+            )
+            _known_calls[signature] = self.known_call
         return out
 
     def _dtype_operands(self, operands):
@@ -150,25 +159,27 @@ class Elementwise(Function):
 
     def _constant(self, value):
         """A Python scalar operand as the formula's constant, once the result dtype
-        (``self._dtype``) is known: the value itself, but for float16, where numpy (NEP 50)
+        (``self.result_dtype``) is known: the value itself, but for float16, where numpy (NEP 50)
         converts it to float16 first (1.0 + 2049 is 2048; 70000.0 is inf), though the
         kernel computes in float32."""
-        if self._dtype is dtypes.float16 and isinstance(value, (int, float)):
+        if self.result_dtype is dtypes.float16 and isinstance(value, (int, float)):
             if not isinstance(value, bool):
                 with np.errstate(over="ignore"):
                     return float(np.float16(value))
         return value
 
-    def _keeps_bool(self, position: int) -> bool:
+    def keeps_bool(self, position: int) -> bool:
         return False
 
     def _args(self, values, as_arrays: bool):
         """The formula's arguments: the inputs (tensors, or their numpy arrays cast to the
         compute dtype) with the constants back in their places."""
         # float16 is computed in float32 and rounded once at the end, as the kernels do.
-        compute_dtype = np.float32 if self._dtype is dtypes.float16 else self._dtype.numpy
+        compute_dtype = (
+            np.float32 if self.result_dtype is dtypes.float16 else self.result_dtype.numpy
+        )
         args = []
-        for position, (slot, constant) in enumerate(zip(self._slots, self._constants)):
+        for position, (slot, constant) in enumerate(zip(self.slots, self.constants)):
             if slot is None:
                 args.append(constant)
             elif not as_arrays:
@@ -176,7 +187,7 @@ class Elementwise(Function):
             else:
                 a = values[slot]
                 if a.dtype != compute_dtype and not (
-                    a.dtype == np.bool_ and self._keeps_bool(position)
+                    a.dtype == np.bool_ and self.keeps_bool(position)
                 ):
                     a = a.astype(compute_dtype)
                 args.append(a)
@@ -193,10 +204,10 @@ class Elementwise(Function):
             shape = layout.broadcast_shapes(*(x._shape for x in xs))
             fits = numpy_tier.fits(self, xs, layout.numel(shape))
             if fits or numpy_tier.compiles_later():
-                out_dtype = dtypes.bool_ if self.result == "bool" else self._dtype
+                out_dtype = dtypes.bool_ if self.result == "bool" else self.result_dtype
                 launch = numpy_tier.ElementwiseLaunch(self, out_dtype, shape, xs)
-                self._decision = launch if fits else numpy_tier.UntilCompiled(launch)
-                out = self._decision.launch(self, xs)
+                self.decision = launch if fits else numpy_tier.UntilCompiled(launch)
+                out = self.decision.launch(self, xs)
                 if self.saves_output:
                     self._y_storage, self._y_version = out._storage, 0
                 return out
@@ -218,7 +229,7 @@ class Elementwise(Function):
     def _reference_forward(self, *arrays):
         with np.errstate(all="ignore"):
             y = np.asarray(self.f(reference, *self._args(arrays, as_arrays=True)))
-        out = dtypes.bool_ if self.result == "bool" else self._dtype
+        out = dtypes.bool_ if self.result == "bool" else self.result_dtype
         return y.astype(out.numpy, copy=False)
 
     def backward(self, gy):
@@ -229,7 +240,7 @@ class Elementwise(Function):
         if self._lowered and not config.thread.grad_enabled and not from_output:
             return backend.kernels().elementwise_backward(self, xs, gy)
         grads = [None] * len(xs)
-        for rule, slot in zip(self.grad_rules, self._slots):
+        for rule, slot in zip(self.grad_rules, self.slots):
             if rule is None or slot is None or not xs[slot].requires_grad:
                 continue
             x = xs[slot]
@@ -266,7 +277,7 @@ class Elementwise(Function):
         # from) changed since the forward. Anything else (a first call, a recorded
         # backward, an input changed in place) takes Function's path, which names the
         # error or reads the saved output instead.
-        known, xs = self._known, self.inputs
+        known, xs = self.known_call, self.inputs
         if known is not None and xs is not None and not create_graph:
             gy, mask = gys[0], ()
             for x in xs:  # (a loop: no comprehension frame per op)
@@ -285,7 +296,7 @@ class Elementwise(Function):
         return super()._apply(gys, retain_graph, create_graph)
 
     def _inputs_read_by_backward(self):
-        known = self._known
+        known = self.known_call
         if known is None:
             found = self._find_inputs_read()
         else:
@@ -311,13 +322,13 @@ class Elementwise(Function):
         reads y, both together)"""
         reads = _rule_reads(type(self))
         needed, reads_y = set(), False
-        for rule, slot in zip(self.grad_rules, self._slots):
+        for rule, slot in zip(self.grad_rules, self.slots):
             if rule is not None and slot is not None and self.inputs[slot].requires_grad:
                 needed |= {
-                    self._slots[p] for p in reads[rule] if p != _Y and self._slots[p] is not None
+                    self.slots[p] for p in reads[rule] if p != _Y and self.slots[p] is not None
                 }
                 reads_y = reads_y or _Y in reads[rule]
-        recomputed = tuple(s for s in self._slots if s is not None) if reads_y else ()
+        recomputed = tuple(s for s in self.slots if s is not None) if reads_y else ()
         return sorted(needed), recomputed, sorted({*needed, *recomputed})
 
     def _recompute_is_stale(self) -> bool:
@@ -1060,7 +1071,7 @@ class Where(Elementwise):
     def _dtype_operands(self, operands):
         return operands[1:]  # the condition does not take part in promotion
 
-    def _keeps_bool(self, position: int) -> bool:
+    def keeps_bool(self, position: int) -> bool:
         return position == 0
 
     def f(self, m, c, a, b):

@@ -85,7 +85,7 @@ def fits(op, xs, numel: int) -> bool:
     the numpy calls its formula makes, is at most ``config.numpy_tier_work``. A formula of
     one numpy ufunc runs here below the size where kernels share work among threads, as
     numpy's loops are as fast as a serial kernel."""
-    calls = formula_calls(type(op), len(op._slots))
+    calls = formula_calls(type(op), len(op.slots))
     if calls == 1:
         return tiers.small(numel)
     return numel * calls <= config.numpy_tier_work
@@ -111,16 +111,16 @@ class UntilCompiled:
         self.calls_left = config.compile_after_calls - 1
 
     def launch(self, op, tensors):
-        known = op._known
+        known = op.known_call
         if self.calls_left > 0 or known is None:
             self.calls_left -= 1
             return self.numpy_launch.launch(op, tensors)
         op._lowered = True
-        out = backend.kernels().elementwise_forward(op, tensors)  # compiles (op._decision)
+        out = backend.kernels().elementwise_forward(op, tensors)  # compiles (op.decision)
         if out is None:  # no kernel applies: numpy for good
             known.decision = self.numpy_launch
             return self.numpy_launch.launch(op, tensors)
-        known.decision = op._decision
+        known.decision = op.decision
         return out
 
 
@@ -209,9 +209,11 @@ class ElementwiseLaunch:
         self.shape = tuple(shape)
         self.strides = layout.contiguous_strides(self.shape)
         self.f = type(op).f
-        compute = np.dtype(np.float32 if op._dtype.numpy == np.float16 else op._dtype.numpy)
+        compute = np.dtype(
+            np.float32 if op.result_dtype.numpy == np.float16 else op.result_dtype.numpy
+        )
         self.whole, self.specs = [], []
-        for position, slot in enumerate(op._slots):
+        for position, slot in enumerate(op.slots):
             if slot is None:
                 self.specs.append(None)
                 continue
@@ -220,7 +222,7 @@ class ElementwiseLaunch:
             contiguous = x._strides == layout.contiguous_strides(x._shape)
             whole = layout.numel(x._shape) if contiguous and not x._storage._half else None
             cast = None
-            if dtype != compute and not (dtype == np.bool_ and op._keeps_bool(position)):
+            if dtype != compute and not (dtype == np.bool_ and op.keeps_bool(position)):
                 cast = compute
             byte_strides = tuple(s * dtype.itemsize for s in x._strides)
             reshape = x._shape if len(x._shape) != 1 else None
@@ -238,7 +240,7 @@ class ElementwiseLaunch:
     def _general(self, op, tensors):
         op._lowered = False
         args = []
-        for spec, constant in zip(self.specs, op._constants):
+        for spec, constant in zip(self.specs, op.constants):
             if spec is None:
                 args.append(constant)
                 continue
@@ -371,7 +373,7 @@ def _with_constant(decision: ElementwiseLaunch, xs, constant_at: int):
             a0 = x0.numpy()
         elif reshape0:
             a0 = a0.reshape(shape0)
-        c = op._constants[constant_at]
+        c = op.constants[constant_at]
         token = errors.set(ignore)
         try:
             y = f(op, reference, c, a0) if constant_first else f(op, reference, a0, c)

@@ -442,10 +442,10 @@ class Clip(Elementwise):
         return [x] + [lo] * self.has_min + [hi] * self.has_max
 
     def _constant(self, value):
-        if self._dtype.is_integer and type(value) is int:
+        if self.result_dtype.is_integer and type(value) is int:
             # Beyond the dtype's range, a Python int clips like the range's end (numpy 2
             # compares it as the number it is); converted, it would raise or wrap.
-            info = np.iinfo(self._dtype.numpy)
+            info = np.iinfo(self.result_dtype.numpy)
             return min(max(value, int(info.min)), int(info.max))
         return super()._constant(value)
 
