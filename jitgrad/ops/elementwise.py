@@ -202,7 +202,7 @@ class Elementwise(Function):
         # never waits for a compile (numpy_tier.UntilCompiled).
         if self._lowered and config.thread.tape is None and not any(x._requires_grad for x in xs):
             shape = layout.broadcast_shapes(*(x._shape for x in xs))
-            fits = numpy_tier.fits(self, xs, layout.numel(shape))
+            fits = numpy_tier.fits(numpy_calls(type(self)), layout.numel(shape))
             if fits or numpy_tier.compiles_later():
                 out_dtype = dtypes.bool_ if self.result == "bool" else self.result_dtype
                 launch = numpy_tier.ElementwiseLaunch(self, out_dtype, shape, xs)
@@ -412,36 +412,66 @@ _KNOWN_LIMIT = 4096
 _CONSTANT_TYPES = (float, int, bool)
 
 
-class _Probe:
-    """A stand-in value that records which inputs a gradient formula reads."""
+class _Trace:
+    """What running a formula on probes saw: the inputs it read, and how many numpy calls
+    the reference evaluator would make for it."""
 
-    def __init__(self, reads: set, index: int | None = None):
-        self.reads, self.index = reads, index
+    def __init__(self):
+        self.reads: set[int] = set()
+        self.calls = 0
+
+
+class _Probe:
+    """A stand-in value that records which inputs a formula reads and counts the
+    operations applied to it."""
+
+    def __init__(self, trace: _Trace, index: int | None = None):
+        self.trace, self.index = trace, index
 
     def _combine(self, *others):
-        _mark(self.reads, (self, *others))
-        return _Probe(self.reads)
+        _mark(self.trace, (self, *others), 1)
+        return _Probe(self.trace)
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _combine
     __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = __pos__ = _combine
-    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __and__ = __or__ = _combine
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __abs__ = __invert__ = _combine
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _combine
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _combine
     __hash__ = object.__hash__
 
 
 class _ProbeMath:
-    def __init__(self, reads: set):
-        self.reads = reads
+    """The formula namespace of probes: a function that is one numpy ufunc in the
+    reference evaluator counts one call, one written from several counts ``_HEAVY``."""
+
+    def __init__(self, trace: _Trace):
+        self.trace = trace
 
     def __getattr__(self, name):
+        value = getattr(reference, name)
+        if not callable(value):
+            return value
+        weight = 1 if isinstance(value, np.ufunc) or name == "where" else _HEAVY
+
         def call(*args):
-            _mark(self.reads, args)
-            return _Probe(self.reads)
+            _mark(self.trace, args, weight)
+            return _Probe(self.trace)
 
         return call
 
 
-def _mark(reads: set, values) -> None:
-    reads.update(v.index for v in values if isinstance(v, _Probe) and v.index is not None)
+_HEAVY = 8  # numpy calls counted for a reference function written from several
+
+
+def _mark(trace: _Trace, values, calls: int) -> None:
+    trace.calls += calls
+    trace.reads.update(v.index for v in values if isinstance(v, _Probe) and v.index is not None)
+
+
+def _probe_op(cls):
+    probe = cls.__new__(cls)
+    probe.__dict__.update(_PROBE_PARAMETERS)
+    return probe
 
 
 _Y = -1  # the output y among a rule's reads
@@ -456,19 +486,33 @@ def _rule_reads(cls) -> dict[str, set[int]]:
         arity = len(cls.grad_rules)
         table = {}
         for rule in filter(None, cls.grad_rules):
-            reads: set[int] = set()
-            probe = cls.__new__(cls)
-            probe.__dict__.update(_PROBE_PARAMETERS)
+            trace = _Trace()
             getattr(cls, rule)(
-                probe,
-                _ProbeMath(reads),
-                _Probe(reads),
-                _Probe(reads, _Y),
-                *(_Probe(reads, i) for i in range(arity)),
+                _probe_op(cls),
+                _ProbeMath(trace),
+                _Probe(trace),
+                _Probe(trace, _Y),
+                *(_Probe(trace, i) for i in range(arity)),
             )
-            table[rule] = reads
+            table[rule] = trace.reads
         cls._reads = table
     return table
+
+
+def numpy_calls(cls) -> int:
+    """How many numpy calls the reference evaluator makes for one evaluation of ``cls``'s
+    formula, found by running it once on probes; cached on the class. (The numpy tier
+    weighs an op's work by it: ``numpy_tier.fits``.)"""
+    calls = cls.__dict__.get("_numpy_calls")
+    if calls is None:
+        trace = _Trace()
+        cls.f(
+            _probe_op(cls),
+            _ProbeMath(trace),
+            *(_Probe(trace, i) for i in range(len(cls.grad_rules))),
+        )
+        cls._numpy_calls = calls = max(trace.calls, 1)
+    return calls
 
 
 # Parameters of parametrised ops take these values while probing; reads don't depend on them.

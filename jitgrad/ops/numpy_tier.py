@@ -63,29 +63,18 @@ _STORAGE_TYPES: dict = {}
 def reduce(kind: str, x: Tensor, axes: tuple, keepdims: bool) -> Tensor:
     """The reduction ``kind`` ("sum", "max", "min") of ``x`` over ``axes``, in ``x``'s
     dtype, by numpy's ufunc reduction."""
-    ufunc = _REDUCTIONS[kind]
     a = x.numpy()
-    if numpy_errors is None:  # pragma: no cover
-        with np.errstate(all="ignore"):
-            y = ufunc.reduce(a, axes, a.dtype, None, keepdims)
-    else:
-        token = numpy_errors.set(IGNORE_ERRORS)
-        try:
-            y = ufunc.reduce(a, axes, a.dtype, None, keepdims)
-        finally:
-            numpy_errors.reset(token)
-    return tensor_of(y)
+    return tensor_of(tiers.quietly(_REDUCTIONS[kind].reduce, a, axes, a.dtype, None, keepdims))
 
 
 _REDUCTIONS = {"sum": np.add, "max": np.maximum, "min": np.minimum}
 
 
-def fits(op, xs, numel: int) -> bool:
-    """Whether the numpy tier runs ``op`` on ``xs``: its work, the output's elements times
-    the numpy calls its formula makes, is at most ``config.numpy_tier_work``. A formula of
-    one numpy ufunc runs here below the size where kernels share work among threads, as
-    numpy's loops are as fast as a serial kernel."""
-    calls = formula_calls(type(op), len(op.slots))
+def fits(calls: int, numel: int) -> bool:
+    """Whether the numpy tier runs a formula of ``calls`` numpy calls over ``numel``
+    output elements: its work, their product, is at most ``config.numpy_tier_work``. A
+    formula of one numpy ufunc runs here below the size where kernels share work among
+    threads, as numpy's loops are as fast as a serial kernel."""
     if calls == 1:
         return tiers.small(numel)
     return numel * calls <= config.numpy_tier_work
@@ -122,73 +111,6 @@ class UntilCompiled:
             return self.numpy_launch.launch(op, tensors)
         known.decision = op.decision
         return out
-
-
-def formula_calls(cls, arity: int) -> int:
-    """How many numpy calls the reference evaluator makes for one evaluation of ``cls``'s
-    formula (a primitive computed from several numpy calls counts as several); cached on
-    the class."""
-    calls = cls.__dict__.get("_numpy_calls")
-    if calls is None:
-        counter = _CallCounter()
-        try:
-            op = cls.__new__(cls)
-            op.__dict__.update(_SAMPLE_PARAMETERS)
-            cls.f(op, counter, *(_Counted(counter) for _ in range(arity)))
-            calls = max(counter.calls, 1)
-        except Exception:  # a formula that inspects its operands: count it as heavy
-            calls = _HEAVY
-        cls._numpy_calls = calls
-    return calls
-
-
-_HEAVY = 8
-# Parameters of parametrised ops take these values while counting.
-_SAMPLE_PARAMETERS = {
-    "negative_slope": 0.01,
-    "approximate": "none",
-    "has_min": True,
-    "has_max": True,
-    "decimals": 0,
-}
-
-
-class _Counted:
-    """A stand-in operand that counts the operations applied to it."""
-
-    def __init__(self, counter):
-        self.counter = counter
-
-    def _apply(self, *others):
-        self.counter.calls += 1
-        return _Counted(self.counter)
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _apply
-    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = __pos__ = _apply
-    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __abs__ = __invert__ = _apply
-    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _apply
-    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _apply
-    __hash__ = object.__hash__
-
-
-class _CallCounter:
-    """A formula namespace that counts numpy calls: a reference function that is one numpy
-    ufunc counts one, another (written from several) counts ``_HEAVY``."""
-
-    def __init__(self):
-        self.calls = 0
-
-    def __getattr__(self, name):
-        value = getattr(reference, name)
-        if not callable(value):
-            return value
-        weight = 1 if isinstance(value, np.ufunc) or name == "where" else _HEAVY
-
-        def call(*args, **kwargs):
-            self.calls += weight
-            return _Counted(self)
-
-        return call
 
 
 class ElementwiseLaunch:
