@@ -154,10 +154,11 @@ class ElementwiseLaunch:
         plain = all(spec[1] is not None and spec[6] is None for spec in tensors)
         self.launch = self._general
         if plain and numpy_errors is not None and self.shape:
-            if len(self.specs) == len(tensors) <= 2:
-                self.launch = (_unary if len(xs) == 1 else _binary)(self, xs)
-            elif len(self.specs) == 2 and len(tensors) == 1:
-                self.launch = _with_constant(self, xs, self.specs.index(None))
+            if len(self.specs) == len(tensors) == 2:
+                self.launch = _binary(self, xs)
+            elif len(tensors) == 1 and len(self.specs) <= 2:
+                constant_at = None if len(self.specs) == 1 else self.specs.index(None)
+                self.launch = _one_tensor(self, xs, constant_at)
 
     def _general(self, op, tensors):
         op._lowered = False
@@ -193,46 +194,8 @@ class ElementwiseLaunch:
         return new_tensor(self.storage_type, y, self.shape, self.strides)
 
 
-# The common calls (one or two contiguous tensors, no constants, no casts) in one frame
-# each, every fixed value bound: this is the per-op hot path of small eager work.
-
-
-def _unary(decision: ElementwiseLaunch, xs):
-    f, out, storage_type = decision.f, decision.out_dtype, decision.storage_type
-    shape, strides, one_dim = decision.shape, decision.strides, len(decision.shape) == 1
-    (n0,), shape0 = decision.whole, xs[0]._shape
-    reshape0 = len(shape0) != 1
-    errors, ignore = numpy_errors, IGNORE_ERRORS
-
-    def launch(op, tensors):
-        op._lowered = False
-        (x0,) = tensors
-        a0 = x0._storage.kernel_array
-        if x0._offset or a0.size != n0:
-            a0 = x0.numpy()
-        elif reshape0:
-            a0 = a0.reshape(shape0)
-        token = errors.set(ignore)
-        try:
-            y = f(op, reference, a0)
-        finally:
-            errors.reset(token)
-        if (
-            y.__class__ is not _ndarray
-            or y.dtype is not out
-            or y.base is not None
-            or y is a0
-            or y.shape != shape
-        ):
-            y = _fresh(y, out, shape)
-        s = _new(storage_type)
-        s.kernel_array, s._version = y if one_dim else y.reshape(-1), 0
-        t = _new(Tensor)
-        t._storage, t._shape, t._strides, t._offset = s, shape, strides, 0
-        t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = _FRESH
-        return t
-
-    return launch
+# The common calls (one or two contiguous tensors, at most one constant, no casts) in one
+# frame each, every fixed value bound: this is the per-op hot path of small eager work.
 
 
 def _binary(decision: ElementwiseLaunch, xs):
@@ -278,14 +241,14 @@ def _binary(decision: ElementwiseLaunch, xs):
     return launch
 
 
-def _with_constant(decision: ElementwiseLaunch, xs, constant_at: int):
-    """A binary formula of one contiguous tensor and a constant (``x * 2``, ``x > 0.5``)."""
+def _one_tensor(decision: ElementwiseLaunch, xs, constant_at: int | None):
+    """A formula of one contiguous tensor (``exp(x)``), or of it and a constant at
+    ``constant_at`` (``x * 2``, ``0.5 < x``)."""
     f, out, storage_type = decision.f, decision.out_dtype, decision.storage_type
     shape, strides, one_dim = decision.shape, decision.strides, len(decision.shape) == 1
     (n0,), shape0 = decision.whole, xs[0]._shape
     reshape0 = len(shape0) != 1
     errors, ignore = numpy_errors, IGNORE_ERRORS
-    constant_first = constant_at == 0
 
     def launch(op, tensors):
         op._lowered = False
@@ -295,10 +258,14 @@ def _with_constant(decision: ElementwiseLaunch, xs, constant_at: int):
             a0 = x0.numpy()
         elif reshape0:
             a0 = a0.reshape(shape0)
-        c = op.constants[constant_at]
         token = errors.set(ignore)
         try:
-            y = f(op, reference, c, a0) if constant_first else f(op, reference, a0, c)
+            if constant_at is None:
+                y = f(op, reference, a0)
+            elif constant_at:
+                y = f(op, reference, a0, op.constants[1])
+            else:
+                y = f(op, reference, op.constants[0], a0)
         finally:
             errors.reset(token)
         if (
