@@ -376,8 +376,12 @@ class TensorBase:
             # numpy's copy and cast loops, into a new array that becomes the storage (a
             # complex to real cast stays with the kernel, which drops the imaginary part
             # without numpy's warning)
-            self._check_in_storage()
-            copied = tiers.quietly(np.array, self.numpy(), d.numpy, order="C")
+            try:
+                source = self.numpy()
+            except ValueError:  # (numpy's bounds check: the layout left a shrunk storage)
+                self._check_in_storage()  # raises, naming the problem
+                raise
+            copied = tiers.quietly(source.astype, d.numpy, "C")
             storage = object.__new__(storage_type)
             storage.kernel_array, storage._version = copied.reshape(-1), 0
             return self._make(storage, self._shape, layout.contiguous_strides(self._shape), 0)

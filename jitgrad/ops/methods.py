@@ -269,7 +269,7 @@ METHODS = {
     "flip": movement.flip,
     "astype": movement.astype,
     "clone": movement.clone,
-    "copy": shaping.copy,
+    "copy": shaping.copy_method,
     "repeat": shaping.repeat,
     "flat": property(movement.FlatIterator, movement.FlatIterator.assign),
     "dot": linalg.dot,

@@ -261,6 +261,8 @@ def transpose(a, axes=None, *dim1) -> Tensor:
     """
     a = as_tensor(a)
     if not dim1:
+        if axes is None and records_nothing(a):  # (``t.T``: the dimensions reversed)
+            return TensorBase._view(a, a._shape[::-1], a._strides[::-1])
         return permute(a, transposed_axes(a.ndim, (), axes))
     if len(dim1) > 1 or not (_is_int(axes) and _is_int(dim1[0])):
         raise TypeError(

@@ -699,6 +699,17 @@ def copy(a, order: str = "K", subok: bool = False) -> Tensor:
     return laid_out(clone, a, order, "copy")
 
 
+def copy_method(a, order: str = "C") -> Tensor:
+    """``t.copy(order='C')``: numpy's ``ndarray.copy``, row-major unless ``order`` says
+    otherwise (the function ``copy`` keeps the layout: its default order is 'K').
+
+    >>> import jitgrad as jg
+    >>> jg.ones((2, 3)).T.copy().stride(), jg.ones((2, 3)).T.copy(order="K").stride()
+    ((2, 1), (1, 3))
+    """
+    return laid_out(clone, as_tensor(a), order, "copy")
+
+
 def laid_out(copier, a: Tensor, order: str, who: str) -> Tensor:
     """``copier(a)`` (a contiguous copy) in the memory order ``order`` names."""
     axes = storage_axes(a.ndim, "K" if order is None else order, a, who)
