@@ -35,6 +35,7 @@ def from_numpy(a: np.ndarray) -> Tensor:
 
 def asarray(
     a,
+    /,
     dtype=None,
     order=None,
     *,
@@ -347,6 +348,7 @@ def ones(
 
 def empty_like(
     prototype,
+    /,
     dtype=None,
     order="K",
     subok: bool = True,
@@ -372,6 +374,7 @@ def empty_like(
 
 def zeros_like(
     a,
+    /,
     dtype=None,
     order="K",
     subok: bool = True,
@@ -386,6 +389,7 @@ def zeros_like(
 
 def ones_like(
     a,
+    /,
     dtype=None,
     order="K",
     subok: bool = True,
@@ -400,6 +404,7 @@ def ones_like(
 
 def full_like(
     a,
+    /,
     fill_value,
     dtype=None,
     order="K",

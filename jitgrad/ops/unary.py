@@ -736,14 +736,20 @@ def gelu(x, approximate: str = "none"):
     return Gelu(approximate)(x)
 
 
-def clip(x, a_min=None, a_max=None):
+def clip(x, /, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002  the standard's
     """x limited to [a_min, a_max], numpy's ``clip``: either bound may be None (both: a
     copy), a number or a tensor, broadcasting; the bounds take part in the result dtype.
+    ``min=`` and ``max=`` are the standard's (and numpy 2's) names of the bounds.
 
     >>> import jitgrad as jg
     >>> jg.clip(jg.tensor([1, 5, 9], dtype=jg.uint8), -1, 4).tolist()
     [1, 4, 4]
+    >>> jg.clip(jg.tensor([1.0, 5.0, 9.0]), max=6.0).tolist()
+    [1.0, 5.0, 6.0]
     """
+    if (min is not None and a_min is not None) or (max is not None and a_max is not None):
+        raise TypeError("clip() got a bound twice: pass a_min or min=, a_max or max=, not both")
+    a_min, a_max = a_min if min is None else min, a_max if max is None else max
     if a_min is None and a_max is None:
         return positive(x)
     return Clip(a_min is not None, a_max is not None)(
@@ -751,7 +757,7 @@ def clip(x, a_min=None, a_max=None):
     )
 
 
-def round(x, decimals: int = 0):  # noqa: A001  numpy's spelling
+def round(x, /, decimals: int = 0):  # noqa: A001  numpy's spelling
     """Round half to even to ``decimals`` places. Integers and bools are whole already:
     to ``decimals >= 0`` places they come back as they are (a copy), as in numpy.
 
