@@ -7,7 +7,10 @@ under that name; what it leaves optional, jitgrad does not require. Where numpy 
 numpy's signature is kept beside the standard's (``jg.sum(x, 0)``, ``jg.clip(x, a_min=0)``).
 """
 
+import doctest
+import functools
 import inspect
+import sys
 
 import array_api_strict as xps
 import numpy as np
@@ -158,3 +161,18 @@ def test_device_keyword_takes_the_cpu_and_refuses_others(name):
         assert call(device=cpu).device == "cpu"
     with pytest.raises(ValueError, match="'cuda'"):
         call(device="cuda")
+
+
+@functools.cache
+def _doctested(module: str) -> set[str]:
+    """The names of the docstrings with examples that the suite's doctests run in
+    ``module`` (``--doctest-modules`` collects what doctest's finder finds)."""
+    found = doctest.DocTestFinder().find(sys.modules[module])
+    return {test.name for test in found if test.examples}
+
+
+@pytest.mark.parametrize(("name", "standard", "ours"), STANDARD, ids=[s[0] for s in STANDARD])
+def test_docstring_example_runs_with_the_suite(name, standard, ours):
+    fn = inspect.unwrap(ours)
+    assert ">>>" in (fn.__doc__ or ""), f"{name}'s docstring has no example"
+    assert f"{fn.__module__}.{fn.__name__}" in _doctested(fn.__module__), name

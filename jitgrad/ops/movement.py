@@ -188,7 +188,12 @@ def sum_to(x, shape) -> Tensor:
 
 
 def broadcast_to(x, /, shape) -> Tensor:
-    """``x`` seen as ``shape`` (an int or a sequence of ints, as numpy's), without copying."""
+    """``x`` seen as ``shape`` (an int or a sequence of ints, as numpy's), without copying.
+
+    >>> import jitgrad as jg
+    >>> jg.broadcast_to(jg.tensor([1, 2]), (2, 2)).tolist()
+    [[1, 2], [1, 2]]
+    """
     x = as_tensor(x)
     shape = layout.as_shape(shape)
     return x if x.shape == shape else BroadcastTo(shape)(x)
@@ -293,6 +298,12 @@ def swapaxes(x, axis1: int, axis2: int) -> Tensor:
 
 
 def matrix_transpose(x, /) -> Tensor:
+    """The matrices of ``x`` (its last two dims) transposed, a view (``x.mT``).
+
+    >>> import jitgrad as jg
+    >>> jg.matrix_transpose(jg.tensor([[1, 2, 3]])).tolist()
+    [[1], [2], [3]]
+    """
     x = as_tensor(x)
     if x.ndim < 2:
         raise ValueError(f"mT needs at least 2 dimensions, got {x.ndim}")
@@ -307,6 +318,12 @@ def expand(x, *sizes) -> Tensor:
 
 @torch_keywords
 def squeeze(x, /, axis=None) -> Tensor:
+    """``x`` without its axes of length 1 (those of ``axis`` only, when given), a view.
+
+    >>> import jitgrad as jg
+    >>> jg.squeeze(jg.zeros((1, 2, 1))).shape, jg.squeeze(jg.zeros((1, 2, 1)), axis=0).shape
+    ((2,), (2, 1))
+    """
     x = as_tensor(x)
     return reshape(x, TensorBase.squeeze(x, axis).shape)
 
@@ -319,7 +336,12 @@ def unsqueeze(x, dim: int) -> Tensor:
 @torch_keywords
 def expand_dims(x, /, axis) -> Tensor:
     """numpy's ``expand_dims``: new axes of length 1 at each of ``axis`` (an int or a
-    tuple), counted in the result's dimensions."""
+    tuple), counted in the result's dimensions.
+
+    >>> import jitgrad as jg
+    >>> jg.expand_dims(jg.zeros((2, 3)), 0).shape, jg.expand_dims(jg.zeros((2, 3)), (0, -1)).shape
+    ((1, 2, 3), (1, 2, 3, 1))
+    """
     x = as_tensor(x)
     axes = (axis,) if isinstance(axis, int) or hasattr(axis, "__index__") else tuple(axis)
     ndim = x.ndim + len(axes)
@@ -424,6 +446,13 @@ def diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
 
 @torch_keywords(dims="axis")
 def flip(x, /, axis=None) -> Tensor:
+    """``x`` with the order of its elements reversed along ``axis`` (all axes by
+    default), a view.
+
+    >>> import jitgrad as jg
+    >>> jg.flip(jg.tensor([[1, 2], [3, 4]])).tolist(), jg.flip(jg.tensor([[1, 2]]), axis=1).tolist()
+    ([[4, 3], [2, 1]], [[2, 1]])
+    """
     return _view_op(x, lambda t: TensorBase.flip(t, axis))
 
 
@@ -453,7 +482,12 @@ cat = concatenate
 
 @torch_keywords
 def stack(tensors, /, axis: int = 0) -> Tensor:
-    """Join same-shaped tensors along a new axis."""
+    """Join same-shaped tensors along a new axis.
+
+    >>> import jitgrad as jg
+    >>> jg.stack([jg.tensor([1, 2]), jg.tensor([3, 4])], axis=1).tolist()
+    [[1, 3], [2, 4]]
+    """
     xs = [as_tensor(t) for t in tensors]
     if not xs:
         raise ValueError("stack needs at least one tensor")

@@ -281,6 +281,14 @@ amax, amin = torch_keywords(max.__wrapped__), torch_keywords(min.__wrapped__)
 
 @torch_keywords
 def argmax(x, /, axis=None, keepdims=False) -> Tensor:
+    """The int64 position of the largest value (the first of equals) along ``axis``, of
+    the flattened ``x`` when None.
+
+    >>> import jitgrad as jg
+    >>> x = jg.tensor([[1, 5], [7, 2]])
+    >>> jg.argmax(x).item(), jg.argmax(x, axis=1).tolist()
+    (2, [1, 0])
+    """
     x = as_tensor(x)
     axis = None if axis is None else layout.normalize_dim(axis, x.ndim)
     return ArgExtreme(axis, keepdims, True)(x)
@@ -288,6 +296,13 @@ def argmax(x, /, axis=None, keepdims=False) -> Tensor:
 
 @torch_keywords
 def argmin(x, /, axis=None, keepdims=False) -> Tensor:
+    """The int64 position of the smallest value (the first of equals) along ``axis``, of
+    the flattened ``x`` when None.
+
+    >>> import jitgrad as jg
+    >>> jg.argmin(jg.tensor([[1, 5], [7, 2]]), axis=0, keepdims=True).tolist()
+    [[0, 1]]
+    """
     x = as_tensor(x)
     axis = None if axis is None else layout.normalize_dim(axis, x.ndim)
     return ArgExtreme(axis, keepdims, False)(x)
@@ -379,12 +394,26 @@ def _ddof(ddof, correction, unbiased) -> int:
 
 @torch_keywords
 def all(x, /, axis=None, keepdims=False) -> Tensor:  # noqa: A001
+    """Whether every element along ``axis`` (all axes when None) is true (nonzero).
+
+    >>> import jitgrad as jg
+    >>> x = jg.tensor([[1, 0], [2, 3]])
+    >>> jg.all(x).item(), jg.all(x, axis=1).tolist()
+    (False, [False, True])
+    """
     x = as_tensor(x)
     return Truth(normalize_axes(axis, x.ndim), keepdims, True)(x)
 
 
 @torch_keywords
 def any(x, /, axis=None, keepdims=False) -> Tensor:  # noqa: A001
+    """Whether some element along ``axis`` (all axes when None) is true (nonzero).
+
+    >>> import jitgrad as jg
+    >>> x = jg.tensor([[0, 0], [2, 0]])
+    >>> jg.any(x).item(), jg.any(x, axis=0).tolist()
+    (True, [True, False])
+    """
     x = as_tensor(x)
     return Truth(normalize_axes(axis, x.ndim), keepdims, False)(x)
 

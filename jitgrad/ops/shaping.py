@@ -334,7 +334,12 @@ def moveaxis(a, /, source, destination) -> Tensor:
 
 
 def permute_dims(x, /, axes) -> Tensor:
-    """The Array API's ``permute_dims``: numpy's ``transpose`` with its axes given."""
+    """The Array API's ``permute_dims``: numpy's ``transpose`` with its axes given.
+
+    >>> import jitgrad as jg
+    >>> jg.permute_dims(jg.zeros((2, 3, 4)), (2, 0, 1)).shape
+    (4, 2, 3)
+    """
     return permute(x, tuple(axes))
 
 
