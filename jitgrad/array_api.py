@@ -56,6 +56,12 @@ class Info:
 
 
 def __array_namespace_info__() -> Info:
+    """The namespace's inspection object: its devices, dtypes and capabilities.
+
+    >>> import jitgrad as jg
+    >>> jg.__array_namespace_info__().capabilities()["boolean indexing"]
+    True
+    """
     return Info()
 
 

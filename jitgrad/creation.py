@@ -35,6 +35,7 @@ def from_numpy(a: np.ndarray) -> Tensor:
 
 def asarray(
     a,
+    /,
     dtype=None,
     order=None,
     *,
@@ -336,17 +337,30 @@ def full(
 def zeros(
     shape, dtype=None, order="C", *, device=None, like=None, requires_grad: bool = False
 ) -> Tensor:
+    """A tensor of zeros (float64 by default).
+
+    >>> import jitgrad as jg
+    >>> jg.zeros((2, 1)).tolist(), jg.zeros(2, dtype=jg.int32).dtype
+    ([[0.0], [0.0]], jitgrad.int32)
+    """
     return _filled(empty(shape, dtype, order, device=device), 0, requires_grad)
 
 
 def ones(
     shape, dtype=None, order="C", *, device=None, like=None, requires_grad: bool = False
 ) -> Tensor:
+    """A tensor of ones (float64 by default).
+
+    >>> import jitgrad as jg
+    >>> jg.ones((2, 1)).tolist(), jg.ones(2, dtype=jg.bool).tolist()
+    ([[1.0], [1.0]], [True, True])
+    """
     return _filled(empty(shape, dtype, order, device=device), 1, requires_grad)
 
 
 def empty_like(
     prototype,
+    /,
     dtype=None,
     order="K",
     subok: bool = True,
@@ -372,6 +386,7 @@ def empty_like(
 
 def zeros_like(
     a,
+    /,
     dtype=None,
     order="K",
     subok: bool = True,
@@ -380,12 +395,19 @@ def zeros_like(
     device=None,
     requires_grad: bool = False,
 ) -> Tensor:
+    """Zeros of ``a``'s shape and dtype (or ``shape``, ``dtype``).
+
+    >>> import jitgrad as jg
+    >>> jg.zeros_like(jg.tensor([1, 2])).tolist()
+    [0, 0]
+    """
     out = empty_like(a, dtype, order, subok, shape, device=device)
     return _filled(out, 0, requires_grad)
 
 
 def ones_like(
     a,
+    /,
     dtype=None,
     order="K",
     subok: bool = True,
@@ -394,12 +416,19 @@ def ones_like(
     device=None,
     requires_grad: bool = False,
 ) -> Tensor:
+    """Ones of ``a``'s shape and dtype (or ``shape``, ``dtype``).
+
+    >>> import jitgrad as jg
+    >>> jg.ones_like(jg.tensor([1, 2]), dtype=jg.float32).tolist()
+    [1.0, 1.0]
+    """
     out = empty_like(a, dtype, order, subok, shape, device=device)
     return _filled(out, 1, requires_grad)
 
 
 def full_like(
     a,
+    /,
     fill_value,
     dtype=None,
     order="K",
@@ -409,6 +438,12 @@ def full_like(
     device=None,
     requires_grad: bool = False,
 ) -> Tensor:
+    """``fill_value`` in ``a``'s shape and dtype (or ``shape``, ``dtype``).
+
+    >>> import jitgrad as jg
+    >>> jg.full_like(jg.tensor([1, 2]), 7).tolist()
+    [7, 7]
+    """
     out = empty_like(a, dtype, order, subok, shape, device=device)
     TensorBase.copy_(out, asarray(fill_value).detach().broadcast_to(out.shape))
     return out.requires_grad_(requires_grad)
@@ -520,7 +555,12 @@ def eye(
     like=None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """Ones on the ``k``-th diagonal of an ``N`` by ``M`` matrix of zeros."""
+    """Ones on the ``k``-th diagonal of an ``N`` by ``M`` matrix of zeros.
+
+    >>> import jitgrad as jg
+    >>> jg.eye(2, 3, k=1).tolist()
+    [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
     out = zeros((N, N if M is None else M), dtype, order, device=device)
     TensorBase.fill_(out.diagonal(k), 1)
     return out.requires_grad_(requires_grad)

@@ -350,7 +350,7 @@ def dtype_of(x) -> DType:
     return as_dtype(x)
 
 
-def finfo(x) -> np.finfo:
+def finfo(x, /) -> np.finfo:
     """numpy's machine limits of a floating or complex dtype (given in any spelling, or as
     a tensor or array): ``bits, eps, max, min, tiny, smallest_normal, resolution, dtype``.
     The object is numpy's own; its ``dtype`` compares equal to the jitgrad dtype.
@@ -361,7 +361,7 @@ def finfo(x) -> np.finfo:
     return np.finfo(dtype_of(x).numpy)
 
 
-def iinfo(x) -> np.iinfo:
+def iinfo(x, /) -> np.iinfo:
     """numpy's machine limits of an integer dtype (any spelling, a tensor or an array):
     ``bits, min, max, dtype``, in numpy's own object.
 
@@ -371,7 +371,7 @@ def iinfo(x) -> np.iinfo:
     return np.iinfo(dtype_of(x).numpy)
 
 
-def can_cast(from_, to, casting: str = "safe") -> bool:
+def can_cast(from_, /, to, casting: str = "safe") -> bool:
     """Whether ``from_`` (a dtype, tensor or array) casts to ``to`` under ``casting`` (no,
     equiv, safe, same_kind, unsafe), as ``np.can_cast``. Python scalars are refused as by
     numpy 2: the answer would depend on the value.

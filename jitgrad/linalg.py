@@ -142,7 +142,7 @@ def eigvals(a) -> Tensor:
     return _numpy_parts(lambda m: (np.linalg.eigvals(m),), a)[0]
 
 
-def eigvalsh(a, UPLO: str = "L") -> Tensor:
+def eigvalsh(a, /, UPLO: str = "L") -> Tensor:
     """The eigenvalues (ascending) of each symmetric matrix in ``a``
     (``np.linalg.eigvalsh``), differentiable where they are distinct.
 
@@ -188,7 +188,7 @@ def _restore(g: Tensor, axes, ndim: int) -> Tensor:
     return g
 
 
-def vector_norm(x, axis=None, keepdims: bool = False, ord=2) -> Tensor:
+def vector_norm(x, /, axis=None, keepdims: bool = False, ord=2) -> Tensor:
     """The vector ``ord``-norm of ``x`` over ``axis`` (all elements when None), as
     ``np.linalg.vector_norm``; differentiable.
 
@@ -217,7 +217,7 @@ def _axis_error(axis: int, ndim: int):
     raise np.exceptions.AxisError(axis, ndim)
 
 
-def matrix_norm(x, keepdims: bool = False, ord="fro") -> Tensor:
+def matrix_norm(x, /, keepdims: bool = False, ord="fro") -> Tensor:
     """The matrix ``ord``-norm of each matrix in ``x`` (``np.linalg.matrix_norm``):
     ``"fro"``, ``"nuc"``, ``1``, ``-1``, ``2``, ``-2``, ``inf``, ``-inf``; differentiable.
 
@@ -299,7 +299,7 @@ def cond(x, p=None) -> Tensor:
 # -- products and powers ---------------------------------------------------------------------
 
 
-def matrix_power(a, n: int) -> Tensor:
+def matrix_power(a, /, n: int) -> Tensor:
     """``a`` multiplied by itself ``n`` times (``np.linalg.matrix_power``): ``n = 0`` gives
     identities, negative ``n`` powers of the inverse. Differentiable.
 
@@ -363,7 +363,7 @@ def _chain(xs: list[Tensor]) -> Tensor:
     return result
 
 
-def outer(x1, x2) -> Tensor:
+def outer(x1, x2, /) -> Tensor:
     """The outer product of two vectors (the Array API's ``linalg.outer``).
 
     >>> import jitgrad as jg
@@ -393,7 +393,7 @@ def cross(x1, x2, /, *, axis: int = -1) -> Tensor:
     return _cross(x1, x2, axis=axis)
 
 
-def diagonal(x, *, offset: int = 0) -> Tensor:
+def diagonal(x, /, *, offset: int = 0) -> Tensor:
     """The diagonals of the matrices in ``x`` (its last two dims), a view (the Array
     API's ``linalg.diagonal``; ``jg.diagonal`` takes numpy's first two dims).
 
@@ -404,7 +404,7 @@ def diagonal(x, *, offset: int = 0) -> Tensor:
     return _diagonal(as_tensor(x), offset, -2, -1)
 
 
-def trace(x, *, offset: int = 0, dtype=None) -> Tensor:
+def trace(x, /, *, offset: int = 0, dtype=None) -> Tensor:
     """The sums along the diagonals of the matrices in ``x`` (its last two dims), as the
     Array API's ``linalg.trace``.
 
@@ -415,7 +415,7 @@ def trace(x, *, offset: int = 0, dtype=None) -> Tensor:
     return reduce.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
 
 
-def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None) -> Tensor:
+def matrix_rank(A, /, tol=None, hermitian: bool = False, *, rtol=None) -> Tensor:
     """The number of singular values of each matrix above the tolerance
     (``np.linalg.matrix_rank``), an int64 tensor.
 

@@ -36,7 +36,7 @@ def _differences(x: Tensor, axis: int) -> Tensor:
     return not_equal(later, earlier) if x.dtype is dtypes.bool_ else later - earlier
 
 
-def diff(a, n=1, axis=-1, prepend=None, append=None) -> Tensor:
+def diff(a, /, n=1, axis=-1, prepend=None, append=None) -> Tensor:
     """The ``n``-th discrete difference along ``axis``, after ``prepend`` and ``append``
     (scalars are broadcast to one slice) are joined to ``a``.
 

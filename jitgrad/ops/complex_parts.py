@@ -33,7 +33,7 @@ def _part(z: Tensor, which: int) -> Tensor:
     return Tensor._make(storage, z._shape, strides, offset)
 
 
-def real(x) -> Tensor:
+def real(x, /) -> Tensor:
     """The real part. Of a complex tensor, a float view sharing its memory (writes through
     it change the complex tensor); of any other tensor, the tensor itself, as numpy's view
     of the same data (its gradient flows on).
@@ -50,7 +50,7 @@ def real(x) -> Tensor:
     return _part(x, 0) if x.dtype.is_complex else x
 
 
-def imag(x) -> Tensor:
+def imag(x, /) -> Tensor:
     """The imaginary part. Of a complex tensor, a float view sharing its memory; of any
     other tensor, read-only zeros of its dtype and shape, as numpy gives (PyTorch raises
     instead: jitgrad is numpy-like here). The zeros carry no gradient.
@@ -73,7 +73,7 @@ def imag(x) -> Tensor:
     return wrap_numpy(zeros, Tensor)
 
 
-def conj(x) -> Tensor:
+def conj(x, /) -> Tensor:
     """The complex conjugate: of a complex tensor, a new tensor with the imaginary parts
     negated; any other tensor is its own conjugate and comes back as it is (PyTorch's
     ``conj``; numpy gives an equal copy), gradient included.

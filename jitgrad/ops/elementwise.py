@@ -597,10 +597,17 @@ def _name(op: Elementwise) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in type(op).__name__)[1:]
 
 
-def _op(cls, name: str, doc: str, numpy_name: str | None = None):
-    """The function users call: ``cls``'s op as a ufunc (``ufunc.make_ufunc``)."""
+def _op(cls, name: str, doc: str, numpy_name: str | None = None, example=None):
+    """The function users call: ``cls``'s op as a ufunc (``ufunc.make_ufunc``), its
+    docstring ``doc`` and the ``example`` (a call and its result shown)."""
     return make_ufunc(
-        name, len(cls.grad_rules), doc, cls.__module__, op_class=cls, numpy_name=numpy_name
+        name,
+        len(cls.grad_rules),
+        doc,
+        cls.__module__,
+        op_class=cls,
+        numpy_name=numpy_name,
+        example=example,
     )
 
 
@@ -922,20 +929,90 @@ class Ldexp(Binary):
         return gy * 0
 
 
-add = _op(Add, "add", "a + b, broadcasting (numpy's ``add``).")
-subtract = _op(Subtract, "subtract", "a - b, broadcasting.")
-multiply = _op(Multiply, "multiply", "a * b, broadcasting.")
-divide = _op(Divide, "divide", "a / b (true division: integers give floats).")
-power = _op(Power, "power", "a ** b, broadcasting.")
-maximum = _op(Maximum, "maximum", "Elementwise larger of a and b (NaN propagates).")
-minimum = _op(Minimum, "minimum", "Elementwise smaller of a and b (NaN propagates).")
-arctan2 = _op(Arctan2, "arctan2", "Angle of the point (b, a): numpy's arctan2(a, b).")
-floor_divide = _op(FloorDivide, "floor_divide", "a // b, rounding toward minus infinity.")
-remainder = _op(Remainder, "remainder", "a % b with the sign of b (numpy, Python).")
-hypot = _op(Hypot, "hypot", "sqrt(a ** 2 + b ** 2), without overflow.")
-copysign = _op(Copysign, "copysign", "|a| with the sign of b.")
-nextafter = _op(Nextafter, "nextafter", "The next float after a in the direction of b.")
-logaddexp = _op(Logaddexp, "logaddexp", "log(e ** a + e ** b), without overflow.")
+add = _op(
+    Add,
+    "add",
+    "a + b, broadcasting (numpy's ``add``).",
+    example=("jg.add(jg.tensor([1, 2]), 3).tolist()", "[4, 5]"),
+)
+subtract = _op(
+    Subtract,
+    "subtract",
+    "a - b, broadcasting.",
+    example=("jg.subtract(jg.tensor([5, 7]), 2).tolist()", "[3, 5]"),
+)
+multiply = _op(
+    Multiply,
+    "multiply",
+    "a * b, broadcasting.",
+    example=("jg.multiply(jg.tensor([1.5, 2.0]), 2).tolist()", "[3.0, 4.0]"),
+)
+divide = _op(
+    Divide,
+    "divide",
+    "a / b (true division: integers give floats).",
+    example=("jg.divide(jg.tensor([1, 3]), 2).tolist()", "[0.5, 1.5]"),
+)
+power = _op(
+    Power,
+    "power",
+    "a ** b, broadcasting.",
+    example=("jg.power(jg.tensor([2, 3]), 2).tolist()", "[4, 9]"),
+)
+maximum = _op(
+    Maximum,
+    "maximum",
+    "Elementwise larger of a and b (NaN propagates).",
+    example=("jg.maximum(jg.tensor([1.0, jg.nan, 5.0]), 3.0).tolist()", "[3.0, nan, 5.0]"),
+)
+minimum = _op(
+    Minimum,
+    "minimum",
+    "Elementwise smaller of a and b (NaN propagates).",
+    example=("jg.minimum(jg.tensor([1.0, jg.nan, 5.0]), 3.0).tolist()", "[1.0, nan, 3.0]"),
+)
+arctan2 = _op(
+    Arctan2,
+    "arctan2",
+    "Angle of the point (b, a): numpy's arctan2(a, b).",
+    example=("jg.arctan2(jg.tensor([1.0, 0.0]), 0.0).tolist()", "[1.5707963267948966, 0.0]"),
+)
+floor_divide = _op(
+    FloorDivide,
+    "floor_divide",
+    "a // b, rounding toward minus infinity.",
+    example=("jg.floor_divide(jg.tensor([7, -7]), 2).tolist()", "[3, -4]"),
+)
+remainder = _op(
+    Remainder,
+    "remainder",
+    "a % b with the sign of b (numpy, Python).",
+    example=("jg.remainder(jg.tensor([7, -7]), 3).tolist()", "[1, 2]"),
+)
+hypot = _op(
+    Hypot,
+    "hypot",
+    "sqrt(a ** 2 + b ** 2), without overflow.",
+    example=("jg.hypot(jg.tensor([3.0, 5.0]), jg.tensor([4.0, 12.0])).tolist()", "[5.0, 13.0]"),
+)
+copysign = _op(
+    Copysign,
+    "copysign",
+    "|a| with the sign of b.",
+    example=("jg.copysign(jg.tensor([1.0, -2.0]), -1.0).tolist()", "[-1.0, -2.0]"),
+)
+nextafter = _op(
+    Nextafter,
+    "nextafter",
+    "The next float after a in the direction of b.",
+    example=("jg.nextafter(jg.tensor([1.0]), 2.0).tolist()", "[1.0000000000000002]"),
+)
+logaddexp = _op(
+    Logaddexp,
+    "logaddexp",
+    "log(e ** a + e ** b), without overflow.",
+    example=("jg.logaddexp(jg.tensor([0.0]), 0.0).tolist()", "[0.6931471805599453]"),
+)
 logaddexp2 = _op(Logaddexp2, "logaddexp2", "log2(2 ** a + 2 ** b), without overflow.")
 fmod = _op(Fmod, "fmod", "The remainder of a / b with the sign of a (C's fmod).")
 fmax = _op(Fmax, "fmax", "Elementwise larger of a and b, ignoring NaN unless both are.")
@@ -1024,7 +1101,7 @@ def divmod(a, b) -> tuple[Tensor, Tensor]:  # (shadows the builtin here: numpy's
 # -- comparisons and logic -----------------------------------------------------------------
 
 
-def _named_binary(base: type, name: str, doc: str, **attributes):
+def _named_binary(base: type, name: str, doc: str, example=None, **attributes):
     """The op class whose formula is the math namespace's function ``name`` (comparisons,
     logic, bitwise ops) and its function."""
     cls = type(
@@ -1032,24 +1109,33 @@ def _named_binary(base: type, name: str, doc: str, **attributes):
         (base,),
         {"f": lambda self, m, a, b: getattr(m, name)(a, b), **attributes},
     )
-    return cls, _op(cls, name, doc)
+    return cls, _op(cls, name, doc, example=example)
 
 
-def _comparison(name: str, symbol: str, beyond_int64: bool = True):
+def _comparison(name: str, symbol: str, result: str, beyond_int64: bool = True):
+    """``name``'s op class and function; ``result`` is its example's, on [0, 1, 2] and 1."""
     return _named_binary(
-        Comparison, name, f"a {symbol} b elementwise, as a bool tensor.", beyond_int64=beyond_int64
+        Comparison,
+        name,
+        f"a {symbol} b elementwise, as a bool tensor.",
+        (f"jg.{name}(jg.tensor([0, 1, 2]), 1).tolist()", result),
+        beyond_int64=beyond_int64,
     )
 
 
-Equal, equal = _comparison("equal", "==")
-NotEqual, not_equal = _comparison("not_equal", "!=")
-Less, less = _comparison("less", "<")
-LessEqual, less_equal = _comparison("less_equal", "<=")
-Greater, greater = _comparison("greater", ">")
-GreaterEqual, greater_equal = _comparison("greater_equal", ">=")
-LogicalAnd, logical_and = _comparison("logical_and", "and", beyond_int64=False)
-LogicalOr, logical_or = _comparison("logical_or", "or", beyond_int64=False)
-LogicalXor, logical_xor = _comparison("logical_xor", "xor", beyond_int64=False)
+Equal, equal = _comparison("equal", "==", "[False, True, False]")
+NotEqual, not_equal = _comparison("not_equal", "!=", "[True, False, True]")
+Less, less = _comparison("less", "<", "[True, False, False]")
+LessEqual, less_equal = _comparison("less_equal", "<=", "[True, True, False]")
+Greater, greater = _comparison("greater", ">", "[False, False, True]")
+GreaterEqual, greater_equal = _comparison("greater_equal", ">=", "[False, True, True]")
+LogicalAnd, logical_and = _comparison(
+    "logical_and", "and", "[False, True, True]", beyond_int64=False
+)
+LogicalOr, logical_or = _comparison("logical_or", "or", "[True, True, True]", beyond_int64=False)
+LogicalXor, logical_xor = _comparison(
+    "logical_xor", "xor", "[True, False, False]", beyond_int64=False
+)
 
 
 class Bitwise(Binary):
@@ -1061,17 +1147,19 @@ class Bitwise(Binary):
     grad_rules = (None, None)
 
 
-def _bitwise(name: str, symbol: str):
+def _bitwise(name: str, symbol: str, result: str):
+    """``name``'s op class and function; ``result`` is its example's, on [12, 10] and 6."""
     return _named_binary(
         Bitwise,
         name,
         f"a {symbol} b elementwise: bitwise on integers, logical on bools (numpy's rule).",
+        (f"jg.{name}(jg.tensor([12, 10]), 6).tolist()", result),
     )
 
 
-BitwiseAnd, bitwise_and = _bitwise("bitwise_and", "&")
-BitwiseOr, bitwise_or = _bitwise("bitwise_or", "|")
-BitwiseXor, bitwise_xor = _bitwise("bitwise_xor", "^")
+BitwiseAnd, bitwise_and = _bitwise("bitwise_and", "&", "[4, 2]")
+BitwiseOr, bitwise_or = _bitwise("bitwise_or", "|", "[14, 14]")
+BitwiseXor, bitwise_xor = _bitwise("bitwise_xor", "^", "[10, 12]")
 
 
 class Shift(Bitwise):
@@ -1087,6 +1175,7 @@ LeftShift, left_shift = _named_binary(
     Shift,
     "left_shift",
     "a << b elementwise, on integers (counts of the bit width or more, or negative, give 0).",
+    ("jg.left_shift(jg.tensor([1, 3]), 2).tolist()", "[4, 12]"),
 )
 RightShift, right_shift = _named_binary(
     Shift,
@@ -1094,6 +1183,7 @@ RightShift, right_shift = _named_binary(
     "a >> b elementwise, on integers "
     "(arithmetic for signed: counts of the bit width or "
     "more, or negative, give 0 or -1).",
+    ("jg.right_shift(jg.tensor([16, -16]), 2).tolist()", "[4, -4]"),
 )
 
 

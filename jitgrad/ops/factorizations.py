@@ -145,7 +145,7 @@ class Inv(LinalgRoutine):
         return -matmul(yT, matmul(gy, yT))
 
 
-def inv(a) -> Tensor:
+def inv(a, /) -> Tensor:
     """The inverse of each square matrix in ``a`` (``np.linalg.inv``).
 
     >>> import jitgrad as jg
@@ -172,7 +172,7 @@ class Solve(LinalgRoutine):
         return ga, gb if b.requires_grad else None
 
 
-def solve(a, b) -> Tensor:
+def solve(a, /, b) -> Tensor:
     """The solution ``x`` of ``a @ x = b`` for square ``a`` (``np.linalg.solve``); ``b`` is
     a vector when it is 1-d, else a stack of matrices.
 
@@ -215,7 +215,7 @@ class Det(LinalgRoutine):
             return scale * _cofactor(a)
 
 
-def det(a) -> Tensor:
+def det(a, /) -> Tensor:
     """The determinant of each square matrix in ``a`` (``np.linalg.det``); differentiable
     also at singular matrices.
 
@@ -236,7 +236,7 @@ class Slogdet(LinalgRoutine):
         return expand_dims(expand_dims(glogabsdet, -1), -1) * _mT(inv(a))
 
 
-def slogdet(a) -> SlogdetResult:
+def slogdet(a, /) -> SlogdetResult:
     """The sign and the log of the absolute value of each determinant
     (``np.linalg.slogdet``); ``logabsdet`` is differentiable.
 
@@ -267,7 +267,7 @@ class Eigh(LinalgRoutine):
         return matmul(v, matmul(inner, _mT(v)))
 
 
-def eigh(a, UPLO: str = "L") -> EighResult:
+def eigh(a, /, UPLO: str = "L") -> EighResult:
     """Eigenvalues (ascending) and eigenvectors of each symmetric matrix in ``a``, read
     from its lower (``UPLO="L"``) or upper triangle (``np.linalg.eigh``). Differentiable
     where the eigenvalues are distinct.
@@ -303,7 +303,7 @@ def _tril(x: Tensor) -> Tensor:
     return x * as_tensor(np.tri(n, m, dtype=bool))
 
 
-def cholesky(a, upper: bool = False) -> Tensor:
+def cholesky(a, /, upper: bool = False) -> Tensor:
     """The lower-triangular ``L`` with ``L @ L.mT == a`` for each symmetric positive-definite
     matrix in ``a`` (``np.linalg.cholesky``; ``upper=True`` gives ``L.mT``).
 
@@ -332,7 +332,7 @@ class QR(LinalgRoutine):
         return _mT(solve(r, _mT(b)))
 
 
-def qr(a, mode: str = "reduced") -> QRResult | Tensor:
+def qr(a, /, mode: str = "reduced") -> QRResult | Tensor:
     """The QR factorization of each matrix in ``a`` (``np.linalg.qr``): ``mode`` is
     ``"reduced"``, ``"complete"``, ``"r"`` (R alone) or ``"raw"``. Differentiable in
     ``"reduced"`` mode for matrices with at least as many rows as columns.
@@ -395,7 +395,7 @@ class SVD(LinalgRoutine):
         return matmul(u, matmul(inner, vh))
 
 
-def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
+def svd(a, /, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
     """The singular value decomposition ``a = U @ diag(S) @ Vh`` of each matrix in ``a``
     (``np.linalg.svd``: ``S`` descending; ``compute_uv=False`` gives ``S`` alone).
     Differentiable where the singular values are distinct and nonzero; with
@@ -418,7 +418,7 @@ def _svd(a: Tensor, full_matrices: bool, hermitian: bool) -> SVDResult:
     return SVDResult(*SVD(full_matrices=full_matrices, hermitian=hermitian)(a))
 
 
-def svdvals(x) -> Tensor:
+def svdvals(x, /) -> Tensor:
     """The singular values of each matrix in ``x``, descending (the Array API's
     ``svdvals``); differentiable where they are distinct.
 
@@ -467,7 +467,7 @@ class Pinv(LinalgRoutine):
         )
 
 
-def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None) -> Tensor:
+def pinv(a, /, rcond=None, hermitian: bool = False, *, rtol=None) -> Tensor:
     """The Moore-Penrose pseudo-inverse of each matrix in ``a`` (``np.linalg.pinv``),
     differentiable where its rank does not change nearby.
 

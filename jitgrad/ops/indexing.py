@@ -328,7 +328,7 @@ def index_put(x, key, value) -> Tensor:
 
 
 @torch_keywords
-def take_along_axis(x, indices, axis: int | None = -1) -> Tensor:
+def take_along_axis(x, /, indices, axis: int | None = -1) -> Tensor:
     """Pick ``x``'s elements along ``axis`` at ``indices`` (same number of dimensions as
     ``x``; other dimensions broadcast): numpy's ``take_along_axis``. ``axis=None`` works on
     the flattened tensor.

@@ -49,7 +49,7 @@ class MatMul(Function):
         return ga, gb
 
 
-def matmul(a, b) -> Tensor:
+def matmul(a, b, /) -> Tensor:
     """numpy's matmul: 1-D operands are promoted to matrices and the added dim removed.
 
     >>> import jitgrad as jg
@@ -145,7 +145,7 @@ def linear(x, weight, bias=None) -> Tensor:
 # -- products built on matmul ----------------------------------------------------------------
 
 
-def tensordot(a, b, axes=2) -> Tensor:
+def tensordot(a, /, b, axes=2) -> Tensor:
     """Sum products over ``axes``: an int N pairs a's last N dims with b's first N; a pair
     of sequences names the dims of each. The result has a's free dims, then b's.
 

@@ -12,6 +12,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.function import Function, records_nothing
 from ..autograd.tensor import Tensor, as_tensor, zeros
+from ..device import check_device
 from ..recording import compute
 from ..strided import layout
 from ..tensor import TensorBase, assigned_value, is_dtype_arg, transposed_axes
@@ -186,16 +187,35 @@ def sum_to(x, shape) -> Tensor:
     return x if x.shape == tuple(shape) else SumTo(shape)(x)
 
 
-def broadcast_to(x, shape) -> Tensor:
-    """``x`` seen as ``shape`` (an int or a sequence of ints, as numpy's), without copying."""
+def broadcast_to(x, /, shape) -> Tensor:
+    """``x`` seen as ``shape`` (an int or a sequence of ints, as numpy's), without copying.
+
+    >>> import jitgrad as jg
+    >>> jg.broadcast_to(jg.tensor([1, 2]), (2, 2)).tolist()
+    [[1, 2], [1, 2]]
+    """
     x = as_tensor(x)
     shape = layout.as_shape(shape)
     return x if x.shape == shape else BroadcastTo(shape)(x)
 
 
-def reshape(x, *shape) -> Tensor:
-    """numpy's reshape: a view when the strides allow, else a copy; -1 infers one size."""
+def reshape(x, /, shape=(), *sizes, copy=None) -> Tensor:
+    """numpy's reshape: a view when the strides allow, else a copy; -1 infers one size.
+    The sizes may also come one per argument, as PyTorch's ``reshape(x, 2, 3)``. The
+    standard's ``copy=True`` always copies; ``copy=False`` never does, an error when the
+    strides forbid a view.
+
+    >>> import jitgrad as jg
+    >>> jg.reshape(jg.arange(6), (2, 3)).shape, jg.reshape(jg.arange(6), 3, -1).shape
+    ((2, 3), (3, 2))
+    """
     x = as_tensor(x)
+    if copy is not None:
+        out = reshape(x, shape, *sizes)
+        if copy is False and out._storage is not x._storage:
+            raise ValueError("reshape(copy=False): the strides of x allow no view of this shape")
+        return clone(out) if copy and out._storage is x._storage else out
+    shape = (shape, *sizes)
     shape = layout.infer_shape(
         shape[0] if len(shape) == 1 and not _is_int(shape[0]) else shape, x.numel()
     )
@@ -279,7 +299,13 @@ def swapaxes(x, axis1: int, axis2: int) -> Tensor:
     return permute(x, layout.swapped(x.ndim, axis1, axis2))
 
 
-def matrix_transpose(x) -> Tensor:
+def matrix_transpose(x, /) -> Tensor:
+    """The matrices of ``x`` (its last two dims) transposed, a view (``x.mT``).
+
+    >>> import jitgrad as jg
+    >>> jg.matrix_transpose(jg.tensor([[1, 2, 3]])).tolist()
+    [[1], [2], [3]]
+    """
     x = as_tensor(x)
     if x.ndim < 2:
         raise ValueError(f"mT needs at least 2 dimensions, got {x.ndim}")
@@ -293,7 +319,13 @@ def expand(x, *sizes) -> Tensor:
 
 
 @torch_keywords
-def squeeze(x, axis=None) -> Tensor:
+def squeeze(x, /, axis=None) -> Tensor:
+    """``x`` without its axes of length 1 (those of ``axis`` only, when given), a view.
+
+    >>> import jitgrad as jg
+    >>> jg.squeeze(jg.zeros((1, 2, 1))).shape, jg.squeeze(jg.zeros((1, 2, 1)), axis=0).shape
+    ((2,), (2, 1))
+    """
     x = as_tensor(x)
     return reshape(x, TensorBase.squeeze(x, axis).shape)
 
@@ -304,9 +336,14 @@ def unsqueeze(x, dim: int) -> Tensor:
 
 
 @torch_keywords
-def expand_dims(x, axis) -> Tensor:
+def expand_dims(x, /, axis) -> Tensor:
     """numpy's ``expand_dims``: new axes of length 1 at each of ``axis`` (an int or a
-    tuple), counted in the result's dimensions."""
+    tuple), counted in the result's dimensions.
+
+    >>> import jitgrad as jg
+    >>> jg.expand_dims(jg.zeros((2, 3)), 0).shape, jg.expand_dims(jg.zeros((2, 3)), (0, -1)).shape
+    ((1, 2, 3), (1, 2, 3, 1))
+    """
     x = as_tensor(x)
     axes = (axis,) if isinstance(axis, int) or hasattr(axis, "__index__") else tuple(axis)
     ndim = x.ndim + len(axes)
@@ -410,7 +447,14 @@ def diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
 
 
 @torch_keywords(dims="axis")
-def flip(x, axis=None) -> Tensor:
+def flip(x, /, axis=None) -> Tensor:
+    """``x`` with the order of its elements reversed along ``axis`` (all axes by
+    default), a view.
+
+    >>> import jitgrad as jg
+    >>> jg.flip(jg.tensor([[1, 2], [3, 4]])).tolist(), jg.flip(jg.tensor([[1, 2]]), axis=1).tolist()
+    ([[4, 3], [2, 1]], [[2, 1]])
+    """
     return _view_op(x, lambda t: TensorBase.flip(t, axis))
 
 
@@ -439,8 +483,13 @@ cat = concatenate
 
 
 @torch_keywords
-def stack(tensors, axis: int = 0) -> Tensor:
-    """Join same-shaped tensors along a new axis."""
+def stack(tensors, /, axis: int = 0) -> Tensor:
+    """Join same-shaped tensors along a new axis.
+
+    >>> import jitgrad as jg
+    >>> jg.stack([jg.tensor([1, 2]), jg.tensor([3, 4])], axis=1).tolist()
+    [[1, 3], [2, 4]]
+    """
     xs = [as_tensor(t) for t in tensors]
     if not xs:
         raise ValueError("stack needs at least one tensor")
@@ -489,7 +538,16 @@ class SetItem(Function):
         return gx, sum_to(basic_index(gy, self.key), value.shape)
 
 
-def astype(x, dtype, copy: bool = True) -> Tensor:
+def astype(x, dtype, /, copy: bool = True, *, device=None) -> Tensor:
+    """``x`` as ``dtype``: a new tensor, or ``x`` itself when it has that dtype already
+    and ``copy=False``. ``device=`` takes the CPU only.
+
+    >>> import jitgrad as jg
+    >>> x = jg.tensor([1.5, 2.5])
+    >>> jg.astype(x, jg.int32).tolist(), jg.astype(x, jg.float64, copy=False) is x
+    ([1, 2], True)
+    """
+    check_device(device)
     x = as_tensor(x)
     d = dtypes.as_dtype(dtype)
     if d is x.dtype and not copy:

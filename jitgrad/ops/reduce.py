@@ -203,7 +203,7 @@ def _accumulated(x, dtype) -> Tensor:
 
 
 @torch_keywords
-def sum(x, axis=None, keepdims=False, *, dtype=None) -> Tensor:  # noqa: A001
+def sum(x, /, axis=None, keepdims=False, *, dtype=None) -> Tensor:  # noqa: A001
     """Sum over ``axis`` (None: all). Signed integers and bools sum in int64, unsigned
     integers in uint64, as numpy.
 
@@ -216,7 +216,7 @@ def sum(x, axis=None, keepdims=False, *, dtype=None) -> Tensor:  # noqa: A001
 
 
 @torch_keywords
-def mean(x, axis=None, keepdims=False, *, dtype=None) -> Tensor:
+def mean(x, /, axis=None, keepdims=False, *, dtype=None) -> Tensor:
     """Mean over ``axis`` (None: all), in ``dtype`` if given (a float or complex one, as
     PyTorch asks). Integers and bools average in the default float dtype; float16 adds up
     in float32 and rounds the mean once, as numpy and PyTorch (a float16 sum overflows
@@ -242,7 +242,7 @@ def mean(x, axis=None, keepdims=False, *, dtype=None) -> Tensor:
 
 
 @torch_keywords
-def prod(x, axis=None, keepdims=False, *, dtype=None) -> Tensor:
+def prod(x, /, axis=None, keepdims=False, *, dtype=None) -> Tensor:
     """Product over ``axis`` (None: all), in ``dtype`` if given. Integers and bools
     multiply in int64 or uint64, as ``sum``.
 
@@ -255,7 +255,7 @@ def prod(x, axis=None, keepdims=False, *, dtype=None) -> Tensor:
 
 
 @values_and_indices(lambda x, axis, keepdims: argmax(x, axis, keepdims))
-def max(x, axis=None, keepdims=False) -> Tensor:  # noqa: A001
+def max(x, /, axis=None, keepdims=False) -> Tensor:  # noqa: A001
     """The largest values over ``axis`` (None: all), as numpy's ``max``; with PyTorch's
     ``dim=`` (one dimension), PyTorch's ``(values, indices)`` named tuple. Tied maxima
     share the gradient equally.
@@ -273,7 +273,7 @@ def max(x, axis=None, keepdims=False) -> Tensor:  # noqa: A001
 
 
 @values_and_indices(lambda x, axis, keepdims: argmin(x, axis, keepdims))
-def min(x, axis=None, keepdims=False) -> Tensor:  # noqa: A001
+def min(x, /, axis=None, keepdims=False) -> Tensor:  # noqa: A001
     """The smallest values over ``axis``, as numpy's ``min``; with PyTorch's ``dim=``,
     PyTorch's ``(values, indices)`` named tuple (see ``max``).
 
@@ -289,14 +289,29 @@ amax, amin = torch_keywords(max.__wrapped__), torch_keywords(min.__wrapped__)
 
 
 @torch_keywords
-def argmax(x, axis=None, keepdims=False) -> Tensor:
+def argmax(x, /, axis=None, keepdims=False) -> Tensor:
+    """The int64 position of the largest value (the first of equals) along ``axis``, of
+    the flattened ``x`` when None.
+
+    >>> import jitgrad as jg
+    >>> x = jg.tensor([[1, 5], [7, 2]])
+    >>> jg.argmax(x).item(), jg.argmax(x, axis=1).tolist()
+    (2, [1, 0])
+    """
     x = as_tensor(x)
     axis = None if axis is None else layout.normalize_dim(axis, x.ndim)
     return ArgExtreme(axis, keepdims, True)(x)
 
 
 @torch_keywords
-def argmin(x, axis=None, keepdims=False) -> Tensor:
+def argmin(x, /, axis=None, keepdims=False) -> Tensor:
+    """The int64 position of the smallest value (the first of equals) along ``axis``, of
+    the flattened ``x`` when None.
+
+    >>> import jitgrad as jg
+    >>> jg.argmin(jg.tensor([[1, 5], [7, 2]]), axis=0, keepdims=True).tolist()
+    [[0, 1]]
+    """
     x = as_tensor(x)
     axis = None if axis is None else layout.normalize_dim(axis, x.ndim)
     return ArgExtreme(axis, keepdims, False)(x)
@@ -309,7 +324,7 @@ _PYTORCH_CORRECTION = {
 
 
 @torch_keywords(**_PYTORCH_CORRECTION)
-def var(x, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=None):
+def var(x, /, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=None):
     """Variance with ``ddof`` (numpy) or ``correction`` (PyTorch) degrees of freedom;
     PyTorch's ``unbiased=True`` is ``ddof=1``. Called with PyTorch's ``dim=`` or
     ``keepdim=`` and none of these, it divides by ``n - 1`` as PyTorch does; else by
@@ -335,7 +350,7 @@ def var(x, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=None)
 
 
 @torch_keywords(**_PYTORCH_CORRECTION)
-def std(x, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=None):
+def std(x, /, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=None):
     """Square root of ``var``, with its degrees of freedom. Its gradient is 0 where the
     variance is 0, as PyTorch's: sqrt's slope is infinite there and var's is 0, so the
     chain rule alone gives nan.
@@ -387,13 +402,27 @@ def _ddof(ddof, correction, unbiased) -> int:
 
 
 @torch_keywords
-def all(x, axis=None, keepdims=False) -> Tensor:  # noqa: A001
+def all(x, /, axis=None, keepdims=False) -> Tensor:  # noqa: A001
+    """Whether every element along ``axis`` (all axes when None) is true (nonzero).
+
+    >>> import jitgrad as jg
+    >>> x = jg.tensor([[1, 0], [2, 3]])
+    >>> jg.all(x).item(), jg.all(x, axis=1).tolist()
+    (False, [False, True])
+    """
     x = as_tensor(x)
     return Truth(normalize_axes(axis, x.ndim), keepdims, True)(x)
 
 
 @torch_keywords
-def any(x, axis=None, keepdims=False) -> Tensor:  # noqa: A001
+def any(x, /, axis=None, keepdims=False) -> Tensor:  # noqa: A001
+    """Whether some element along ``axis`` (all axes when None) is true (nonzero).
+
+    >>> import jitgrad as jg
+    >>> x = jg.tensor([[0, 0], [2, 0]])
+    >>> jg.any(x).item(), jg.any(x, axis=0).tolist()
+    (True, [True, False])
+    """
     x = as_tensor(x)
     return Truth(normalize_axes(axis, x.ndim), keepdims, False)(x)
 

@@ -41,7 +41,7 @@ def _in_range(idx: np.ndarray, n: int, mode: str, who: str, axis: int = 0) -> np
     return compute(np.clip, idx, 0, n - 1)
 
 
-def take(a, indices, axis=None, out=None, mode="raise") -> Tensor:
+def take(a, /, indices, axis=None, out=None, mode="raise") -> Tensor:
     """numpy's ``take``: the elements of ``a`` at ``indices`` along ``axis`` (of the
     flattened ``a`` for ``axis=None``); the result has ``indices``' shape in place of that
     axis. ``mode`` "wrap" and "clip" bring out-of-range indices back. Differentiable.

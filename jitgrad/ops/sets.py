@@ -100,7 +100,7 @@ def unique(
 
 
 @also_for_numpy_data
-def unique_all(x) -> UniqueAllResult:
+def unique_all(x, /) -> UniqueAllResult:
     """The Array API's ``unique_all``: values, first positions, inverse and counts
     (every NaN distinct).
 
@@ -112,7 +112,7 @@ def unique_all(x) -> UniqueAllResult:
 
 
 @also_for_numpy_data
-def unique_counts(x) -> UniqueCountsResult:
+def unique_counts(x, /) -> UniqueCountsResult:
     """The Array API's ``unique_counts``: values and counts (every NaN distinct).
 
     >>> import jitgrad as jg
@@ -123,7 +123,7 @@ def unique_counts(x) -> UniqueCountsResult:
 
 
 @also_for_numpy_data
-def unique_inverse(x) -> UniqueInverseResult:
+def unique_inverse(x, /) -> UniqueInverseResult:
     """The Array API's ``unique_inverse``: values and inverse (every NaN distinct).
 
     >>> import jitgrad as jg
@@ -134,7 +134,7 @@ def unique_inverse(x) -> UniqueInverseResult:
 
 
 @also_for_numpy_data
-def unique_values(x) -> Tensor:
+def unique_values(x, /) -> Tensor:
     """The Array API's ``unique_values``: the distinct values (every NaN distinct), in
     numpy's order, which is not necessarily sorted.
 
@@ -146,7 +146,7 @@ def unique_values(x) -> Tensor:
 
 
 @also_for_numpy_data
-def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None) -> Tensor:
+def isin(element, /, test_elements, assume_unique=False, invert=False, *, kind=None) -> Tensor:
     """numpy's ``isin``: a boolean tensor of ``element``'s shape, true where the element
     is among ``test_elements`` (false with ``invert=True``).
 

@@ -312,7 +312,7 @@ def _axes(axis, ndim: int, name: str) -> list[int]:
     return norm
 
 
-def moveaxis(a, source, destination) -> Tensor:
+def moveaxis(a, /, source, destination) -> Tensor:
     """A view with the axes ``source`` moved to the places ``destination``, the others
     keeping their order.
 
@@ -334,7 +334,12 @@ def moveaxis(a, source, destination) -> Tensor:
 
 
 def permute_dims(x, /, axes) -> Tensor:
-    """The Array API's ``permute_dims``: numpy's ``transpose`` with its axes given."""
+    """The Array API's ``permute_dims``: numpy's ``transpose`` with its axes given.
+
+    >>> import jitgrad as jg
+    >>> jg.permute_dims(jg.zeros((2, 3, 4)), (2, 0, 1)).shape
+    (4, 2, 3)
+    """
     return permute(x, tuple(axes))
 
 
@@ -419,7 +424,7 @@ def _is_fortran(a: Tensor) -> bool:
 # -- repetition, rotation, flips -------------------------------------------------------------
 
 
-def tile(A, reps) -> Tensor:
+def tile(A, /, reps) -> Tensor:
     """``A`` repeated ``reps`` times along each axis (a copy); ``reps`` longer than ``A``'s
     dimensions adds leading axes.
 
@@ -442,7 +447,7 @@ def tile(A, reps) -> Tensor:
 
 
 @torch_keywords
-def repeat(a, repeats, axis: int | None = None) -> Tensor:
+def repeat(a, /, repeats, axis: int | None = None) -> Tensor:
     """Each element repeated ``repeats`` times (a number, or one per element along
     ``axis``); the flattened tensor when ``axis`` is None. Gradients of the copies add up.
 
@@ -460,7 +465,7 @@ def repeat(a, repeats, axis: int | None = None) -> Tensor:
     return advanced_index(a, (slice(None),) * axis + (index,))
 
 
-def roll(a, shift, axis=None) -> Tensor:
+def roll(a, /, shift, axis=None) -> Tensor:
     """Elements shifted by ``shift`` along ``axis`` (ints or matching tuples), those pushed
     off one end coming back at the other: a copy. No axis: the flattened tensor's.
 
@@ -545,7 +550,7 @@ def _triangle_mask(shape, k: int, lower: bool) -> Tensor:
     return wrap_numpy(np.tri(rows, cols, k if lower else k - 1, dtype=bool), Tensor)
 
 
-def tril(m, k: int = 0) -> Tensor:
+def tril(m, /, k: int = 0) -> Tensor:
     """The lower triangle of (each matrix of) ``m``: zeros above the ``k``-th diagonal.
 
     >>> import jitgrad as jg
@@ -556,7 +561,7 @@ def tril(m, k: int = 0) -> Tensor:
     return where(_triangle_mask(m.shape, k, True), m, as_tensor(np.zeros(1, m.dtype.numpy)))
 
 
-def triu(m, k: int = 0) -> Tensor:
+def triu(m, /, k: int = 0) -> Tensor:
     """The upper triangle of (each matrix of) ``m``: zeros below the ``k``-th diagonal.
 
     >>> import jitgrad as jg

@@ -70,7 +70,7 @@ class SortResult(NamedTuple):
 
 @also_for_numpy_data
 def argsort(
-    a, axis=-1, kind=None, order=None, *, stable=None, descending: bool = False, dim=None
+    a, /, axis=-1, kind=None, order=None, *, stable=None, descending: bool = False, dim=None
 ) -> Tensor:
     """The int64 positions that sort ``a`` along ``axis`` (numpy's ``argsort``; NaN
     last). ``descending=True`` (Array API, PyTorch) gives largest first, NaN first;
@@ -89,7 +89,7 @@ def argsort(
 
 
 @also_for_numpy_data
-def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending: bool = False, dim=None):
+def sort(a, /, axis=-1, kind=None, order=None, *, stable=None, descending: bool = False, dim=None):
     """``a`` sorted along ``axis`` (numpy's ``sort``: NaN last; ``axis=None`` sorts the
     flattened tensor). Differentiable: each element's gradient goes back to where it came
     from. ``descending=True`` (Array API) sorts largest first. With PyTorch's ``dim=``,
@@ -174,7 +174,7 @@ def _searchsorted(a, v, sorter=None, *, side):
 
 
 @also_for_numpy_data
-def searchsorted(a, v, side="left", sorter=None) -> Tensor:
+def searchsorted(a, /, v, side="left", sorter=None) -> Tensor:
     """numpy's ``searchsorted``: int64 positions at which inserting ``v`` keeps the 1-D
     ``a`` sorted (``side="right"`` after equal elements; ``sorter`` the positions that
     sort ``a``). A scalar ``v`` gives a 0-d tensor.
@@ -191,7 +191,7 @@ def searchsorted(a, v, side="left", sorter=None) -> Tensor:
     return _wrap(compute(partial(_searchsorted, side=side), *arrays))
 
 
-def nonzero(a, *, as_tuple: bool | None = None):
+def nonzero(a, /, *, as_tuple: bool | None = None):
     """numpy's ``nonzero``: a tuple of int64 tensors, one per dimension, of the positions
     of the nonzero elements. PyTorch's ``as_tuple=False`` gives its ``(n, ndim)`` tensor
     instead (``argwhere``); ``as_tuple=True`` is numpy's tuple.
@@ -229,7 +229,7 @@ def argwhere(a) -> Tensor:
     return _wrap(compute(np.argwhere, _array(as_tensor(a))))
 
 
-def count_nonzero(a, axis=None, *, keepdims: bool = False) -> Tensor:
+def count_nonzero(a, /, axis=None, *, keepdims: bool = False) -> Tensor:
     """numpy's ``count_nonzero``: the int64 number of nonzero elements (a 0-d tensor for
     ``axis=None``), or per position along the other axes.
 

@@ -65,11 +65,15 @@ def make_ufunc(
     plain=None,
     nout: int = 1,
     numpy_name: str | None = None,
+    example: tuple[str, str] | None = None,
 ):
     """The function ``name`` with numpy's ufunc signature, attributes and methods. Without
     keywords it returns ``op_class()(*inputs)`` (an elementwise ``Function``) or
     ``plain(*inputs)``; ``numpy_name`` is numpy's ufunc of the same meaning, if any
-    (``name`` by default), which resolves dtypes and names errors as numpy does."""
+    (``name`` by default), which resolves dtypes and names errors as numpy does.
+    ``example`` (a call and the result it shows) ends the docstring as a doctest."""
+    if example is not None:
+        doc = f"{doc}\n\n>>> import jitgrad as jg\n>>> {example[0]}\n{example[1]}\n"
     params = ", ".join(["x"] if nin == 1 else [f"x{k + 1}" for k in range(nin)])
     source = _SOURCE.format(name=name, params=params, call="cls()" if plain is None else "plain")
     namespace: dict = {}

@@ -595,29 +595,132 @@ class LogicalNot(Test):
         return m.logical_not(x)
 
 
-negative = _op(Negative, "negative", "-x.")
-positive = _op(Positive, "positive", "+x (a copy).")
-exp = _op(Exp, "exp", "e ** x.")
-expm1 = _op(Expm1, "expm1", "e ** x - 1, accurate near 0.")
-log = _op(Log, "log", "Natural logarithm.")
-log1p = _op(Log1p, "log1p", "log(1 + x), accurate near 0.")
-log2 = _op(Log2, "log2", "Base-2 logarithm.")
-log10 = _op(Log10, "log10", "Base-10 logarithm.")
-sqrt = _op(Sqrt, "sqrt", "Square root.")
-square = _op(Square, "square", "x * x.")
-reciprocal = _op(Reciprocal, "reciprocal", "1 / x.")
-sin = _op(Sin, "sin", "Sine.")
-cos = _op(Cos, "cos", "Cosine.")
-tan = _op(Tan, "tan", "Tangent.")
-arcsin = _op(Arcsin, "arcsin", "Inverse sine.")
-arccos = _op(Arccos, "arccos", "Inverse cosine.")
-arctan = _op(Arctan, "arctan", "Inverse tangent.")
-sinh = _op(Sinh, "sinh", "Hyperbolic sine.")
-cosh = _op(Cosh, "cosh", "Hyperbolic cosine.")
-tanh = _op(Tanh, "tanh", "Hyperbolic tangent.")
-arctanh = _op(Arctanh, "arctanh", "Inverse hyperbolic tangent.")
-arcsinh = _op(Arcsinh, "arcsinh", "Inverse hyperbolic sine.")
-arccosh = _op(Arccosh, "arccosh", "Inverse hyperbolic cosine.")
+negative = _op(
+    Negative, "negative", "-x.", example=("jg.negative(jg.tensor([1, -2])).tolist()", "[-1, 2]")
+)
+positive = _op(
+    Positive,
+    "positive",
+    "+x (a copy).",
+    example=("jg.positive(jg.tensor([1, -2])).tolist()", "[1, -2]"),
+)
+exp = _op(
+    Exp,
+    "exp",
+    "e ** x.",
+    example=("jg.exp(jg.tensor([0.0, 1.0])).tolist()", "[1.0, 2.718281828459045]"),
+)
+expm1 = _op(
+    Expm1,
+    "expm1",
+    "e ** x - 1, accurate near 0.",
+    example=("jg.expm1(jg.tensor([0.0, 1e-10])).tolist()", "[0.0, 1.00000000005e-10]"),
+)
+log = _op(
+    Log,
+    "log",
+    "Natural logarithm.",
+    example=("jg.log(jg.tensor([1.0, 0.0])).tolist()", "[0.0, -inf]"),
+)
+log1p = _op(
+    Log1p,
+    "log1p",
+    "log(1 + x), accurate near 0.",
+    example=("jg.log1p(jg.tensor([0.0, 1e-10])).tolist()", "[0.0, 9.999999999500001e-11]"),
+)
+log2 = _op(
+    Log2,
+    "log2",
+    "Base-2 logarithm.",
+    example=("jg.log2(jg.tensor([1.0, 8.0])).tolist()", "[0.0, 3.0]"),
+)
+log10 = _op(
+    Log10,
+    "log10",
+    "Base-10 logarithm.",
+    example=("jg.log10(jg.tensor([1.0, 1000.0])).tolist()", "[0.0, 3.0]"),
+)
+sqrt = _op(
+    Sqrt,
+    "sqrt",
+    "Square root.",
+    example=("jg.sqrt(jg.tensor([4.0, 2.0])).tolist()", "[2.0, 1.4142135623730951]"),
+)
+square = _op(
+    Square, "square", "x * x.", example=("jg.square(jg.tensor([3, -2])).tolist()", "[9, 4]")
+)
+reciprocal = _op(
+    Reciprocal,
+    "reciprocal",
+    "1 / x.",
+    example=("jg.reciprocal(jg.tensor([2.0, 4.0])).tolist()", "[0.5, 0.25]"),
+)
+sin = _op(
+    Sin, "sin", "Sine.", example=("jg.sin(jg.tensor([0.0, jg.pi / 2])).tolist()", "[0.0, 1.0]")
+)
+cos = _op(
+    Cos, "cos", "Cosine.", example=("jg.cos(jg.tensor([0.0, jg.pi])).tolist()", "[1.0, -1.0]")
+)
+tan = _op(
+    Tan,
+    "tan",
+    "Tangent.",
+    example=("jg.tan(jg.tensor([0.0, 1.0])).tolist()", "[0.0, 1.5574077246549023]"),
+)
+arcsin = _op(
+    Arcsin,
+    "arcsin",
+    "Inverse sine.",
+    example=("jg.arcsin(jg.tensor([0.0, 1.0])).tolist()", "[0.0, 1.5707963267948966]"),
+)
+arccos = _op(
+    Arccos,
+    "arccos",
+    "Inverse cosine.",
+    example=("jg.arccos(jg.tensor([1.0, 0.0])).tolist()", "[0.0, 1.5707963267948966]"),
+)
+arctan = _op(
+    Arctan,
+    "arctan",
+    "Inverse tangent.",
+    example=("jg.arctan(jg.tensor([0.0, 1.0])).tolist()", "[0.0, 0.7853981633974483]"),
+)
+sinh = _op(
+    Sinh,
+    "sinh",
+    "Hyperbolic sine.",
+    example=("jg.sinh(jg.tensor([0.0, 1.0])).tolist()", "[0.0, 1.1752011936438014]"),
+)
+cosh = _op(
+    Cosh,
+    "cosh",
+    "Hyperbolic cosine.",
+    example=("jg.cosh(jg.tensor([0.0, 1.0])).tolist()", "[1.0, 1.5430806348152437]"),
+)
+tanh = _op(
+    Tanh,
+    "tanh",
+    "Hyperbolic tangent.",
+    example=("jg.tanh(jg.tensor([0.0, 1.0])).tolist()", "[0.0, 0.7615941559557649]"),
+)
+arctanh = _op(
+    Arctanh,
+    "arctanh",
+    "Inverse hyperbolic tangent.",
+    example=("jg.arctanh(jg.tensor([0.0, 0.5])).tolist()", "[0.0, 0.5493061443340549]"),
+)
+arcsinh = _op(
+    Arcsinh,
+    "arcsinh",
+    "Inverse hyperbolic sine.",
+    example=("jg.arcsinh(jg.tensor([0.0, 1.0])).tolist()", "[0.0, 0.881373587019543]"),
+)
+arccosh = _op(
+    Arccosh,
+    "arccosh",
+    "Inverse hyperbolic cosine.",
+    example=("jg.arccosh(jg.tensor([1.0, 2.0])).tolist()", "[0.0, 1.3169578969248168]"),
+)
 exp2 = _op(Exp2, "exp2", "2 ** x.")
 cbrt = _op(Cbrt, "cbrt", "The real cube root (negative for negative x).")
 deg2rad = _op(Deg2rad, "deg2rad", "Degrees to radians: x * pi / 180.")
@@ -627,22 +730,67 @@ fabs = _op(Fabs, "fabs", "|x| as a float (numpy's ``fabs``: no complex, integers
 sinc = _op(
     Sinc, "sinc", "sin(pi x) / (pi x), and 1 at 0: numpy's normalised ``sinc``.", numpy_name=""
 )  # (numpy's sinc is a function, not a ufunc)
-isinf = _op(Isinf, "isinf", "True where x is +inf or -inf.")
-signbit = _op(Signbit, "signbit", "True where x's sign bit is set (-0.0 and -nan included).")
+isinf = _op(
+    Isinf,
+    "isinf",
+    "True where x is +inf or -inf.",
+    example=("jg.isinf(jg.tensor([1.0, jg.nan, -jg.inf])).tolist()", "[False, False, True]"),
+)
+signbit = _op(
+    Signbit,
+    "signbit",
+    "True where x's sign bit is set (-0.0 and -nan included).",
+    example=("jg.signbit(jg.tensor([-0.0, 0.0, -1.0])).tolist()", "[True, False, True]"),
+)
 spacing = _op(Spacing, "spacing", "The distance from x to the next float away from zero.")
 sigmoid = _op(Sigmoid, "sigmoid", "1 / (1 + e ** -x), computed without overflow.")
 relu = _op(Relu, "relu", "max(x, 0).")
 silu = _op(Silu, "silu", "x * sigmoid(x).")
 softplus = _op(Softplus, "softplus", "log(1 + e ** x), computed without overflow.")
 erf = _op(Erf, "erf", "The error function.")
-floor = _op(Floor, "floor", "Largest integer <= x.")
-ceil = _op(Ceil, "ceil", "Smallest integer >= x.")
-trunc = _op(Trunc, "trunc", "x rounded toward zero.")
-isnan = _op(Isnan, "isnan", "True where x is NaN.")
-isfinite = _op(Isfinite, "isfinite", "True where x is neither infinite nor NaN.")
-invert = _op(Invert, "invert", "~x: bitwise not of integers, logical not of bools.")
+floor = _op(
+    Floor,
+    "floor",
+    "Largest integer <= x.",
+    example=("jg.floor(jg.tensor([-1.5, 1.5])).tolist()", "[-2.0, 1.0]"),
+)
+ceil = _op(
+    Ceil,
+    "ceil",
+    "Smallest integer >= x.",
+    example=("jg.ceil(jg.tensor([-1.5, 1.5])).tolist()", "[-1.0, 2.0]"),
+)
+trunc = _op(
+    Trunc,
+    "trunc",
+    "x rounded toward zero.",
+    example=("jg.trunc(jg.tensor([-1.5, 1.5])).tolist()", "[-1.0, 1.0]"),
+)
+isnan = _op(
+    Isnan,
+    "isnan",
+    "True where x is NaN.",
+    example=("jg.isnan(jg.tensor([1.0, jg.nan, jg.inf])).tolist()", "[False, True, False]"),
+)
+isfinite = _op(
+    Isfinite,
+    "isfinite",
+    "True where x is neither infinite nor NaN.",
+    example=("jg.isfinite(jg.tensor([1.0, jg.nan, jg.inf])).tolist()", "[True, False, False]"),
+)
+invert = _op(
+    Invert,
+    "invert",
+    "~x: bitwise not of integers, logical not of bools.",
+    example=("jg.invert(jg.tensor([0, 5])).tolist()", "[-1, -6]"),
+)
 bitwise_not = invert
-logical_not = _op(LogicalNot, "logical_not", "not x, elementwise, as bool.")
+logical_not = _op(
+    LogicalNot,
+    "logical_not",
+    "not x, elementwise, as bool.",
+    example=("jg.logical_not(jg.tensor([True, False])).tolist()", "[False, True]"),
+)
 
 
 @ufunc(nin=1)
@@ -736,14 +884,20 @@ def gelu(x, approximate: str = "none"):
     return Gelu(approximate)(x)
 
 
-def clip(x, a_min=None, a_max=None):
+def clip(x, /, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002  the standard's
     """x limited to [a_min, a_max], numpy's ``clip``: either bound may be None (both: a
     copy), a number or a tensor, broadcasting; the bounds take part in the result dtype.
+    ``min=`` and ``max=`` are the standard's (and numpy 2's) names of the bounds.
 
     >>> import jitgrad as jg
     >>> jg.clip(jg.tensor([1, 5, 9], dtype=jg.uint8), -1, 4).tolist()
     [1, 4, 4]
+    >>> jg.clip(jg.tensor([1.0, 5.0, 9.0]), max=6.0).tolist()
+    [1.0, 5.0, 6.0]
     """
+    if (min is not None and a_min is not None) or (max is not None and a_max is not None):
+        raise TypeError("clip() got a bound twice: pass a_min or min=, a_max or max=, not both")
+    a_min, a_max = a_min if min is None else min, a_max if max is None else max
     if a_min is None and a_max is None:
         return positive(x)
     return Clip(a_min is not None, a_max is not None)(
@@ -751,7 +905,7 @@ def clip(x, a_min=None, a_max=None):
     )
 
 
-def round(x, decimals: int = 0):  # noqa: A001  numpy's spelling
+def round(x, /, decimals: int = 0):  # noqa: A001  numpy's spelling
     """Round half to even to ``decimals`` places. Integers and bools are whole already:
     to ``decimals >= 0`` places they come back as they are (a copy), as in numpy.
 
