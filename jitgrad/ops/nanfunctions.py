@@ -40,7 +40,7 @@ def _real(dtype):
 
 def _count(x: Tensor, axes, keepdims: bool, dtype) -> Tensor:
     """How many values of ``x`` are not nan over ``axes``, in ``dtype``."""
-    return sum(~isnan(x), axes, keepdims).astype(dtype)
+    return sum(~isnan(x), axes, keepdims=keepdims).astype(dtype)
 
 
 def _warn_if(condition: Tensor, message: str) -> None:
@@ -58,7 +58,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False) -> Tensor:
     """
     x = as_tensor(a)
     x = _filled(x, 0) if _has_nan(x) else x
-    return write_out(out, sum(x, axis, keepdims, dtype=dtype))
+    return write_out(out, sum(x, axis, keepdims=keepdims, dtype=dtype))
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False) -> Tensor:
@@ -70,7 +70,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False) -> Tensor:
     """
     x = as_tensor(a)
     x = _filled(x, 1) if _has_nan(x) else x
-    return write_out(out, prod(x, axis, keepdims, dtype=dtype))
+    return write_out(out, prod(x, axis, keepdims=keepdims, dtype=dtype))
 
 
 def nancumsum(a, axis=None, dtype=None, out=None) -> Tensor:
@@ -106,9 +106,9 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False) -> Tensor:
     """
     x = as_tensor(a)
     if not _has_nan(x):
-        return write_out(out, mean(x, axis, keepdims, dtype=dtype))
+        return write_out(out, mean(x, axis, keepdims=keepdims, dtype=dtype))
     axes = normalize_axes(axis, x.ndim)
-    total = sum(_filled(x, 0), axes, keepdims, dtype=dtype)
+    total = sum(_filled(x, 0), axes, keepdims=keepdims, dtype=dtype)
     count = _count(x, axes, keepdims, _real(total.dtype))
     _warn_if(count == 0, "Mean of empty slice")
     return write_out(out, total / count)
@@ -125,19 +125,19 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correc
     x = as_tensor(a)
     ddof = ddof if correction is None else correction
     if not _has_nan(x):
-        result = var(x if dtype is None else x.astype(dtype), axis, keepdims, ddof)
+        result = var(x if dtype is None else x.astype(dtype), axis, keepdims=keepdims, ddof=ddof)
         return write_out(out, result)
     axes = normalize_axes(axis, x.ndim)
     mask = isnan(x)
     filled = where(mask, 0, x) if dtype is None else where(mask, 0, x).astype(dtype)
     count = _count(x, axes, True, _real(filled.dtype))
-    centered = where(mask, 0, filled - sum(filled, axes, True) / count)
+    centered = where(mask, 0, filled - sum(filled, axes, keepdims=True) / count)
     if centered.dtype.is_complex:
         centered = abs(centered)
     freedom = count - ddof if keepdims else (count - ddof).squeeze(axes)
     bad = freedom <= 0
     _warn_if(bad, "Degrees of freedom <= 0 for slice.")
-    result = sum(centered * centered, axes, keepdims) / where(bad, 1, freedom)
+    result = sum(centered * centered, axes, keepdims=keepdims) / where(bad, 1, freedom)
     return write_out(out, where(bad, np.nan, result))
 
 
@@ -157,12 +157,12 @@ def _nan_extreme(a, axis, out, keepdims, largest: bool) -> Tensor:
     x = as_tensor(a)
     reduce = max if largest else min
     if not _has_nan(x):
-        return write_out(out, reduce(x, axis, keepdims))
+        return write_out(out, reduce(x, axis, keepdims=keepdims))
     axes = normalize_axes(axis, x.ndim)
     mask = isnan(x)
-    empty = mask.all(axes, keepdims)
+    empty = mask.all(axes, keepdims=keepdims)
     _warn_if(empty, "All-NaN slice encountered")
-    result = reduce(where(mask, -np.inf if largest else np.inf, x), axes, keepdims)
+    result = reduce(where(mask, -np.inf if largest else np.inf, x), axes, keepdims=keepdims)
     return write_out(out, where(empty, np.nan, result))
 
 

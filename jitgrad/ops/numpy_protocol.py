@@ -272,24 +272,32 @@ def _computed_in(dtype, op, x, *args, **kwargs):
 # beside them); a numpy parameter missing here must keep numpy's default.
 # fmt: off
 _FUNCTIONS = {
-    np.sum: lambda a, axis=None, dtype=None, keepdims=False:
-        reduce.sum(a, axis, keepdims, dtype=dtype),
-    np.mean: lambda a, axis=None, dtype=None, keepdims=False:
-        _computed_in(dtype, reduce.mean, a, axis, keepdims),
-    np.prod: lambda a, axis=None, dtype=None, keepdims=False:
-        _computed_in(dtype, reduce.prod, a, axis, keepdims),
-    np.max: lambda a, axis=None, keepdims=False: reduce.max(a, axis, keepdims),
-    np.amax: lambda a, axis=None, keepdims=False: reduce.max(a, axis, keepdims),
-    np.min: lambda a, axis=None, keepdims=False: reduce.min(a, axis, keepdims),
-    np.amin: lambda a, axis=None, keepdims=False: reduce.min(a, axis, keepdims),
-    np.all: lambda a, axis=None, keepdims=False: reduce.all(a, axis, keepdims),
-    np.any: lambda a, axis=None, keepdims=False: reduce.any(a, axis, keepdims),
-    np.std: lambda a, axis=None, dtype=None, ddof=0, keepdims=False, correction=None:
-        _computed_in(dtype, reduce.std, a, axis, keepdims, ddof, correction=correction),
-    np.var: lambda a, axis=None, dtype=None, ddof=0, keepdims=False, correction=None:
-        _computed_in(dtype, reduce.var, a, axis, keepdims, ddof, correction=correction),
-    np.argmax: lambda a, axis=None, keepdims=False: reduce.argmax(a, axis, keepdims),
-    np.argmin: lambda a, axis=None, keepdims=False: reduce.argmin(a, axis, keepdims),
+    np.sum: lambda a, axis=None, dtype=None, out=None, keepdims=False, initial=None,
+        where=True: reduce.sum(a, axis, dtype, out, keepdims, initial=initial, where=where),
+    np.mean: lambda a, axis=None, dtype=None, out=None, keepdims=False, where=True:
+        reduce.mean(a, axis, dtype, out, keepdims, where=where),
+    np.prod: lambda a, axis=None, dtype=None, out=None, keepdims=False, initial=None,
+        where=True: reduce.prod(a, axis, dtype, out, keepdims, initial=initial, where=where),
+    np.max: lambda a, axis=None, out=None, keepdims=False, initial=None, where=True:
+        reduce.max(a, axis, out, keepdims, initial, where),
+    np.amax: lambda a, axis=None, out=None, keepdims=False, initial=None, where=True:
+        reduce.max(a, axis, out, keepdims, initial, where),
+    np.min: lambda a, axis=None, out=None, keepdims=False, initial=None, where=True:
+        reduce.min(a, axis, out, keepdims, initial, where),
+    np.amin: lambda a, axis=None, out=None, keepdims=False, initial=None, where=True:
+        reduce.min(a, axis, out, keepdims, initial, where),
+    np.all: lambda a, axis=None, out=None, keepdims=False, where=True:
+        reduce.all(a, axis, out, keepdims, where=where),
+    np.any: lambda a, axis=None, out=None, keepdims=False, where=True:
+        reduce.any(a, axis, out, keepdims, where=where),
+    np.std: lambda a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, correction=None:
+        reduce.std(a, axis, dtype, out, ddof, keepdims, correction=correction),
+    np.var: lambda a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, correction=None:
+        reduce.var(a, axis, dtype, out, ddof, keepdims, correction=correction),
+    np.argmax: lambda a, axis=None, out=None, keepdims=False:
+        reduce.argmax(a, axis, out, keepdims=keepdims),
+    np.argmin: lambda a, axis=None, out=None, keepdims=False:
+        reduce.argmin(a, axis, out, keepdims=keepdims),
     np.cumsum: lambda a, axis=None, dtype=None: _computed_in(dtype, reduce.cumsum, a, axis),
     np.cumprod: lambda a, axis=None, dtype=None: _computed_in(dtype, reduce.cumprod, a, axis),
     # numpy's axes are always a whole permutation: never PyTorch's swap of two dims.

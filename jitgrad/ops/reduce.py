@@ -17,12 +17,12 @@ import numpy as np
 from .. import dtypes, tiers
 from ..autograd.function import Function, records_nothing
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.tensor import Tensor, as_tensor, zeros
+from ..autograd.tensor import Tensor, as_tensor, filled, zeros
 from ..recording import compute
 from ..strided import layout
 from . import numpy_tier
-from .elementwise import where
-from .movement import broadcast_to, concatenate
+from .elementwise import maximum, minimum, where
+from .movement import broadcast_to, concatenate, write_out
 from .reduce_data import _reduced, _wrap
 from .torch_keywords import torch_keywords, values_and_indices
 from .unary import abs, exp, isfinite, log, sqrt  # noqa: A004
@@ -203,20 +203,26 @@ def _accumulated(x, dtype) -> Tensor:
 
 
 @torch_keywords
-def sum(x, /, axis=None, keepdims=False, *, dtype=None) -> Tensor:  # noqa: A001
-    """Sum over ``axis`` (None: all). Signed integers and bools sum in int64, unsigned
-    integers in uint64, as numpy.
+def sum(  # noqa: A001
+    x, /, axis=None, dtype=None, out=None, keepdims=False, *, initial=None, where=True
+) -> Tensor:
+    """Sum over ``axis`` (None: all), numpy's: signed integers and bools sum in int64,
+    unsigned integers in uint64; ``initial`` is added, and only the elements where
+    ``where`` holds count.
 
     >>> import jitgrad as jg
     >>> jg.sum(jg.arange(6).reshape(2, 3), axis=1).tolist()
     [3, 12]
+    >>> jg.sum(jg.tensor([1.0, 2.0, 3.0]), initial=10.0, where=jg.tensor([True, False, True]))
+    tensor(14.)
     """
-    x = _accumulated(x, dtype)
-    return _reduction(Sum, "sum", x, normalize_axes(axis, x.ndim), keepdims)
+    x = _accumulated(_only(where, x, 0), dtype)
+    total = _reduction(Sum, "sum", x, normalize_axes(axis, x.ndim), keepdims)
+    return write_out(out, total if initial is None else total + initial)
 
 
 @torch_keywords
-def mean(x, /, axis=None, keepdims=False, *, dtype=None) -> Tensor:
+def mean(x, /, axis=None, dtype=None, out=None, keepdims=False, *, where=True) -> Tensor:
     """Mean over ``axis`` (None: all), in ``dtype`` if given (a float or complex one, as
     PyTorch asks). Integers and bools average in the default float dtype; float16 adds up
     in float32 and rounds the mean once, as numpy and PyTorch (a float16 sum overflows
@@ -225,8 +231,17 @@ def mean(x, /, axis=None, keepdims=False, *, dtype=None) -> Tensor:
     >>> import jitgrad as jg
     >>> jg.mean(jg.full(4, 60000.0, dtype=jg.float16)).item()
     60000.0
+    >>> jg.mean(jg.tensor([1.0, 2.0, 6.0]), where=jg.tensor([True, False, True])).item()
+    3.5
     """
     x = as_tensor(x)
+    if where is not True:  # the mean of the elements where ``where`` holds
+        mask = broadcast_to(as_tensor(where), x.shape)
+        total = sum(_only(mask, x, 0), axis, dtype, keepdims=keepdims)
+        if not (total.dtype.is_floating_point or total.dtype.is_complex):
+            total = total.astype(dtypes.get_default_dtype())
+        count = sum(mask, axis, keepdims=keepdims).astype(total.dtype)
+        return write_out(out, total / count)
     axes = normalize_axes(axis, x.ndim)
     if dtype is not None:
         dtype = dtypes.as_dtype(dtype)
@@ -237,25 +252,31 @@ def mean(x, /, axis=None, keepdims=False, *, dtype=None) -> Tensor:
         x = x.astype(dtypes.get_default_dtype())
     count = layout.numel(x.shape[i] for i in axes)
     if x.dtype is dtypes.float16:
-        return (Sum(axes, keepdims)(x.astype(dtypes.float32)) / count).astype(dtypes.float16)
-    return Sum(axes, keepdims)(x) / count
+        result = (Sum(axes, keepdims)(x.astype(dtypes.float32)) / count).astype(dtypes.float16)
+    else:
+        result = Sum(axes, keepdims)(x) / count
+    return write_out(out, result)
 
 
 @torch_keywords
-def prod(x, /, axis=None, keepdims=False, *, dtype=None) -> Tensor:
+def prod(
+    x, /, axis=None, dtype=None, out=None, keepdims=False, *, initial=None, where=True
+) -> Tensor:
     """Product over ``axis`` (None: all), in ``dtype`` if given. Integers and bools
-    multiply in int64 or uint64, as ``sum``.
+    multiply in int64 or uint64, as ``sum``; ``initial`` multiplies it, and only the
+    elements where ``where`` holds count.
 
     >>> import jitgrad as jg
     >>> jg.prod(jg.tensor([200, 2], dtype=jg.uint8)).item()
     400
     """
-    x = _accumulated(x, dtype)
-    return Prod(normalize_axes(axis, x.ndim), keepdims)(x)
+    x = _accumulated(_only(where, x, 1), dtype)
+    product = Prod(normalize_axes(axis, x.ndim), keepdims)(x)
+    return write_out(out, product if initial is None else product * initial)
 
 
-@values_and_indices(lambda x, axis, keepdims: argmax(x, axis, keepdims))
-def max(x, /, axis=None, keepdims=False) -> Tensor:  # noqa: A001
+@values_and_indices(lambda x, axis, keepdims: argmax(x, axis, keepdims=keepdims))
+def max(x, /, axis=None, out=None, keepdims=False, initial=None, where=True) -> Tensor:  # noqa: A001
     """The largest values over ``axis`` (None: all), as numpy's ``max``; with PyTorch's
     ``dim=`` (one dimension), PyTorch's ``(values, indices)`` named tuple. Tied maxima
     share the gradient equally.
@@ -268,12 +289,11 @@ def max(x, /, axis=None, keepdims=False) -> Tensor:  # noqa: A001
     >>> values.tolist(), indices.tolist()
     ([5, 7], [1, 0])
     """
-    x = as_tensor(x)
-    return _reduction(Extreme, "max", x, normalize_axes(axis, x.ndim), keepdims, True)
+    return _extreme(x, axis, out, keepdims, initial, where, True)
 
 
-@values_and_indices(lambda x, axis, keepdims: argmin(x, axis, keepdims))
-def min(x, /, axis=None, keepdims=False) -> Tensor:  # noqa: A001
+@values_and_indices(lambda x, axis, keepdims: argmin(x, axis, keepdims=keepdims))
+def min(x, /, axis=None, out=None, keepdims=False, initial=None, where=True) -> Tensor:  # noqa: A001
     """The smallest values over ``axis``, as numpy's ``min``; with PyTorch's ``dim=``,
     PyTorch's ``(values, indices)`` named tuple (see ``max``).
 
@@ -281,15 +301,44 @@ def min(x, /, axis=None, keepdims=False) -> Tensor:  # noqa: A001
     >>> jg.min(jg.tensor([[1, 5], [7, 0]]), dim=0, keepdim=True).indices.tolist()
     [[0, 1]]
     """
+    return _extreme(x, axis, out, keepdims, initial, where, False)
+
+
+def _extreme(x, axis, out, keepdims, initial, where, largest: bool) -> Tensor:
+    """numpy's ``max`` (``largest``) or ``min``: ``initial`` takes part in every
+    reduction, which may then be empty; ``where`` needs it, as in numpy."""
     x = as_tensor(x)
-    return _reduction(Extreme, "min", x, normalize_axes(axis, x.ndim), keepdims, False)
+    name = "max" if largest else "min"
+    if where is not True:
+        if initial is None:
+            raise ValueError(
+                f"{name}: where= needs initial= (the reduction has no identity), as in numpy"
+            )
+        x = _only(where, x, initial)
+    axes = normalize_axes(axis, x.ndim)
+    if initial is not None and 0 in (x.shape[i] for i in axes):
+        shape = _kept_shape(x.shape, axes) if keepdims else _reduced_shape(x.shape, axes)
+        return write_out(out, filled(shape, x.dtype, initial))
+    result = _reduction(Extreme, name, x, axes, keepdims, largest)
+    if initial is not None:
+        result = (maximum if largest else minimum)(result, initial)
+    return write_out(out, result)
+
+
+def _only(mask, x, fill):
+    """``x`` where ``mask`` holds, else ``fill`` (numpy's ``where=`` of reductions)."""
+    return x if mask is True else where(mask, x, fill)
+
+
+def _reduced_shape(shape, axes) -> tuple:
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
 amax, amin = torch_keywords(max.__wrapped__), torch_keywords(min.__wrapped__)
 
 
 @torch_keywords
-def argmax(x, /, axis=None, keepdims=False) -> Tensor:
+def argmax(x, /, axis=None, out=None, *, keepdims=False) -> Tensor:
     """The int64 position of the largest value (the first of equals) along ``axis``, of
     the flattened ``x`` when None.
 
@@ -300,11 +349,11 @@ def argmax(x, /, axis=None, keepdims=False) -> Tensor:
     """
     x = as_tensor(x)
     axis = None if axis is None else layout.normalize_dim(axis, x.ndim)
-    return ArgExtreme(axis, keepdims, True)(x)
+    return write_out(out, ArgExtreme(axis, keepdims, True)(x))
 
 
 @torch_keywords
-def argmin(x, /, axis=None, keepdims=False) -> Tensor:
+def argmin(x, /, axis=None, out=None, *, keepdims=False) -> Tensor:
     """The int64 position of the smallest value (the first of equals) along ``axis``, of
     the flattened ``x`` when None.
 
@@ -314,7 +363,7 @@ def argmin(x, /, axis=None, keepdims=False) -> Tensor:
     """
     x = as_tensor(x)
     axis = None if axis is None else layout.normalize_dim(axis, x.ndim)
-    return ArgExtreme(axis, keepdims, False)(x)
+    return write_out(out, ArgExtreme(axis, keepdims, False)(x))
 
 
 _PYTORCH_CORRECTION = {
@@ -324,7 +373,18 @@ _PYTORCH_CORRECTION = {
 
 
 @torch_keywords(**_PYTORCH_CORRECTION)
-def var(x, /, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=None):
+def var(
+    x,
+    /,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    correction=None,
+    unbiased=None,
+):
     """Variance with ``ddof`` (numpy) or ``correction`` (PyTorch) degrees of freedom;
     PyTorch's ``unbiased=True`` is ``ddof=1``. Called with PyTorch's ``dim=`` or
     ``keepdim=`` and none of these, it divides by ``n - 1`` as PyTorch does; else by
@@ -336,6 +396,8 @@ def var(x, /, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=No
     (1.25, 1.0)
     """
     x = as_tensor(x)
+    if dtype is not None:
+        x = x.astype(dtype, copy=False)
     ddof = _ddof(ddof, correction, unbiased)
     axes = normalize_axes(axis, x.ndim)
     count = layout.numel(x.shape[i] for i in axes)
@@ -346,11 +408,23 @@ def var(x, /, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=No
         centered = abs(centered)
     # numpy's divisor: never negative, so too few elements give inf (or nan), not a
     # negative variance.
-    return sum(centered * centered, axes, keepdims) / builtins.max(count - ddof, 0)
+    squares = sum(centered * centered, axes, keepdims=keepdims)
+    return write_out(out, squares / builtins.max(count - ddof, 0))
 
 
 @torch_keywords(**_PYTORCH_CORRECTION)
-def std(x, /, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=None):
+def std(
+    x,
+    /,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    correction=None,
+    unbiased=None,
+):
     """Square root of ``var``, with its degrees of freedom. Its gradient is 0 where the
     variance is 0, as PyTorch's: sqrt's slope is infinite there and var's is 0, so the
     chain rule alone gives nan.
@@ -360,10 +434,10 @@ def std(x, /, axis=None, keepdims=False, ddof=0, *, correction=None, unbiased=No
     >>> jg.std(x).backward(); x.grad.tolist()
     [0.0, 0.0, 0.0]
     """
-    v = var(x, axis, keepdims, ddof, correction=correction, unbiased=unbiased)
+    v = var(x, axis, dtype, ddof=ddof, keepdims=keepdims, correction=correction, unbiased=unbiased)
     zero = v == 0
     # sqrt runs on v with its zeros replaced, so no inf slope meets where's 0 gradient.
-    return where(zero, 0, sqrt(where(zero, 1, v)))
+    return write_out(out, where(zero, 0, sqrt(where(zero, 1, v))))
 
 
 @torch_keywords
@@ -402,7 +476,7 @@ def _ddof(ddof, correction, unbiased) -> int:
 
 
 @torch_keywords
-def all(x, /, axis=None, keepdims=False) -> Tensor:  # noqa: A001
+def all(x, /, axis=None, out=None, keepdims=False, *, where=True) -> Tensor:  # noqa: A001
     """Whether every element along ``axis`` (all axes when None) is true (nonzero).
 
     >>> import jitgrad as jg
@@ -410,12 +484,12 @@ def all(x, /, axis=None, keepdims=False) -> Tensor:  # noqa: A001
     >>> jg.all(x).item(), jg.all(x, axis=1).tolist()
     (False, [False, True])
     """
-    x = as_tensor(x)
-    return Truth(normalize_axes(axis, x.ndim), keepdims, True)(x)
+    x = as_tensor(_only(where, x, True))
+    return write_out(out, Truth(normalize_axes(axis, x.ndim), keepdims, True)(x))
 
 
 @torch_keywords
-def any(x, /, axis=None, keepdims=False) -> Tensor:  # noqa: A001
+def any(x, /, axis=None, out=None, keepdims=False, *, where=True) -> Tensor:  # noqa: A001
     """Whether some element along ``axis`` (all axes when None) is true (nonzero).
 
     >>> import jitgrad as jg
@@ -423,8 +497,8 @@ def any(x, /, axis=None, keepdims=False) -> Tensor:  # noqa: A001
     >>> jg.any(x).item(), jg.any(x, axis=0).tolist()
     (True, [True, False])
     """
-    x = as_tensor(x)
-    return Truth(normalize_axes(axis, x.ndim), keepdims, False)(x)
+    x = as_tensor(_only(where, x, False))
+    return write_out(out, Truth(normalize_axes(axis, x.ndim), keepdims, False)(x))
 
 
 def _scanned(x, axis, dtype):

@@ -219,7 +219,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     x = as_tensor(a)
     axes = normalize_axes(axis, x.ndim)
     if weights is None:
-        avg = mean(x, axes, keepdims)
+        avg = mean(x, axes, keepdims=keepdims)
         scale = x.numel() // builtins.max(avg.numel(), 1)
         scale = as_tensor(np.asarray(scale, dtype=avg.dtype.numpy))
     else:
@@ -239,11 +239,11 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
             w = w.permute(*np.argsort(given).tolist()) if w.ndim > 1 else w
             w = w.reshape(tuple(n if i in given else 1 for i, n in enumerate(x.shape)))
         w = w.astype(result_dtype, copy=False)
-        scale = sum(w, axes, keepdims)
+        scale = sum(w, axes, keepdims=keepdims)
         read_value("average's check of its weights")
         if np.any(scale.numpy() == 0):
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
-        avg = sum(x.astype(result_dtype, copy=False) * w, axes, keepdims) / scale
+        avg = sum(x.astype(result_dtype, copy=False) * w, axes, keepdims=keepdims) / scale
     if returned:
         return avg, scale if scale.shape == avg.shape else clone(broadcast_to(scale, avg.shape))
     return avg
@@ -353,7 +353,7 @@ def ptp(a, axis=None, out=None, keepdims=False) -> Tensor:
     [7, 2]
     """
     x = as_tensor(a)
-    return write_out(out, max(x, axis, keepdims) - min(x, axis, keepdims))
+    return write_out(out, max(x, axis, keepdims=keepdims) - min(x, axis, keepdims=keepdims))
 
 
 __all__ = ["quantile", "percentile", "median", "average", "cov", "corrcoef", "ptp"]

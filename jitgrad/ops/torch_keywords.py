@@ -122,7 +122,9 @@ def values_and_indices(index_fn):
                 return values_indices(fn.__name__, fn(x, dim, **kwargs), index_fn(x, dim, **kwargs))
             keepdims = _keep(fn.__name__, kwargs)
             return values_indices(
-                fn.__name__, fn(x, dim, keepdims, **kwargs), index_fn(x, dim, keepdims)
+                fn.__name__,
+                fn(x, dim, keepdims=keepdims, **kwargs),
+                index_fn(x, dim, keepdims=keepdims),
             )
 
         return wrapper

@@ -351,7 +351,7 @@ def reduce(uf, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_
         x = elementwise.where(_mask(where), x, fill)
     function = getattr(reductions, name)
     extra = {"dtype": dtype} if name in ("sum", "prod") else {}
-    r = function(x, axis, keepdims, **extra)
+    r = function(x, axis, keepdims=keepdims, **extra)
     if initial is not _NO_VALUE:
         r = uf(r, initial)
     return _method_out(uf, r, out)

@@ -139,9 +139,6 @@ def test_numpy_functions_carry_gradients():
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda t: np.sum(t, out=np.zeros(())), "out=a ndarray"),
-        (lambda t: np.sum(t, where=t > 0), "where=a Tensor"),
-        (lambda t: np.max(t, initial=10.0), "initial=10.0"),
         (lambda t: np.reshape(t, 6, order="F"), "order='F'"),
         (lambda t: np.concatenate([t, t], dtype=np.float32), "dtype=a type"),
     ],
@@ -239,3 +236,42 @@ def test_numpy_rint_of_integers_gives_floats_as_numpys_float_ufuncs(values):
     got = np.rint(jg.tensor(values))
     assert got.dtype is jg.get_default_dtype() and got.tolist() == np.rint(values).tolist()
     assert np.rint(jg.tensor(A / 7)).tolist() == np.rint(A / 7).tolist()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, t: m.sum(t, where=t > 3),
+        lambda m, t: m.sum(t, 0, m.float32, None, True, initial=1.5),
+        lambda m, t: m.prod(t, 1, None, None, False, initial=2.0, where=t < 5),
+        lambda m, t: m.max(t, initial=10.0),
+        lambda m, t: m.min(t, 1, None, True, 2.0, t > 2),
+        lambda m, t: m.max(t[:0], 0, initial=-1.0),
+        lambda m, t: m.mean(t, 0, m.float32, where=t > 1),
+        lambda m, t: m.any(t > 4, 0, None, True, where=t < 6),
+        lambda m, t: m.all(t > 0, None, None, False, where=t > 5),
+        lambda m, t: m.var(t, 1, m.float64, None, 1, True),
+        lambda m, t: m.std(t, 0, None, None, 1),
+        lambda m, t: m.argmax(t, 1, None, keepdims=True),
+    ],
+)
+def test_reductions_take_numpys_arguments_in_numpys_order(call):
+    # numpy's positional order (axis, dtype, out, keepdims...), initial= and where=, the
+    # same through jg's functions and through numpy's on tensors
+    want = call(np, A)
+    for got in (call(jg, jg.tensor(A)), call(np, jg.tensor(A))):
+        assert got.dtype.name == np.asarray(want).dtype.name
+        np.testing.assert_allclose(np.asarray(got), want)
+
+
+def test_reductions_write_into_out():
+    out = jg.zeros(3)
+    assert jg.sum(jg.tensor(A), 0, None, out) is out
+    np.testing.assert_array_equal(out.numpy(), A.sum(0))
+    assert jg.max(jg.tensor(A), 0, out=out) is out
+    np.testing.assert_array_equal(out.numpy(), A.max(0))
+
+
+def test_max_with_a_mask_needs_initial_as_numpy():
+    with pytest.raises(ValueError, match="initial"):
+        jg.max(jg.tensor(A), where=jg.tensor(A) > 2)

@@ -72,7 +72,7 @@ def test_var_and_std_of_complex_are_real(case, dtype, ddof, keepdims):
         with np.errstate(all="ignore"), warnings.catch_warnings():  # ddof=1 of one element
             warnings.simplefilter("ignore", RuntimeWarning)  # gives inf or nan, as numpy
             expected = ref(a, axis=axis, keepdims=keepdims, ddof=ddof)
-            got = getattr(jg, name)(jg.from_numpy(a), axis, keepdims, ddof).numpy()
+            got = getattr(jg, name)(jg.from_numpy(a), axis, keepdims=keepdims, ddof=ddof).numpy()
         assert got.dtype == expected.dtype and got.shape == expected.shape
         np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == np.complex64 else 1e-12)
 
