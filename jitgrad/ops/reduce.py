@@ -179,6 +179,14 @@ class Truth(Function):
 # -- what users call -------------------------------------------------------------------------
 
 
+def _check_dtype_argument(dtype) -> None:
+    if isinstance(dtype, bool):  # PyTorch's t.sum(dim, keepdim) spelt positionally
+        raise TypeError(
+            f"the argument after the axis is numpy's dtype, got {dtype}; PyTorch's keepdim "
+            "goes by keyword: keepdim=True"
+        )
+
+
 def _reduction(function, kind: str, x: Tensor, axes, keepdims: bool, *largest) -> Tensor:
     """``function(axes, keepdims, *largest)(x)``; small work that records nothing goes to
     numpy's reduction at once, without the Function (the numpy tier: ``tiers.py``)."""
@@ -198,6 +206,7 @@ def _accumulator(x: Tensor) -> Tensor:
 
 def _accumulated(x, dtype) -> Tensor:
     """``x`` in ``dtype`` if given, else in the dtype sums and products accumulate in."""
+    _check_dtype_argument(dtype)
     x = as_tensor(x)
     return _accumulator(x) if dtype is None else x.astype(dtype, copy=False)
 
@@ -234,6 +243,7 @@ def mean(x, /, axis=None, dtype=None, out=None, keepdims=False, *, where=True) -
     >>> jg.mean(jg.tensor([1.0, 2.0, 6.0]), where=jg.tensor([True, False, True])).item()
     3.5
     """
+    _check_dtype_argument(dtype)
     x = as_tensor(x)
     if where is not True:  # the mean of the elements where ``where`` holds
         mask = broadcast_to(as_tensor(where), x.shape)
@@ -395,6 +405,7 @@ def var(
     >>> jg.var(jg.tensor([1.0, 2.0, 3.0, 4.0])).item(), jg.var(jg.tensor([1j, -1j])).item()
     (1.25, 1.0)
     """
+    _check_dtype_argument(dtype)
     x = as_tensor(x)
     if dtype is not None:
         x = x.astype(dtype, copy=False)

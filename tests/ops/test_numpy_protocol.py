@@ -275,3 +275,9 @@ def test_reductions_write_into_out():
 def test_max_with_a_mask_needs_initial_as_numpy():
     with pytest.raises(ValueError, match="initial"):
         jg.max(jg.tensor(A), where=jg.tensor(A) > 2)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "mean", "var", "std"])
+def test_a_positional_bool_after_the_axis_is_named_as_numpys_dtype(name):
+    with pytest.raises(TypeError, match="numpy's dtype.*keepdim=True"):
+        getattr(jg.tensor(A), name)(1, True)
