@@ -18,6 +18,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute_all
 from ..tensor import wrap_numpy
+from .complex_parts import conj
 from .elementwise import where
 from .linalg import matmul
 from .movement import diagonal, expand_dims, swapaxes
@@ -304,8 +305,9 @@ def _tril(x: Tensor) -> Tensor:
 
 
 def cholesky(a, /, upper: bool = False) -> Tensor:
-    """The lower-triangular ``L`` with ``L @ L.mT == a`` for each symmetric positive-definite
-    matrix in ``a`` (``np.linalg.cholesky``; ``upper=True`` gives ``L.mT``).
+    """The lower-triangular ``L`` with ``L @ conj(L.mT) == a`` for each Hermitian
+    positive-definite matrix in ``a`` (``np.linalg.cholesky``); ``upper=True`` gives the
+    upper-triangular ``conj(L.mT)``.
 
     >>> import jitgrad as jg
     >>> cholesky(jg.tensor([[4.0, 2.0], [2.0, 5.0]])).tolist()
@@ -314,7 +316,7 @@ def cholesky(a, /, upper: bool = False) -> Tensor:
     a = _float_input(a)
     _square(a, "cholesky")
     low = Cholesky()(a)
-    return _mT(low) if upper else low
+    return conj(_mT(low)) if upper else low
 
 
 class QR(LinalgRoutine):

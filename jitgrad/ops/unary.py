@@ -811,15 +811,22 @@ absolute = abs
 
 @ufunc(nin=1)
 def sign(x):
-    """-1, 0 or 1 (NaN stays NaN); for complex x, x / |x| (0 at 0), as numpy 2.
+    """-1, 0 or 1 (NaN stays NaN); for complex x, x / |x| (0 at 0), as numpy 2, and
+    NaN + NaN j where either part is NaN, as the Array API standard says.
 
     >>> import jitgrad as jg
     >>> jg.sign(jg.tensor([-2.0, 0.0, 3.0])).tolist(), jg.sign(jg.tensor([3 + 4j, 0j])).tolist()
     ([-1.0, 0.0, 1.0], [(0.6+0.8j), 0j])
     """
     if _is_complex(x):
-        return ComplexByNumpy(np.sign)(x)
+        return ComplexByNumpy(_complex_sign)(x)
     return Sign()(x)
+
+
+def _complex_sign(z: np.ndarray) -> np.ndarray:
+    # numpy's sign(nan + inf j) is 1j: the standard's answer is NaN + NaN j.
+    with_nan = np.isnan(z.real) | np.isnan(z.imag)
+    return np.where(with_nan, np.asarray(complex(np.nan, np.nan), z.dtype), np.sign(z))
 
 
 def _is_complex(x) -> bool:
