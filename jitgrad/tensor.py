@@ -382,8 +382,7 @@ class TensorBase:
                 self._check_in_storage()  # raises, naming the problem
                 raise
             copied = tiers.quietly(source.astype, d.numpy, "C")
-            storage = object.__new__(storage_type)
-            storage.kernel_array, storage._version = copied.reshape(-1), 0
+            storage = storage_type._holding(copied.reshape(-1))
             return self._make(storage, self._shape, layout.contiguous_strides(self._shape), 0)
         out = self._uninitialised(self._shape, d)
         if out.numel():

@@ -26,18 +26,8 @@ _ndarray = np.ndarray
 def new_tensor(storage_type, array: np.ndarray, shape, strides) -> Tensor:
     """A tensor of ``shape`` over ``array``, a new C-contiguous array of the storage's
     dtype that nothing else holds: it becomes the storage's elements."""
-    storage = _new(storage_type)
-    storage.kernel_array, storage._version = array if array.ndim == 1 else array.reshape(-1), 0
-    t = _new(Tensor)
-    t._storage, t._shape, t._strides, t._offset = storage, shape, strides, 0
-    t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = (
-        False,
-        None,
-        None,
-        0,
-        None,
-    )
-    return t
+    storage = storage_type._holding(array if array.ndim == 1 else array.reshape(-1))
+    return Tensor._make(storage, shape, strides, 0)
 
 
 def tensor_of(array: np.ndarray) -> Tensor:
@@ -195,7 +185,8 @@ class ElementwiseLaunch:
 
 
 # The common calls (one or two contiguous tensors, at most one constant, no casts) in one
-# frame each, every fixed value bound: this is the per-op hot path of small eager work.
+# frame each, every fixed value bound (``new_tensor``'s work inline): this is the per-op
+# hot path of small eager work.
 
 
 def _binary(decision: ElementwiseLaunch, xs):

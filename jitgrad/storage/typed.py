@@ -84,6 +84,14 @@ class Storage(ElementOps):
         return self
 
     @classmethod
+    def _holding(cls, elements: np.ndarray) -> Storage:
+        """A storage whose elements are ``elements``: a new flat array of this type that
+        nothing else holds (numpy's result, in the numpy tier)."""
+        self = object.__new__(cls)
+        self.kernel_array, self._version = elements, 0
+        return self
+
+    @classmethod
     def _holds_small(cls, numel: int) -> bool:
         """Whether ``_uninitialised(numel)`` makes a storage of only its elements' array."""
         return numel * cls._itemsize < buffers.SMALL_BYTES and not cls._half
