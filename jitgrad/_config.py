@@ -106,6 +106,12 @@ class Config:
         if name == "parallel_threshold":
             # (kept beside it: flat copies and fills compare with it on every call)
             super().__setattr__("light_threshold", value * LIGHT_KERNEL_FACTOR)
+        if name in ("parallel_threshold", "numpy_tier_work"):
+            # Work over fewer elements that numpy does in one call runs there
+            # (``tiers.small``): read on every eager call, so kept as one number.
+            on = getattr(self, "numpy_tier_work", 0) > 0
+            below = getattr(self, "light_threshold", 0) if on else 0
+            super().__setattr__("numpy_tier_below", below)
         if name in _DECIDING:
             for memo in getattr(self, "memos", ()):
                 memo.clear()

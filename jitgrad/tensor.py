@@ -366,7 +366,12 @@ class TensorBase:
     def _copied(self, dtype=None) -> TensorBase:
         """A contiguous copy in a fresh storage: nothing to check about a destination that
         nothing else can see or overlap."""
-        d = self.dtype if dtype is None else dtypes.as_dtype(dtype)
+        d = self._storage.dtype if dtype is None else dtypes.as_dtype(dtype)
+        signature = ("copy", self.__class__, self._storage.dtype, self._shape, self._strides, d)
+        if config.thread.tape is None:  # (a trace records the kernel's copy)
+            call = tiers.calls.get(signature)
+            if call is not None:
+                return call(self)
         storage_type = storage_class(d)
         if (
             tiers.small(layout.numel(self._shape))
@@ -375,15 +380,15 @@ class TensorBase:
         ):
             # numpy's copy and cast loops, into a new array that becomes the storage (a
             # complex to real cast stays with the kernel, which drops the imaginary part
-            # without numpy's warning)
+            # without numpy's warning); remembered for the layout
             try:
-                source = self.numpy()
+                self.numpy()
             except ValueError:  # (numpy's bounds check: the layout left a shrunk storage)
                 self._check_in_storage()  # raises, naming the problem
                 raise
-            copied = tiers.quietly(source.astype, d.numpy, "C")
-            storage = storage_type._holding(copied.reshape(-1))
-            return self._make(storage, self._shape, layout.contiguous_strides(self._shape), 0)
+            call = _numpy_copy(self, storage_type)
+            tiers.remember(signature, call)
+            return call(self)
         out = self._uninitialised(self._shape, d)
         if out.numel():
             self._check_in_storage()
@@ -817,6 +822,28 @@ class TensorFlags:
     def __repr__(self) -> str:
         shown = ("C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA", "WRITEABLE", "ALIGNED")
         return "\n".join(f"  {k} : {self._values[k]}" for k in shown)
+
+
+def _numpy_copy(like: TensorBase, storage_type):
+    """The contiguous copy of tensors laid out as ``like`` into a new storage of
+    ``storage_type``, by numpy's copy and cast loops, as one call of the tensor."""
+    shape, strides = like._shape, layout.contiguous_strides(like._shape)
+    dtype, cls = storage_type._numpy, like.__class__
+    errors = tiers.numpy_errors
+
+    def call(t):
+        source = t.numpy()
+        if errors is None:
+            copied = tiers.quietly(source.astype, dtype, "C")
+        else:
+            token = errors.set(tiers.IGNORE_ERRORS)
+            try:
+                copied = source.astype(dtype, "C")
+            finally:
+                errors.reset(token)
+        return cls._make(storage_type._holding(copied.reshape(-1)), shape, strides, 0)
+
+    return call
 
 
 def wrap_numpy(a: np.ndarray, cls: type[TensorBase]):

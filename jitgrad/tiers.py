@@ -43,6 +43,19 @@ def small(numel: int) -> bool:
     """Whether eager work over ``numel`` elements that numpy does in one call runs in
     numpy: below the size where kernels share work among threads, numpy's loops are as
     fast as a serial kernel, and cost less to start."""
-    return (
-        numel < config.parallel_from() and config.numpy_tier_work > 0 and config.thread.tape is None
-    )
+    return numel < config.numpy_tier_below and config.thread.tape is None
+
+
+# Eager calls remembered by signature: what a call's work depends on (the op, its
+# operands' dtypes, shapes and strides, its arguments) to the frozen decision of how it
+# runs, which a later call of that signature takes at once. One cache for every op, emptied
+# when a setting the decisions depend on changes (``config.memos``) and when full.
+calls: dict = {}
+config.memos.append(calls)
+_CALLS_LIMIT = 4096
+
+
+def remember(signature, decision) -> None:
+    if len(calls) >= _CALLS_LIMIT:
+        calls.clear()
+    calls[signature] = decision

@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from .. import backend, dtypes
+from .. import backend, dtypes, tiers
 from .._config import config
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
@@ -82,7 +82,7 @@ class Elementwise(Function):
                 return self._call_first(inputs, None)
         if recording:  # (calls that may record take kernels, whose backward is fused)
             signature += (True,)
-        known = _known_calls.get(signature)
+        known = tiers.calls.get(signature)
         if known is None:
             return self._call_first(inputs, signature)
         self.result_dtype, self.slots, self.known_call = known.dtype, known.slots, known
@@ -142,8 +142,6 @@ class Elementwise(Function):
         self.decision = self.known_call = None
         out = super().__call__(*tensors)
         if signature is not None and self.decision is not None:
-            if len(_known_calls) >= _KNOWN_LIMIT:
-                _known_calls.clear()
             converts = (
                 type(self)._constant is not Elementwise._constant
                 or self.result_dtype is dtypes.float16
@@ -151,7 +149,7 @@ class Elementwise(Function):
             self.known_call = _KnownCall(
                 self.result_dtype, tuple(self.slots), self.decision, converts, out
             )
-            _known_calls[signature] = self.known_call
+            tiers.remember(signature, self.known_call)
         return out
 
     def _dtype_operands(self, operands):
@@ -378,6 +376,7 @@ class _KnownCall:
         "output_meta",
         "tensor_at",
         "no_constants",
+        "direct",
     )
 
     def __init__(self, dtype, slots, decision, converts, out):
@@ -400,15 +399,17 @@ class _KnownCall:
         # Integer and bool outputs never carry gradients; complex ones never run kernels.
         self.differentiable = out_dtype.kind == "f"
         self.output_meta = ((out._shape, out_dtype),)
+        # The numpy tier's call of the operands as given, for calls that record nothing
+        # (``entry``); None where a call needs the op (kernels, converted constants).
+        self.direct = None
+        if decision.__class__ is numpy_tier.ElementwiseLaunch and not converts:
+            self.direct = decision.direct
 
 
 def _no_tensors(inputs) -> tuple:
     return ()
 
 
-_known_calls: dict = {}
-config.memos.append(_known_calls)
-_KNOWN_LIMIT = 4096
 _CONSTANT_TYPES = (float, int, bool)
 
 
@@ -600,17 +601,72 @@ def _name(op: Elementwise) -> str:
 
 
 def _op(cls, name: str, doc: str, numpy_name: str | None = None, example=None):
-    """The function users call: ``cls``'s op as a ufunc (``ufunc.make_ufunc``), its
-    docstring ``doc`` and the ``example`` (a call and its result shown)."""
+    """The function users call: ``cls``'s op as a ufunc (``ufunc.make_ufunc``) calling
+    ``entry(cls)`` without keywords, its docstring ``doc`` and the ``example`` (a call and
+    its result shown)."""
     return make_ufunc(
         name,
         len(cls.grad_rules),
         doc,
         cls.__module__,
-        op_class=cls,
+        plain=entry(cls),
         numpy_name=numpy_name,
         example=example,
     )
+
+
+def entry(cls):
+    """The call of ``cls``'s op on its operands. A call that records nothing (no tensor
+    requires grad, no trace runs) of a signature seen before, with tensors of type Tensor
+    and Python numbers, runs its remembered numpy-tier launch (``_KnownCall.direct``)
+    without making the op: the per-call path of small eager work. Any other call is the
+    op's. The signature is the one ``Elementwise.__call__`` remembers calls by."""
+    if cls.params or len(cls.grad_rules) not in (1, 2):
+
+        def call(*operands):
+            return cls()(*operands)
+
+        return call
+    known_calls, constant_types = tiers.calls, _CONSTANT_TYPES
+
+    if len(cls.grad_rules) == 1:
+
+        def call(x):
+            if x.__class__ is Tensor and not x._requires_grad and not config.tracing:
+                known = known_calls.get((cls, x._storage.dtype, x._shape, x._strides))
+                if known is not None and known.direct is not None:
+                    return known.direct(x)
+            return cls()(x)
+
+        return call
+
+    def call(x1, x2):
+        if not config.tracing:
+            known, kind1, kind2 = None, x1.__class__, x2.__class__
+            if kind1 is Tensor:
+                if kind2 is Tensor:
+                    if not (x1._requires_grad or x2._requires_grad):
+                        known = known_calls.get(
+                            (
+                                cls,
+                                x1._storage.dtype,
+                                x1._shape,
+                                x1._strides,
+                                x2._storage.dtype,
+                                x2._shape,
+                                x2._strides,
+                            )
+                        )
+                elif kind2 in constant_types and not x1._requires_grad:
+                    signature = (cls, x1._storage.dtype, x1._shape, x1._strides, kind2)
+                    known = known_calls.get(signature)
+            elif kind2 is Tensor and kind1 in constant_types and not x2._requires_grad:
+                known = known_calls.get((cls, kind1, x2._storage.dtype, x2._shape, x2._strides))
+            if known is not None and known.direct is not None:
+                return known.direct(x1, x2)
+        return cls()(x1, x2)
+
+    return call
 
 
 # -- arithmetic ----------------------------------------------------------------------------

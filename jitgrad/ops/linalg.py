@@ -9,7 +9,8 @@ from functools import partial
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, tiers
+from .._config import config
 from ..autograd.function import Function, records_nothing
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, uninitialised
@@ -36,6 +37,31 @@ def _matmul(a: np.ndarray, b: np.ndarray) -> Tensor:
     return out
 
 
+def _product_signature(a: Tensor, b: Tensor) -> tuple:
+    """A matrix product's key among ``tiers.calls``: its operands' dtypes and layouts."""
+    s, t = a._storage, b._storage
+    return ("matmul", s.dtype, a._shape, a._strides, t.dtype, b._shape, b._strides)
+
+
+def _matrix_product(a: Tensor, b: Tensor):
+    """The product of matrices laid out as ``a`` and ``b`` (one dtype), by BLAS into a new
+    array that becomes the result's storage, as one call of the two tensors."""
+    array_a, array_b = numpy_tier.array_getter(a), numpy_tier.array_getter(b)
+    shape, strides = (a._shape[0], b._shape[1]), (b._shape[1], 1)
+    storage_type = type(a._storage)
+    dtype = np.dtype(storage_type._numpy)
+    product = blas.matmul_for(a.numpy(), b.numpy(), np.empty(shape, dtype))
+    if storage_type._half:
+        return lambda a, b: numpy_tier.tensor_of(np.matmul(a.numpy(), b.numpy()))
+
+    def call(a, b):
+        out = np.empty(shape, dtype)
+        product(array_a(a), array_b(b), out)
+        return Tensor._make(storage_type._holding(out.reshape(-1)), shape, strides, 0)
+
+    return call
+
+
 class MatMul(Function):
     """Matrix product of operands with at least 2 dims; batch dims broadcast."""
 
@@ -56,6 +82,12 @@ def matmul(a, b, /) -> Tensor:
     >>> (jg.ones((2, 3)) @ jg.arange(3.0)).tolist()
     [3.0, 3.0]
     """
+    if a.__class__ is Tensor is b.__class__ and not config.tracing:
+        if not (a._requires_grad or b._requires_grad):
+            signature = _product_signature(a, b)
+            call = tiers.calls.get(signature)
+            if call is not None:
+                return call(a, b)
     a, b = as_tensor(a), as_tensor(b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: operands must have at least one dimension, not scalars")
@@ -72,11 +104,12 @@ def matmul(a, b, /) -> Tensor:
         and records_nothing(b)
     ):
         # Two matrices of one dtype, nothing recorded: BLAS into a new array that becomes
-        # the result's storage (the common product, without the graph's bookkeeping).
-        x, y = a.numpy(), b.numpy()
-        out = np.empty((a._shape[0], b._shape[1]), x.dtype)
-        blas.matmul_for(x, y, out)(x, y, out)
-        return numpy_tier.tensor_of(out)
+        # the result's storage (the common product, without the graph's bookkeeping),
+        # remembered for the operands' layouts.
+        call = _matrix_product(a, b)
+        signature = _product_signature(a, b)
+        tiers.remember(signature, call)
+        return call(a, b)
     if a.ndim == 1 and b.ndim == 1:
         return reshape(MatMul()(reshape(a, 1, -1), reshape(b, -1, 1)), ())
     if a.ndim == 1:

@@ -181,13 +181,13 @@ def _contains(self, value) -> bool:
 
 METHODS = {
     # arithmetic, both sides
-    "__add__": ew.add,
+    "__add__": ew.add._plain,
     "__radd__": _swap(ew.add),
-    "__sub__": ew.subtract,
+    "__sub__": ew.subtract._plain,
     "__rsub__": _swap(ew.subtract),
-    "__mul__": ew.multiply,
+    "__mul__": ew.multiply._plain,
     "__rmul__": _swap(ew.multiply),
-    "__truediv__": ew.divide,
+    "__truediv__": ew.divide._plain,
     "__rtruediv__": _swap(ew.divide),
     "__floordiv__": ew.floor_divide,
     "__rfloordiv__": _swap(ew.floor_divide),

@@ -547,12 +547,13 @@ def astype(x, dtype, /, copy: bool = True, *, device=None) -> Tensor:
     >>> jg.astype(x, jg.int32).tolist(), jg.astype(x, jg.float64, copy=False) is x
     ([1, 2], True)
     """
-    check_device(device)
+    if device is not None:
+        check_device(device)
     x = as_tensor(x)
     d = dtypes.as_dtype(dtype)
-    if d is x.dtype and not copy:
+    if d is x._storage.dtype and not copy:
         return x
-    return TensorBase.astype(x, d) if records_nothing(x) else Cast(d)(x)
+    return x._copied(d) if records_nothing(x) else Cast(d)(x)
 
 
 def clone(x) -> Tensor:

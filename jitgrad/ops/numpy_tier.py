@@ -8,6 +8,8 @@ here, beyond it in a kernel, which fuses the formula into one pass.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import backend, tiers
@@ -50,14 +52,57 @@ def tensor_of(array: np.ndarray) -> Tensor:
 _STORAGE_TYPES: dict = {}
 
 
-def reduce(kind: str, x: Tensor, axes: tuple, keepdims: bool) -> Tensor:
-    """The reduction ``kind`` ("sum", "max", "min") of ``x`` over ``axes``, in ``x``'s
-    dtype, by numpy's ufunc reduction."""
+def reduce(kind: str, x: Tensor, axes: tuple, keepdims: bool, signature=None) -> Tensor:
+    """The reduction ``kind`` ("sum", "mean", "max", "min") of ``x`` over ``axes``, in
+    ``x``'s dtype, by numpy's ufunc reduction. ``signature``: the call's key among
+    ``tiers.calls``, where the reduction of tensors laid out as ``x`` is remembered."""
+    call = _reduction_call(kind, x, axes, keepdims)
+    if signature is not None and call is not None:
+        tiers.remember(signature, call)
+    if call is not None:
+        return call(x)
     a = x.numpy()
-    return tensor_of(tiers.quietly(_REDUCTIONS[kind].reduce, a, axes, a.dtype, None, keepdims))
+    token = numpy_errors.set(IGNORE_ERRORS)
+    try:
+        return tensor_of(_REDUCTIONS[kind].reduce(a, axes, a.dtype, None, keepdims))
+    finally:
+        numpy_errors.reset(token)
 
 
-_REDUCTIONS = {"sum": np.add, "max": np.maximum, "min": np.minimum}
+def _reduction_call(kind: str, x: Tensor, axes: tuple, keepdims: bool):
+    """The reduction of tensors laid out as ``x``, as one call of the tensor, every fixed
+    value bound; None for float16 (stored as its bits) and layouts numpy reads as views."""
+    storage_type = type(x._storage)
+    if storage_type._half:
+        return None
+    dtype, shape, array = np.dtype(storage_type._numpy), x._shape, array_getter(x)
+    reduce_ = _REDUCTIONS[kind].reduce
+    count = layout.numel(shape[i] for i in axes) if kind == "mean" else None
+    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    out_shape = kept if keepdims else tuple(n for i, n in enumerate(shape) if i not in axes)
+    out_strides = layout.contiguous_strides(out_shape)
+    errors, ignore = numpy_errors, IGNORE_ERRORS
+
+    def call(t):
+        a = array(t)
+        token = errors.set(ignore)
+        try:  # (keepdims: numpy's result is then always a new array, never a scalar)
+            y = reduce_(a, axes, dtype, None, True)
+            if count is not None:
+                y /= count
+        finally:
+            errors.reset(token)
+        s = _new(storage_type)
+        s.kernel_array, s._version = y.reshape(-1), 0
+        r = _new(Tensor)
+        r._storage, r._shape, r._strides, r._offset = s, out_shape, out_strides, 0
+        r._requires_grad, r._grad, r._grad_fn, r._output_nr, r._accumulator = _FRESH
+        return r
+
+    return call
+
+
+_REDUCTIONS = {"sum": np.add, "mean": np.add, "max": np.maximum, "min": np.minimum}
 
 
 def fits(calls: int, numel: int) -> bool:
@@ -111,9 +156,12 @@ class ElementwiseLaunch:
     for a constant, else how its array is had (the storage's own array when the tensor is
     contiguous and fills it; a view of the given byte strides otherwise) and the dtype it
     is cast to first (float16 computes in float32, as the kernels do; ints in a float op
-    in the float)."""
+    in the float). The common calls (one or two contiguous operands, no casts) also get
+    ``direct``: the call of the operands as given (tensors and constants in the formula's
+    order), bound to the formula of this signature, with no op object: the hot path of
+    calls that record nothing (``elementwise.entry``)."""
 
-    __slots__ = ("storage_type", "out_dtype", "shape", "strides", "whole", "f", "launch", "specs")
+    __slots__ = ("storage_type", "out_dtype", "shape", "strides", "f", "specs", "direct")
 
     def __init__(self, op, out_dtype, shape, xs):
         self.storage_type = storage_class(out_dtype)
@@ -124,7 +172,7 @@ class ElementwiseLaunch:
         compute = np.dtype(
             np.float32 if op.result_dtype.numpy == np.float16 else op.result_dtype.numpy
         )
-        self.whole, self.specs = [], []
+        self.specs = []
         for position, slot in enumerate(op.slots):
             if slot is None:
                 self.specs.append(None)
@@ -139,19 +187,26 @@ class ElementwiseLaunch:
             byte_strides = tuple(s * dtype.itemsize for s in x._strides)
             reshape = x._shape if len(x._shape) != 1 else None
             self.specs.append((slot, whole, reshape, x._shape, dtype, byte_strides, cast))
-            self.whole.append(whole)
         tensors = [spec for spec in self.specs if spec is not None]
         plain = all(spec[1] is not None and spec[6] is None for spec in tensors)
-        self.launch = self._general
-        if plain and numpy_errors is not None and self.shape:
-            if len(self.specs) == len(tensors) == 2:
-                self.launch = _binary(self, xs)
-            elif len(tensors) == 1 and len(self.specs) <= 2:
-                constant_at = None if len(self.specs) == 1 else self.specs.index(None)
-                self.launch = _one_tensor(self, xs, constant_at)
+        self.direct = None
+        if plain and numpy_errors is not None and self.shape and 1 <= len(tensors):
+            if len(self.specs) == 2:
+                self.direct = _two_operands(self, _formula_of(op), xs)
+            elif len(self.specs) == 1:
+                self.direct = _one_operand(self, _formula_of(op), xs)
+
+    def launch(self, op, tensors):
+        op._lowered = False
+        if self.direct is None:
+            return self._general(op, tensors)
+        operands = [
+            constant if slot is None else tensors[slot]
+            for slot, constant in zip(op.slots, op.constants)
+        ]
+        return self.direct(*operands)
 
     def _general(self, op, tensors):
-        op._lowered = False
         args = []
         for spec, constant in zip(self.specs, op.constants):
             if spec is None:
@@ -184,33 +239,62 @@ class ElementwiseLaunch:
         return new_tensor(self.storage_type, y, self.shape, self.strides)
 
 
-# The common calls (one or two contiguous tensors, at most one constant, no casts) in one
-# frame each, every fixed value bound (``new_tensor``'s work inline): this is the per-op
-# hot path of small eager work.
+def _formula_of(op):
+    """The op's formula over numpy arrays, bound to a copy of the op that keeps what the
+    formula may read (its params, result dtype), none of the call's graph or output."""
+    bound = op.__class__.__new__(op.__class__)
+    bound.__dict__.update(op.__dict__)
+    bound.inputs = bound.decision = bound.known_call = bound._y = bound._y_storage = None
+    return functools.partial(type(op).f, bound, reference)  # (no Python frame of its own)
 
 
-def _binary(decision: ElementwiseLaunch, xs):
-    f, out, storage_type = decision.f, decision.out_dtype, decision.storage_type
+# The common calls (one or two contiguous operands, no casts) in one frame each, every
+# fixed value bound (``new_tensor``'s work inline): the per-op hot path of small eager work.
+
+
+def array_getter(like: Tensor):
+    """The quickest way to the numpy array of tensors laid out as ``like`` (its dtype,
+    shape and strides): a contiguous tensor's own elements (reshaped to its shape) where
+    it fills its storage, else its view (``numpy()``)."""
+    shape = like._shape
+    if like._storage._half or like._strides != layout.contiguous_strides(shape):
+        return Tensor.numpy
+    whole, reshape = layout.numel(shape), len(shape) != 1
+
+    def array(x):
+        a = x._storage.kernel_array
+        if x._offset or a.size != whole:
+            return x.numpy()
+        return a.reshape(shape) if reshape else a
+
+    return array
+
+
+def _two_operands(decision: ElementwiseLaunch, f, xs):
+    out, storage_type = decision.out_dtype, decision.storage_type
     shape, strides, one_dim = decision.shape, decision.strides, len(decision.shape) == 1
-    (n0, n1), shape0, shape1 = decision.whole, xs[0]._shape, xs[1]._shape
-    reshape0, reshape1 = len(shape0) != 1, len(shape1) != 1
+    spec0, spec1 = decision.specs
     errors, ignore = numpy_errors, IGNORE_ERRORS
+    # Two flat tensors, the commonest call, read their arrays inline.
+    flat = spec0 is not None and spec1 is not None and spec0[2] is None and spec1[2] is None
+    n0 = spec0[1] if spec0 is not None else None
+    n1 = spec1[1] if spec1 is not None else None
+    get0 = None if spec0 is None else array_getter(xs[spec0[0]])
+    get1 = None if spec1 is None else array_getter(xs[spec1[0]])
 
-    def launch(op, tensors):
-        op._lowered = False
-        x0, x1 = tensors
-        a0, a1 = x0._storage.kernel_array, x1._storage.kernel_array
-        if x0._offset or a0.size != n0:
-            a0 = x0.numpy()
-        elif reshape0:
-            a0 = a0.reshape(shape0)
-        if x1._offset or a1.size != n1:
-            a1 = x1.numpy()
-        elif reshape1:
-            a1 = a1.reshape(shape1)
+    def direct(x0, x1):
+        if flat:
+            a0, a1 = x0._storage.kernel_array, x1._storage.kernel_array
+            if x0._offset or a0.size != n0:
+                a0 = x0.numpy()
+            if x1._offset or a1.size != n1:
+                a1 = x1.numpy()
+        else:
+            a0 = x0 if get0 is None else get0(x0)
+            a1 = x1 if get1 is None else get1(x1)
         token = errors.set(ignore)
         try:
-            y = f(op, reference, a0, a1)
+            y = f(a0, a1)
         finally:
             errors.reset(token)
         if (
@@ -229,34 +313,21 @@ def _binary(decision: ElementwiseLaunch, xs):
         t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = _FRESH
         return t
 
-    return launch
+    return direct
 
 
-def _one_tensor(decision: ElementwiseLaunch, xs, constant_at: int | None):
-    """A formula of one contiguous tensor (``exp(x)``), or of it and a constant at
-    ``constant_at`` (``x * 2``, ``0.5 < x``)."""
-    f, out, storage_type = decision.f, decision.out_dtype, decision.storage_type
+def _one_operand(decision: ElementwiseLaunch, f, xs):
+    """A formula of one contiguous tensor (``exp(x)``)."""
+    out, storage_type = decision.out_dtype, decision.storage_type
     shape, strides, one_dim = decision.shape, decision.strides, len(decision.shape) == 1
-    (n0,), shape0 = decision.whole, xs[0]._shape
-    reshape0 = len(shape0) != 1
+    array = array_getter(xs[0])
     errors, ignore = numpy_errors, IGNORE_ERRORS
 
-    def launch(op, tensors):
-        op._lowered = False
-        (x0,) = tensors
-        a0 = x0._storage.kernel_array
-        if x0._offset or a0.size != n0:
-            a0 = x0.numpy()
-        elif reshape0:
-            a0 = a0.reshape(shape0)
+    def direct(x0):
+        a0 = array(x0)
         token = errors.set(ignore)
         try:
-            if constant_at is None:
-                y = f(op, reference, a0)
-            elif constant_at:
-                y = f(op, reference, a0, op.constants[1])
-            else:
-                y = f(op, reference, op.constants[0], a0)
+            y = f(a0)
         finally:
             errors.reset(token)
         if (
@@ -274,7 +345,7 @@ def _one_tensor(decision: ElementwiseLaunch, xs, constant_at: int | None):
         t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = _FRESH
         return t
 
-    return launch
+    return direct
 
 
 _FRESH = (False, None, None, 0, None)  # a new tensor's autograd fields

@@ -15,7 +15,8 @@ from functools import partial
 import numpy as np
 
 from .. import dtypes, tiers
-from ..autograd.function import Function, records_nothing
+from .._config import config
+from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, filled, zeros
 from ..recording import compute
@@ -187,11 +188,33 @@ def _check_dtype_argument(dtype) -> None:
         )
 
 
-def _reduction(function, kind: str, x: Tensor, axes, keepdims: bool, *largest) -> Tensor:
+def _remembered(kind: str, x, axis, keepdims):
+    """The signature of a reduction that records nothing, of a tensor of type Tensor over
+    ``axis`` as given (its key among ``tiers.calls``), or None for any other call."""
+    if x.__class__ is Tensor and not x._requires_grad and not config.tracing:
+        # Python ints alone: a bool (refused) or numpy's bool_ equals and hashes as an int
+        if (axis is None or axis.__class__ is int or _ints(axis)) and keepdims.__class__ is bool:
+            return (kind, x._storage.dtype, x._shape, x._strides, axis, keepdims)
+    return None
+
+
+def _ints(axis) -> bool:
+    return axis.__class__ is tuple and builtins.all(a.__class__ is int for a in axis)
+
+
+def _reduction(
+    function, kind: str, x: Tensor, axes, keepdims: bool, *largest, signature=None
+) -> Tensor:
     """``function(axes, keepdims, *largest)(x)``; small work that records nothing goes to
-    numpy's reduction at once, without the Function (the numpy tier: ``tiers.py``)."""
-    if records_nothing(x) and tiers.small(layout.numel(x._shape)) and (x.numel() or not largest):
-        return numpy_tier.reduce(kind, x, axes, keepdims)
+    numpy's reduction at once, without the Function (the numpy tier: ``tiers.py``), and
+    is remembered by its ``signature`` (``_remembered``)."""
+    if (
+        not x._requires_grad
+        and not config.tracing
+        and tiers.small(layout.numel(x._shape))
+        and (not largest or 0 not in x._shape)
+    ):
+        return numpy_tier.reduce(kind, x, axes, keepdims, signature)
     return function(axes, keepdims, *largest)(x)
 
 
@@ -225,9 +248,25 @@ def sum(  # noqa: A001
     >>> jg.sum(jg.tensor([1.0, 2.0, 3.0]), initial=10.0, where=jg.tensor([True, False, True]))
     tensor(14.)
     """
-    x = _accumulated(_only(where, x, 0), dtype)
-    total = _reduction(Sum, "sum", x, normalize_axes(axis, x.ndim), keepdims)
-    return write_out(out, total if initial is None else total + initial)
+    signature = None
+    if dtype is None and out is None and initial is None and where is True:
+        signature = _remembered("sum", x, axis, keepdims)
+        if signature is not None:
+            call = tiers.calls.get(signature)
+            if call is not None:
+                return call(x)
+    summed = _accumulated(x if where is True else _only(where, x, 0), dtype)
+    if summed is not x:  # (a widened copy: what is remembered reduces x itself)
+        signature = None
+    axes = normalize_axes(axis, len(summed._shape))
+    total = _reduction(Sum, "sum", summed, axes, keepdims, signature=signature)
+    if initial is not None:
+        total = total + initial
+    return total if out is None else write_out(out, total)
+
+
+# The dtypes a mean adds up in (float16 adds up in float32; integers average in floats).
+_OWN_MEAN_DTYPES = (dtypes.float32, dtypes.float64, dtypes.complex64, dtypes.complex128)
 
 
 @torch_keywords
@@ -243,6 +282,15 @@ def mean(x, /, axis=None, dtype=None, out=None, keepdims=False, *, where=True) -
     >>> jg.mean(jg.tensor([1.0, 2.0, 6.0]), where=jg.tensor([True, False, True])).item()
     3.5
     """
+    if dtype is None and out is None and where is True:
+        signature = _remembered("mean", x, axis, keepdims)
+        if signature is not None:
+            call = tiers.calls.get(signature)
+            if call is not None:
+                return call(x)
+            if x._storage.dtype in _OWN_MEAN_DTYPES and tiers.small(layout.numel(x._shape)):
+                axes = normalize_axes(axis, len(x._shape))
+                return numpy_tier.reduce("mean", x, axes, keepdims, signature)
     _check_dtype_argument(dtype)
     x = as_tensor(x)
     if where is not True:  # the mean of the elements where ``where`` holds
@@ -317,8 +365,15 @@ def min(x, /, axis=None, out=None, keepdims=False, initial=None, where=True) -> 
 def _extreme(x, axis, out, keepdims, initial, where, largest: bool) -> Tensor:
     """numpy's ``max`` (``largest``) or ``min``: ``initial`` takes part in every
     reduction, which may then be empty; ``where`` needs it, as in numpy."""
-    x = as_tensor(x)
     name = "max" if largest else "min"
+    signature = None
+    if out is None and initial is None and where is True:
+        signature = _remembered(name, x, axis, keepdims)
+        if signature is not None:
+            call = tiers.calls.get(signature)
+            if call is not None:
+                return call(x)
+    x = as_tensor(x)
     if where is not True:
         if initial is None:
             raise ValueError(
@@ -329,7 +384,7 @@ def _extreme(x, axis, out, keepdims, initial, where, largest: bool) -> Tensor:
     if initial is not None and 0 in (x.shape[i] for i in axes):
         shape = _kept_shape(x.shape, axes) if keepdims else _reduced_shape(x.shape, axes)
         return write_out(out, filled(shape, x.dtype, initial))
-    result = _reduction(Extreme, name, x, axes, keepdims, largest)
+    result = _reduction(Extreme, name, x, axes, keepdims, largest, signature=signature)
     if initial is not None:
         result = (maximum if largest else minimum)(result, initial)
     return write_out(out, result)

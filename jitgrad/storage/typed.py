@@ -27,7 +27,8 @@ class _KernelArray:
     def __get__(self, storage, owner=None) -> np.ndarray:
         if storage is None:
             return self
-        untyped = storage._untyped
+        # (without a ``kernel_array`` of its own, a storage holds its untyped storage)
+        untyped = storage.__dict__["_untyped_"]
         pair = untyped._typed.get(storage._numpy)
         return (pair if pair is not None else untyped.typed_arrays(storage._numpy))[1]
 

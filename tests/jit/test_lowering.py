@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import jitgrad as jg
+from jitgrad import tiers
 from jitgrad._config import config
 
 UNARY = [
@@ -316,7 +317,7 @@ def test_repeated_eager_calls_reuse_decisions_but_not_values():
     x = jg.tensor(base)
     for c in (0.5, 2.0, -3.0):  # same signature, new constant each time
         np.testing.assert_array_equal((x * c).numpy(), base * np.float32(c))
-    assert any(k[0] is elementwise.Multiply for k in elementwise._known_calls)
+    assert any(k[0] is elementwise.Multiply for k in tiers.calls)
     # A float kernel takes a Python float as it is: rounded as numpy rounds it, inf beyond.
     for c in (0.1, 1e300, -1e-50):
         with np.errstate(all="ignore"):
@@ -400,16 +401,14 @@ def test_a_damaged_entry_costs_only_its_own_kernel(tmp_path):
 
 
 def test_a_new_backend_forgets_eager_decisions(monkeypatch):
-    from jitgrad.ops import elementwise
-
     x = jg.tensor([0.5, 2.0])
     for _ in range(2):
         jg.tanh(x)
-    assert elementwise._known_calls
+    assert tiers.calls
     monkeypatch.setattr(config, "backend", "reference")
-    assert not elementwise._known_calls
+    assert not tiers.calls
     np.testing.assert_allclose(jg.tanh(x).numpy(), np.tanh([0.5, 2.0]))
-    assert not elementwise._known_calls  # the reference evaluator's calls are not remembered
+    assert not tiers.calls  # the reference evaluator's calls are not remembered
 
 
 def test_a_graph_kept_after_backward_holds_no_intermediate_tensor():
