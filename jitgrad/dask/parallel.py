@@ -44,7 +44,7 @@ class DataParallel:
         if check_every < 1:
             raise ValueError(f"check_every must be a positive number of steps, got {check_every}")
         self.client, self.check_every = client, check_every
-        self.workers = sorted(client.scheduler_info()["workers"])
+        self.workers = sorted(client.nthreads())
         if not self.workers:
             raise RuntimeError("the Dask cluster has no workers to hold replicas")
         self.key = f"jitgrad-data-parallel-{uuid.uuid4().hex}"
@@ -73,7 +73,8 @@ class DataParallel:
         futures = []
         for w, args in zip(self.workers, args_per_worker):
             if scatter:
-                args = (args[0], *self.client.scatter(list(args[1:]), workers=[w]))
+                shard = self.client.scatter(list(args[1:]), workers=[w], hash=False)
+                args = (args[0], *shard)
             futures.append(
                 self.client.submit(fn, *args, workers=[w], allow_other_workers=False, pure=False)
             )
