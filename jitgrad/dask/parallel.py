@@ -12,7 +12,7 @@ from distributed import wait
 from .. import creation
 from ..autograd.grad_mode import no_grad
 from ..dtypes import result_type
-from ..jit import jit
+from ..jit import cache, jit
 from ..ops import movement
 from ..tensor import TensorBase
 from .kernels import share_kernels
@@ -51,6 +51,8 @@ class DataParallel:
         self.steps = 0
         setup(client)
         client.run(_install, self.key, model, optimizer, loss_fn, workers=self.workers)
+        # The first worker's count of compiled kernels while it still compiles (None after).
+        self._compiled = self._first_worker_compiled()
 
     def step(self, *batch) -> float:
         """One training step on ``batch`` (tensors of equal first dimension); the batch's
@@ -61,15 +63,24 @@ class DataParallel:
         rows = len(batch[0])
         applied = self._on_workers(_apply, [(self.key, total, rows)] * len(self.workers))
         losses = self.client.gather(applied)
+        if self._compiled is not None:
+            compiled = self._first_worker_compiled()
+            self._compiled = None if compiled == self._compiled else compiled
         self.steps += 1
         if self.steps % self.check_every == 0:
             self.check()
         return losses[0]
 
+    def _first_worker_compiled(self) -> int:
+        first = self.workers[0]
+        return self.client.run(_compiled, workers=[first])[first]
+
     def _on_workers(self, fn, args_per_worker, scatter: bool = False) -> list:
         """``fn(*args)`` as a task on each worker (the tensors after the key scattered to
-        it first, with ``scatter``). In the first step the first worker's task runs alone,
-        then the kernels it compiled are shared, then the others' run and find them."""
+        it first, with ``scatter``). Until a step in which the first worker compiles
+        nothing (``jg.jit`` fuses a plan's kernels at its first replay, the second step),
+        the first worker's task runs alone, then the kernels it compiled are shared, then
+        the others' run and find them."""
         futures = []
         for w, args in zip(self.workers, args_per_worker):
             if scatter:
@@ -78,7 +89,7 @@ class DataParallel:
             futures.append(
                 self.client.submit(fn, *args, workers=[w], allow_other_workers=False, pure=False)
             )
-            if self.steps == 0 and len(futures) == 1:
+            if self._compiled is not None and len(futures) == 1:
                 wait(futures[0])
                 share_kernels(self.client)
         return futures
@@ -183,6 +194,10 @@ def _apply(key: str, total, rows: int) -> float:
     flat, loss = total
     replica.apply(flat / rows)
     return loss / rows
+
+
+def _compiled() -> int:
+    return cache.stats.compiled
 
 
 def _checksum(key: str) -> str:

@@ -7,6 +7,7 @@ import pytest
 import jitgrad as jg
 import jitgrad.dask as jgd
 from jitgrad import nn, optim
+from jitgrad.jit import stats as jit_stats
 
 
 def make_model():
@@ -34,6 +35,8 @@ def test_steps_on_two_workers_equal_steps_in_one_process(dask_client):
     losses = [dp.step(x, y) for x, y in batches]
     dp.check()
     trained = dp.state_dict()
+    # The first worker compiled the step's kernels first; the second found them compiled.
+    assert dask_client.run(jit_stats, workers=dp.workers[1:]).popitem()[1]["compiled"] == 0
 
     alone = make_model()
     opt = optim.Adam(alone.parameters(), lr=0.05)
