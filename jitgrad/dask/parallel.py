@@ -32,7 +32,8 @@ class DataParallel:
     its optimizer (also under ``jg.jit``). So K steps equal K steps of ``loss_fn`` on the
     whole batches in one process, up to the order of floating-point sums. Every
     ``check_every`` steps the replicas' parameters are compared by checksum, and a
-    mismatch raises ``RuntimeError``.
+    mismatch raises ``RuntimeError``. A parameter the loss does not reach is updated with a
+    zero gradient (its optimizer sees a gradient on every step).
 
     Replicas live on the workers present at construction; ``state_dict()`` gives the
     trained state (``model.load_state_dict(dp.state_dict())``), ``close()`` drops them.
@@ -182,6 +183,8 @@ def _gradients(key: str, *shard):
                 for p in replica.parameters
             ]
         )
+        # The tensor first: distributed sends a tuple item by item (the tensor through
+        # jitgrad's serializer) only when its first item has a serializer of its own.
         return (flat.astype(replica.dtype) * rows, float(loss) * rows)
 
 
