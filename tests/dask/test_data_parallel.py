@@ -30,7 +30,11 @@ def test_steps_on_two_workers_equal_steps_in_one_process(dask_client):
     ]
     model = make_model()
     dp = jgd.DataParallel(
-        loss_fn, model, optim.Adam(model.parameters(), lr=0.05), dask_client, check_every=2
+        loss_fn,
+        model,
+        optim.SGD(model.parameters(), lr=0.1, momentum=0.9),
+        dask_client,
+        check_every=2,
     )
     losses = [dp.step(x, y) for x, y in batches]
     dp.check()
@@ -39,7 +43,7 @@ def test_steps_on_two_workers_equal_steps_in_one_process(dask_client):
     assert dask_client.run(jit_stats, workers=dp.workers[1:]).popitem()[1]["compiled"] == 0
 
     alone = make_model()
-    opt = optim.Adam(alone.parameters(), lr=0.05)
+    opt = optim.SGD(alone.parameters(), lr=0.1, momentum=0.9)
     expected = []
     for x, y in batches:
         opt.zero_grad()
