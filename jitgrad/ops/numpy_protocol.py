@@ -167,8 +167,22 @@ def array_function(self, func, types, args, kwargs):
     same = _same_name_functions().get(func)
     if same is not None:
         return same(*args, **kwargs)
+    if not hasattr(func, "_implementation"):
+        return _created_like(func, args, kwargs)
     _report_numpy_fallback(func.__name__)
     return func._implementation(*_as_arrays(args), **_as_arrays(kwargs))
+
+
+def _created_like(func, args, kwargs):
+    """numpy's creation function called with ``like=`` a tensor (NEP 35: ``np.empty((0,),
+    like=t)``, ``np.asarray(x, like=t)``), which numpy hands over without an implementation
+    of its own: jitgrad's function of the same name (they take numpy's parameters)."""
+    import jitgrad  # (the package imports this module)
+
+    create = getattr(jitgrad, func.__name__, None)
+    if create is None:
+        raise TypeError(f"jitgrad has no numpy.{func.__name__}: it cannot create like= a tensor")
+    return create(*args, **kwargs)
 
 
 @functools.cache
