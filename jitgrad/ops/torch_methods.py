@@ -28,6 +28,7 @@ from ..tensor import TensorBase
 from . import elementwise as ew
 from . import movement
 from .indexing import ScatterAdd, _index_array, _out_of_range, index_put
+from .methods import _save_before_overwrite
 
 # -- dtypes and devices --------------------------------------------------------------------
 
@@ -136,7 +137,7 @@ def _shape(size: tuple) -> tuple[int, ...]:
     return tuple(int(n) for n in size)
 
 
-def _like(self, t: Tensor, requires_grad: bool) -> Tensor:
+def _made(t: Tensor, requires_grad: bool) -> Tensor:
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -147,7 +148,7 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
 
     check_device(device)
     made = full(_shape((size,)), fill_value, dtype=self.dtype if dtype is None else dtype)
-    return _like(self, made, requires_grad)
+    return _made(made, requires_grad)
 
 
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
@@ -166,7 +167,7 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
 
     check_device(device)
     made = empty(_shape(size), dtype=self.dtype if dtype is None else dtype)
-    return _like(self, made, requires_grad)
+    return _made(made, requires_grad)
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
@@ -175,7 +176,7 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     if isinstance(data, TensorBase):
         data = data.detach()
     made = movement.astype(as_tensor(data), self.dtype if dtype is None else dtype, copy=True)
-    return _like(self, made, requires_grad)
+    return _made(made, requires_grad)
 
 
 # -- masks, scatters, index_add --------------------------------------------------------------
@@ -186,9 +187,8 @@ def _in_place(out_of_place):
     when gradients flow (as ``x.add_(y)``), else a raw write."""
 
     def method(self, *args, **kwargs):
-        from .methods import _save_before_overwrite
-
-        requires = any(isinstance(a, Tensor) and a.requires_grad for a in args)
+        given = (*args, *kwargs.values())
+        requires = any(isinstance(a, Tensor) and a.requires_grad for a in given)
         if self._check_inplace(requires):
             result = out_of_place(self, *args, **kwargs)
             _save_before_overwrite(result, self)
