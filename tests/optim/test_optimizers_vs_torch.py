@@ -39,14 +39,20 @@ def _data(dtype):
     return [w.astype(dtype) for w in weights], [x.astype(dtype) for x in batches]
 
 
-def _torch_run(name, options, weights, batches):
+def _torch_run(name, options, weights, batches, gamma=None, grouped=True):
+    """torch.optim's parameters after a step per batch (and ``ExponentialLR(gamma)``
+    stepped after each, when given)."""
     params = [torch.tensor(w, requires_grad=True) for w in weights]
-    opt = getattr(torch.optim, name)([{"params": params[:2]}, {"params": params[2:]}], **options)
+    groups = [{"params": params[:2]}, {"params": params[2:]}] if grouped else params
+    opt = getattr(torch.optim, name)(groups, **options)
+    sched = None if gamma is None else torch.optim.lr_scheduler.ExponentialLR(opt, gamma)
     for x in batches:
         opt.zero_grad()
         hidden = torch.tanh(torch.tensor(x) @ params[0].T + params[1])
         ((hidden @ params[2].T) ** 2).mean().backward()
         opt.step()
+        if sched is not None:
+            sched.step()
     return [p.detach().numpy() for p in params]
 
 
@@ -157,3 +163,29 @@ def test_defaults_and_state_names_are_pytorchs(name):
 def test_invalid_options_are_named(make, message):
     with pytest.raises((ValueError, TypeError), match=message):
         make([nn.Parameter(jg.ones(1))])
+
+
+@pytest.mark.parametrize(("name", "options"), CONFIGS[::2], ids=IDS[::2])
+@pytest.mark.parametrize("jitted", [False, True])
+def test_a_scheduled_learning_rate_is_followed(name, options, jitted, monkeypatch):
+    """The rate changes between steps (a schedule): each replay of a jitted step reads
+    it, and the step-dependent numbers follow it, as torch.optim's."""
+    monkeypatch.setattr(jg.config, "numpy_tier_work", 0)
+    weights, batches = _data(np.float64)
+    want = _torch_run(name, options, weights, batches, gamma=0.8, grouped=False)
+    ours_params, loss = _model(weights)
+    ours = getattr(optim, name)(ours_params, **options)
+    schedule = optim.lr_scheduler.ExponentialLR(ours, gamma=0.8)
+
+    def step(x):
+        ours.zero_grad()
+        loss(x).backward()
+        ours.step()
+
+    run = jg.jit(step) if jitted else step
+    for x in batches:
+        run(jg.tensor(x))
+        schedule.step()
+    tolerance = dict(rtol=1e-7, atol=1e-8) if name == "NAdam" else dict(rtol=1e-11, atol=1e-12)
+    for p, w in zip(ours_params, want, strict=True):
+        np.testing.assert_allclose(p.numpy(), w, **tolerance)
