@@ -57,6 +57,7 @@ from .io.numpy_formats import *  # noqa: F403  numpy's files: jg.savez, jg.loadt
 from .jit import function
 from .ops import *  # noqa: F403  numpy's spellings: jg.exp, jg.sum, jg.matmul, ...
 from .printing import *  # noqa: F403  numpy's print options and formatters
+from .random.default import initial_seed, manual_seed, rand, randint, randn, randperm
 from .storage import (
     BoolStorage,
     ByteStorage,

@@ -8,7 +8,7 @@ layers, losses, ``init`` and the functional forms (``import jitgrad.nn.functiona
 (2, 10)
 """
 
-from . import functional, init
+from . import functional, init, utils
 from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
 from .container import ModuleList, Sequential
 from .layers import Dropout, Embedding, Flatten, Identity, Linear
@@ -20,6 +20,7 @@ from .registry import from_config
 __all__ = [
     "functional",
     "init",
+    "utils",
     "Module",
     "Parameter",
     "IncompatibleKeys",

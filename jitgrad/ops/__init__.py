@@ -2,7 +2,10 @@
 
 from types import ModuleType
 
-from . import methods  # noqa: F401  binds operators and methods onto Tensor
+from . import (
+    methods,  # noqa: F401  binds operators and methods onto Tensor
+    torch_methods,  # noqa: F401  binds PyTorch's conveniences (x.float(), x.scatter_)
+)
 from .calculus import *  # noqa: F403
 from .comparison import *  # noqa: F403
 from .complex_parts import *  # noqa: F403

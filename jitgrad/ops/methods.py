@@ -280,7 +280,6 @@ METHODS = {
     "imag": property(complex_parts.imag, complex_parts._set_imag),
     "conj": complex_parts.conj,
     "conjugate": complex_parts.conj,
-    "to": lambda self, dtype: movement.astype(self, dtype, copy=False),
     # reductions
     "sum": reduce.sum,
     "mean": reduce.mean,

@@ -1,7 +1,8 @@
-"""Optimizers (SGD, Adam, AdamW) and learning-rate schedules, in PyTorch's spelling.
+"""Optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam) and learning-rate
+schedules, in PyTorch's spelling.
 
 Each optimizer's per-parameter update is one pure elementwise formula (``sgd_update``,
-``adam_update``) that the numpy reference evaluates now and the JIT fuses into a kernel;
+``adam_update``, ...) that the numpy reference evaluates now and the JIT fuses into a kernel;
 see ``optimizer.py``.
 
 >>> import jitgrad as jg
@@ -15,8 +16,13 @@ see ``optimizer.py``.
 """
 
 from . import lr_scheduler
+from .adagrad import Adagrad, adagrad_update
 from .adam import Adam, AdamW, adam_update
+from .adamax import Adamax, adamax_update
+from .nadam import NAdam, nadam_update
 from .optimizer import Optimizer, apply_update
+from .radam import RAdam, radam_update
+from .rmsprop import RMSprop, rmsprop_update
 from .sgd import SGD, sgd_update
 
 __all__ = [
@@ -24,8 +30,18 @@ __all__ = [
     "SGD",
     "Adam",
     "AdamW",
+    "RMSprop",
+    "Adagrad",
+    "Adamax",
+    "NAdam",
+    "RAdam",
     "lr_scheduler",
     "apply_update",
     "sgd_update",
     "adam_update",
+    "rmsprop_update",
+    "adagrad_update",
+    "adamax_update",
+    "nadam_update",
+    "radam_update",
 ]

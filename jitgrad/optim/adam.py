@@ -58,6 +58,24 @@ def adam_update(
     return param - (lr / bias_correction1) * exp_avg / denom, exp_avg, exp_avg_sq, max_exp_avg_sq
 
 
+def check_adam_group(optimizer: Optimizer, group: dict) -> None:
+    """Validate the options of the Adam family (lr, betas, eps, weight_decay)."""
+    optimizer._check_numbers(group, ("lr", "eps", "weight_decay"))
+    Optimizer._check_group(optimizer, group)
+    betas = group["betas"]
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
+    group["betas"] = betas = tuple(betas)
+    optimizer._check_numbers({"betas[0]": betas[0], "betas[1]": betas[1]}, ("betas[0]", "betas[1]"))
+    for k, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"invalid beta parameter at index {k}: {beta}")
+    if group["eps"] < 0:
+        raise ValueError(f"invalid epsilon value: {group['eps']}")
+    if group["weight_decay"] < 0:
+        raise ValueError(f"invalid weight_decay value: {group['weight_decay']}")
+
+
 _GROUP_KEYS = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize")
 
 
@@ -98,20 +116,7 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _check_group(self, group: dict) -> None:
-        self._check_numbers(group, ("lr", "eps", "weight_decay"))
-        super()._check_group(group)
-        betas = group["betas"]
-        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-            raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
-        group["betas"] = betas = tuple(betas)
-        self._check_numbers({"betas[0]": betas[0], "betas[1]": betas[1]}, ("betas[0]", "betas[1]"))
-        for k, beta in enumerate(betas):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"invalid beta parameter at index {k}: {beta}")
-        if group["eps"] < 0:
-            raise ValueError(f"invalid epsilon value: {group['eps']}")
-        if group["weight_decay"] < 0:
-            raise ValueError(f"invalid weight_decay value: {group['weight_decay']}")
+        check_adam_group(self, group)
 
     _token_options = _GROUP_KEYS
     _token_state = "exp_avg"

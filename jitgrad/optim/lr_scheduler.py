@@ -1,14 +1,18 @@
-"""Learning-rate schedules: StepLR and CosineAnnealingLR.
+"""Learning-rate schedules in PyTorch's spelling: StepLR, MultiStepLR, ExponentialLR,
+LinearLR, LambdaLR, CosineAnnealingLR, OneCycleLR, SequentialLR and ReduceLROnPlateau.
 
-Call ``scheduler.step()`` once per epoch, after ``optimizer.step()``. Each schedule is a
-closed form of the epoch count and the groups' initial learning rates, so it can be
-resumed from ``state_dict`` exactly; learning rates set by hand between steps are
-overwritten at the next ``step()``.
+Call ``scheduler.step()`` once per epoch (OneCycleLR: once per batch), after
+``optimizer.step()``; ReduceLROnPlateau's ``step(metric)`` takes the monitored value. Each
+epoch-driven schedule is a closed form of the epoch count and the groups' initial learning
+rates, so it can be resumed from ``state_dict`` exactly; learning rates set by hand between
+steps are overwritten at the next ``step()``.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
+import types
 
 from .optimizer import Optimizer
 
@@ -40,9 +44,11 @@ class LRScheduler:
         (affine in ``base``)."""
         raise NotImplementedError
 
-    def step(self) -> None:
+    def step(self, epoch: int | None = None) -> None:
+        """Move to the next epoch (or to ``epoch``, as SequentialLR does at a milestone)
+        and set every group's learning rate."""
         self._adopt_new_groups()
-        self.last_epoch += 1
+        self.last_epoch = self.last_epoch + 1 if epoch is None else int(epoch)
         self._last_lr = [float(lr) for lr in self.get_lr()]
         for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=True):
             group["lr"] = lr
@@ -150,4 +156,447 @@ class CosineAnnealingLR(LRScheduler):
         return self.eta_min + (base - self.eta_min) * cosine
 
 
-__all__ = ["LRScheduler", "StepLR", "CosineAnnealingLR"]
+class MultiStepLR(LRScheduler):
+    """lr = initial_lr · gamma ^ (number of milestones ≤ epoch); a milestone listed twice
+    counts twice, as in PyTorch.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import optim
+    >>> opt = optim.SGD([jg.nn.Parameter(jg.zeros(1))], lr=1.0)
+    >>> sched = optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     lrs.append(sched.get_last_lr()[0]); sched.step()
+    >>> lrs
+    [1.0, 0.5, 0.5, 0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, milestones, gamma: float = 0.1, last_epoch: int = -1):
+        self.milestones = sorted(int(m) for m in milestones)
+        self.gamma = float(gamma)
+        super().__init__(optimizer, last_epoch)
+
+    def _lr(self, base: float, epoch: int) -> float:
+        return base * self.gamma ** bisect.bisect_right(self.milestones, epoch)
+
+
+class ExponentialLR(LRScheduler):
+    """lr = initial_lr · gamma ^ epoch."""
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1):
+        self.gamma = float(gamma)
+        super().__init__(optimizer, last_epoch)
+
+    def _lr(self, base: float, epoch: int) -> float:
+        return base * self.gamma**epoch
+
+
+class LinearLR(LRScheduler):
+    """The factor of initial_lr goes linearly from ``start_factor`` to ``end_factor`` over
+    ``total_iters`` epochs, and stays there.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import optim
+    >>> opt = optim.SGD([jg.nn.Parameter(jg.zeros(1))], lr=1.0)
+    >>> sched = optim.lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=3)
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     lrs.append(sched.get_last_lr()[0]); sched.step()
+    >>> lrs
+    [0.25, 0.5, 0.75, 1.0, 1.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ):
+        if not 0 < start_factor <= 1:
+            raise ValueError(
+                f"start_factor must be in (0, 1], got {start_factor} (the first epoch's "
+                "rate is start_factor·lr)"
+            )
+        if not 0 <= end_factor <= 1:
+            raise ValueError(f"end_factor must be in [0, 1], got {end_factor}")
+        if int(total_iters) <= 0:
+            raise ValueError(f"total_iters must be a positive integer, got {total_iters}")
+        self.start_factor, self.end_factor = float(start_factor), float(end_factor)
+        self.total_iters = int(total_iters)
+        super().__init__(optimizer, last_epoch)
+
+    def _lr(self, base: float, epoch: int) -> float:
+        done = min(epoch, self.total_iters) / self.total_iters
+        return base * (self.start_factor + (self.end_factor - self.start_factor) * done)
+
+
+class LambdaLR(LRScheduler):
+    """lr = initial_lr · lr_lambda(epoch); ``lr_lambda`` is one function, or a list with
+    one per parameter group.
+
+    ``state_dict`` keeps the attributes of callable objects given as ``lr_lambda`` and
+    leaves functions and lambdas out (they do not pickle), as PyTorch's does.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import optim
+    >>> opt = optim.SGD([jg.nn.Parameter(jg.zeros(1))], lr=1.0)
+    >>> sched = optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5**epoch)
+    >>> sched.step(); sched.get_last_lr()
+    [0.5]
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1):
+        n = len(optimizer.param_groups)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != n:
+                raise ValueError(f"expected {n} lr_lambdas (one per group), got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * n
+        for k, fn in enumerate(self.lr_lambdas):
+            if not callable(fn):
+                raise TypeError(f"lr_lambda {k} is a {type(fn).__name__}, not a function")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        return [
+            base * fn(self.last_epoch)
+            for fn, base in zip(self.lr_lambdas, self.base_lrs, strict=True)
+        ]
+
+    def state_dict(self) -> dict:
+        state = super().state_dict()
+        state["lr_lambdas"] = [
+            None if isinstance(fn, types.FunctionType) else dict(fn.__dict__)
+            for fn in self.lr_lambdas
+        ]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        saved = state.pop("lr_lambdas")
+        super().load_state_dict(state)
+        for fn, attributes in zip(self.lr_lambdas, saved, strict=True):
+            if attributes is not None:
+                fn.__dict__.update(attributes)
+
+
+def _anneal_cos(start: float, end: float, pct: float) -> float:
+    return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+
+def _anneal_linear(start: float, end: float, pct: float) -> float:
+    return (end - start) * pct + start
+
+
+def _per_group(name: str, optimizer: Optimizer, value) -> list[float]:
+    n = len(optimizer.param_groups)
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"expected {n} values for {name} (one per group), got {len(value)}")
+        return [float(v) for v in value]
+    return [float(value)] * n
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (Smith & Topin): the rate rises from max_lr/div_factor to
+    ``max_lr`` over the first ``pct_start`` of ``total_steps``, then anneals down to
+    initial_lr/final_div_factor (``anneal_strategy`` "cos" or "linear"); ``three_phase``
+    comes back to the initial rate first, then anneals to the minimum. With
+    ``cycle_momentum`` the momentum (SGD's ``momentum``, Adam's beta1) moves inversely
+    between ``max_momentum`` and ``base_momentum``. Step it once per batch.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import optim
+    >>> opt = optim.SGD([jg.nn.Parameter(jg.zeros(1))], lr=0.1, momentum=0.9)
+    >>> sched = optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=4, pct_start=0.5)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     lrs.append(round(sched.get_last_lr()[0], 6)); sched.step()
+    >>> lrs
+    [0.04, 1.0, 0.500002, 4e-06]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        max_lr,
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum=0.85,
+        max_momentum=0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        if total_steps is None:
+            if epochs is None or steps_per_epoch is None:
+                raise ValueError("define either total_steps or (epochs and steps_per_epoch)")
+            if int(epochs) <= 0 or int(steps_per_epoch) <= 0:
+                raise ValueError(
+                    f"epochs and steps_per_epoch must be positive integers, got {epochs} "
+                    f"and {steps_per_epoch}"
+                )
+            total_steps = int(epochs) * int(steps_per_epoch)
+        elif int(total_steps) <= 0:
+            raise ValueError(f"total_steps must be a positive integer, got {total_steps}")
+        self.total_steps = int(total_steps)
+        if not 0 <= pct_start <= 1:
+            raise ValueError(f"pct_start must be a number in [0, 1], got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
+        self.anneal_strategy = anneal_strategy
+        up = float(pct_start * self.total_steps) - 1
+        # (start, end) of each phase: group keys of the rates and momenta it goes between
+        if three_phase:
+            self._phases = [
+                (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (2 * up, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
+            ]
+        else:
+            self._phases = [
+                (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
+            ]
+        if last_epoch == -1:
+            for group, top in zip(
+                optimizer.param_groups, _per_group("max_lr", optimizer, max_lr), strict=True
+            ):
+                group["initial_lr"] = top / div_factor
+                group["max_lr"] = top
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = bool(cycle_momentum)
+        if self.cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(
+                    f"cycle_momentum: {type(optimizer).__name__} has neither 'momentum' nor "
+                    "'betas'; pass cycle_momentum=False"
+                )
+            self.use_beta1 = "betas" in optimizer.defaults
+            if last_epoch == -1:
+                for group, top, bottom in zip(
+                    optimizer.param_groups,
+                    _per_group("max_momentum", optimizer, max_momentum),
+                    _per_group("base_momentum", optimizer, base_momentum),
+                    strict=True,
+                ):
+                    self._set_momentum(group, top)
+                    group["max_momentum"], group["base_momentum"] = top, bottom
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, group: dict, value: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def get_lr(self) -> list[float]:
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(
+                f"OneCycleLR stepped {step} times, past its total_steps ({self.total_steps})"
+            )
+        anneal = _anneal_cos if self.anneal_strategy == "cos" else _anneal_linear
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start = 0.0
+            for k, (end, lr_from, lr_to, momentum_from, momentum_to) in enumerate(self._phases):
+                if step <= end or k == len(self._phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lrs.append(anneal(group[lr_from], group[lr_to], pct))
+                    if self.cycle_momentum:
+                        momentum = anneal(group[momentum_from], group[momentum_to], pct)
+                        self._set_momentum(group, momentum)
+                    break
+                start = end
+        return lrs
+
+
+class SequentialLR(LRScheduler):
+    """Run ``schedulers`` one after another, switching at each of the ``milestones``
+    (epochs); each scheduler starts again from its epoch 0 when its turn comes.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import optim
+    >>> from jitgrad.optim import lr_scheduler as S
+    >>> opt = optim.SGD([jg.nn.Parameter(jg.zeros(1))], lr=1.0)
+    >>> warmup = S.LinearLR(opt, start_factor=0.5, total_iters=2)
+    >>> decay = S.ExponentialLR(opt, gamma=0.5)
+    >>> sched = S.SequentialLR(opt, [warmup, decay], milestones=[2])
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     lrs.append(sched.get_last_lr()[0]); sched.step()
+    >>> lrs
+    [0.5, 0.75, 1.0, 0.5, 0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, schedulers, milestones, last_epoch: int = -1):
+        schedulers = list(schedulers)
+        if not schedulers:
+            raise ValueError("SequentialLR expects at least one scheduler")
+        for k, scheduler in enumerate(schedulers):
+            if not hasattr(scheduler, "optimizer") or isinstance(scheduler, ReduceLROnPlateau):
+                raise TypeError(f"SequentialLR: scheduler {k} is not an epoch-driven schedule")
+            if scheduler.optimizer is not optimizer:
+                raise ValueError(
+                    f"SequentialLR: scheduler {k} drives another optimizer than the one given"
+                )
+        milestones = [int(m) for m in milestones]
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                f"SequentialLR expects {len(schedulers) - 1} milestones for "
+                f"{len(schedulers)} schedulers, got {len(milestones)}"
+            )
+        self.optimizer = optimizer
+        self._schedulers = schedulers
+        self._milestones = milestones
+        self.last_epoch = last_epoch + 1
+        for group in optimizer.param_groups:  # undo the first step each scheduler took
+            group["lr"] = group["initial_lr"]
+        for scheduler in schedulers:
+            scheduler.last_epoch -= 1
+        schedulers[0].step()
+        self._last_lr = schedulers[0].get_last_lr()
+
+    def step(self) -> None:  # type: ignore[override]
+        self.last_epoch += 1
+        k = bisect.bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[k]
+        if k > 0 and self._milestones[k - 1] == self.last_epoch:
+            scheduler.step(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    def state_dict(self) -> dict:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        for scheduler, saved in zip(self._schedulers, state.pop("_schedulers"), strict=True):
+            scheduler.load_state_dict(saved)
+        self.__dict__.update(state)
+        for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=False):
+            group["lr"] = lr
+
+
+class ReduceLROnPlateau:
+    """Multiply the learning rates by ``factor`` when a metric has stopped improving for
+    ``patience`` epochs: ``step(metric)`` once per epoch.
+
+    ``mode`` "min" (lower is better) or "max"; an improvement beats the best by more than
+    ``threshold``, relative to it (``threshold_mode`` "rel") or absolutely ("abs"). After a
+    reduction, ``cooldown`` epochs pass before bad epochs count again. Rates never go below
+    ``min_lr`` (one number, or one per group), and a change smaller than ``eps`` is skipped.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import optim
+    >>> opt = optim.SGD([jg.nn.Parameter(jg.zeros(1))], lr=1.0)
+    >>> sched = optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1)
+    >>> for loss in [3.0, 2.0, 2.0, 2.0, 1.0]:
+    ...     sched.step(loss)
+    >>> sched.get_last_lr()
+    [0.5]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr=0.0,
+        eps: float = 1e-8,
+    ):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        if factor >= 1.0:
+            raise ValueError(f"factor must be below 1.0, got {factor}")
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}")
+        self.optimizer = optimizer
+        self.min_lrs = _per_group("min_lr", optimizer, min_lr)
+        self.mode, self.factor, self.patience = mode, float(factor), int(patience)
+        self.threshold, self.threshold_mode = float(threshold), threshold_mode
+        self.cooldown, self.eps = int(cooldown), float(eps)
+        self.best = math.inf if mode == "min" else -math.inf
+        self.num_bad_epochs = 0
+        self.cooldown_counter = 0
+        self.last_epoch = 0
+        self._last_lr = [float(group["lr"]) for group in optimizer.param_groups]
+
+    def is_better(self, current: float, best: float) -> bool:
+        """Whether ``current`` improves on ``best`` by more than the threshold."""
+        if self.threshold_mode == "rel":
+            scale = 1 - self.threshold if self.mode == "min" else 1 + self.threshold
+            return current < best * scale if self.mode == "min" else current > best * scale
+        if self.mode == "min":
+            return current < best - self.threshold
+        return current > best + self.threshold
+
+    @property
+    def in_cooldown(self) -> bool:
+        return self.cooldown_counter > 0
+
+    def step(self, metrics) -> None:
+        """Record one epoch's ``metrics`` (a number or a 0-d tensor); reduce the rates if
+        it is the ``patience``-th bad epoch in a row."""
+        current = float(metrics)
+        self.last_epoch += 1
+        if self.is_better(current, self.best):
+            self.best, self.num_bad_epochs = current, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            for group, floor in zip(self.optimizer.param_groups, self.min_lrs, strict=True):
+                old = float(group["lr"])
+                new = max(old * self.factor, floor)
+                if old - new > self.eps:
+                    group["lr"] = new
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = [float(group["lr"]) for group in self.optimizer.param_groups]
+
+    def get_last_lr(self) -> list[float]:
+        """The learning rates after the last ``step()``."""
+        return list(self._last_lr)
+
+    def state_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.__dict__.update(state_dict)
+
+
+__all__ = [
+    "LRScheduler",
+    "StepLR",
+    "MultiStepLR",
+    "ExponentialLR",
+    "LinearLR",
+    "LambdaLR",
+    "CosineAnnealingLR",
+    "OneCycleLR",
+    "SequentialLR",
+    "ReduceLROnPlateau",
+]

@@ -398,6 +398,42 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
+class CountedOptimizer(Optimizer):
+    """An optimizer whose update takes numbers that follow from a per-parameter step count
+    (bias corrections, a decayed rate). ``_count(group, state)`` moves the count (and any
+    running product) on and returns those numbers, worked out in double precision as
+    PyTorch does: a jitted step's replay only sets them into the prepared launches.
+
+    Subclasses define ``_formula``, ``_tensors(group, param, grad, state)`` (the formula's
+    tensors and the outputs it writes), ``_count`` and the group options a kernel is
+    specialised on (``_token_options``).
+    """
+
+    _token_state = "step"
+    _formula: Callable
+
+    def _count(self, group: dict, state: dict) -> dict:
+        """Advance ``state["step"]`` (and what follows it); the step's numbers."""
+        raise NotImplementedError(f"{type(self).__name__} does not define _count()")
+
+    def _tensors(self, group: dict, param: Tensor, grad: Tensor, state: dict):
+        """(tensors, outputs, hyper) of one parameter's update, beside ``_count``'s numbers."""
+        raise NotImplementedError(f"{type(self).__name__} does not define _tensors()")
+
+    def _advance(self, work, launches) -> None:
+        for (group, *_, state), launch in zip(work, launches):
+            for name, value in self._count(group, state).items():
+                launch.set_number(name, value)
+
+    def _update(self, group: dict, param: Tensor, grad: Tensor, state: dict):
+        state.setdefault("step", 0)
+        numbers = self._count(group, state)
+        tensors, outputs, hyper = self._tensors(group, param, grad, state)
+        return apply_update(
+            type(self)._formula, tensors, outputs, self._launches, **hyper, **numbers
+        )
+
+
 def _frozen(token):
     """``token`` with each tensor in it (a learning rate given as a 0-d tensor) replaced by
     its value: a later token holding the same tensor, changed in place since, compares
