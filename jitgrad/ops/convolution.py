@@ -365,7 +365,7 @@ def image_input(name: str, x, spatial: int) -> tuple[Tensor, bool]:
     return x, False
 
 
-def _floating(name: str, *tensors) -> None:
+def check_floating(name: str, *tensors) -> None:
     for t in tensors:
         if t is not None and t.dtype not in (dtypes.float32, dtypes.float64):
             raise TypeError(f"{name}: supports float32 and float64 tensors, got {t.dtype.name}")
@@ -412,7 +412,7 @@ def _check_weight(name: str, x: Tensor, weight: Tensor, bias, groups, transposed
             f"{name}: bias of shape {bias.shape} should have shape ({out_channels},), one "
             "entry per output channel"
         )
-    _floating(name, x, weight, bias)
+    check_floating(name, x, weight, bias)
 
 
 def _same_padding(name: str, kernel, dilation, stride):
@@ -571,7 +571,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:  # no
     """
     name = "unfold"
     x, unbatched = image_input(name, input, 2)
-    _floating(name, x)
+    check_floating(name, x)
     geom = _fold_geometry(name, x.shape[2:], kernel_size, dilation, padding, stride)
     y = Unfold(geom)(x)
     return reshape(y, y.shape[1:]) if unbatched else y
@@ -593,7 +593,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
         cols = reshape(cols, (1, *cols.shape))
     if cols.ndim != 3:
         raise ValueError(f"{name}: expected a 3-d (batched) or 2-d input, got shape {cols.shape}")
-    _floating(name, cols)
+    check_floating(name, cols)
     image = pair(name, "output_size", output_size)
     geom = _fold_geometry(name, image, kernel_size, dilation, padding, stride)
     taps, locations = math.prod(geom.kernel), math.prod(geom.out)
