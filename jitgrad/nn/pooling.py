@@ -8,6 +8,12 @@ from .conv import config_value
 from .module import Module
 
 
+def _argument(value):
+    """A size argument as PyTorch keeps it: an int, None, or a tuple (a list from a config
+    becomes one)."""
+    return tuple(value) if isinstance(value, (list, tuple)) else value
+
+
 class _MaxPoolNd(Module):
     _pool = None
 
@@ -21,8 +27,9 @@ class _MaxPoolNd(Module):
         ceil_mode: bool = False,
     ):
         super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.dilation, self.return_indices = dilation, bool(return_indices)
+        self.kernel_size, self.stride = _argument(kernel_size), _argument(stride)
+        self.padding, self.dilation = _argument(padding), _argument(dilation)
+        self.return_indices = bool(return_indices)
         self.ceil_mode = bool(ceil_mode)
 
     def forward(self, x):
@@ -93,7 +100,8 @@ class AvgPool1d(Module):
         count_include_pad: bool = True,
     ):
         super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.kernel_size, self.stride = _argument(kernel_size), _argument(stride)
+        self.padding = _argument(padding)
         self.ceil_mode, self.count_include_pad = bool(ceil_mode), bool(count_include_pad)
 
     def forward(self, x):
@@ -161,7 +169,7 @@ class AdaptiveAvgPool2d(Module):
 
     def __init__(self, output_size):
         super().__init__()
-        self.output_size = output_size
+        self.output_size = _argument(output_size)
 
     def forward(self, x):
         return pooling.adaptive_avg_pool2d(x, self.output_size)
