@@ -27,14 +27,15 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, uninitialised
-from ..recording import run
+from ..recording import compute, run
 from . import blas, reduce
 from .movement import reshape
 
-# Columns of at most this many elements per chunk of the batch: about as fast as one
-# product over the whole batch, at a fraction of its memory.
-_CHUNK_ELEMENTS = 1 << 21
+# Columns of at most this many elements per chunk of the batch: as fast as one product
+# over the whole batch or faster, at a fraction of its memory.
+_CHUNK_ELEMENTS = 1 << 20
 
 
 class Geometry(NamedTuple):
@@ -96,6 +97,14 @@ def padded_array(image: np.ndarray, geom: Geometry, fill=0) -> np.ndarray:
     padded = np.empty(image.shape[:-2] + geom.padded, image.dtype)
     run(fill_padded, image, padded, geom, fill)
     return padded
+
+
+def scratch(image: np.ndarray, geom: Geometry) -> np.ndarray:
+    """The padded array that values bound for ``image`` land in before it is cut out
+    (``image`` itself when unpadded)."""
+    if not geom.is_padded:
+        return image
+    return np.empty((*image.shape[:2], *geom.padded), image.dtype)
 
 
 def _pack(padded: np.ndarray, geom: Geometry, cols: np.ndarray) -> None:
@@ -222,8 +231,11 @@ class Bilinear(Function):
     """One of the three maps (``kind``: "windows", "image" or "weight") of the module
     docstring, of two tensors and an optional bias. Backward is the other two maps."""
 
-    def __init__(self, kind: str, geom: Geometry, groups: int):
+    def __init__(self, kind: str, geom: Geometry, groups: int, padded=None):
         self.kind, self.geom, self.groups = kind, geom, groups
+        # The image input padded, when a forward has padded it already ("windows" keeps
+        # it for the weight's gradient).
+        self.padded = padded
 
     def forward(self, a, b, bias=None):
         geom, groups = self.geom, self.groups
@@ -231,18 +243,17 @@ class Bilinear(Function):
         b_array = b.contiguous().numpy() if self.kind != "weight" else b.numpy()
         bias_array = None if bias is None else bias.numpy()
         if self.kind == "windows":  # (image, weight)
-            padded = padded_array(a_array, geom)
+            self.padded = padded = padded_array(a_array, geom)
             out = uninitialised((a.shape[0], b.shape[0], *geom.out), a.dtype)
             run(windows_from_image, padded, b_array, bias_array, out.numpy(), geom, groups)
         elif self.kind == "image":  # (windows, weight)
             out = uninitialised((a.shape[0], b.shape[1] * groups, *geom.image), a.dtype)
             image = out.numpy()
-            padded = np.empty((*image.shape[:2], *geom.padded), image.dtype)
-            if not geom.is_padded:
-                padded = image
+            padded = scratch(image, geom)
             run(image_from_windows, a_array, b_array, bias_array, padded, image, geom, groups)
         else:  # (image, windows)
-            padded = padded_array(a_array, geom)
+            padded = self.padded if self.padded is not None else padded_array(a_array, geom)
+            self.padded = None
             shape = (b.shape[1], a.shape[1] // groups, *geom.kernel)
             out = uninitialised(shape, a.dtype)
             run(weight_from_both, padded, b_array, out.numpy(), geom, groups)
@@ -258,7 +269,8 @@ class Bilinear(Function):
         ga = gb = gbias = None
         if self.kind == "windows":  # a: image, b: weight
             ga = apply("image", gy, b) if a.requires_grad else None
-            gb = apply("weight", a, gy) if b.requires_grad else None
+            if b.requires_grad:
+                gb = Bilinear("weight", geom, groups, self.padded)(a, gy)
         elif self.kind == "image":  # a: windows, b: weight
             ga = apply("windows", gy, b) if a.requires_grad else None
             gb = apply("weight", gy, a) if b.requires_grad else None
@@ -266,8 +278,18 @@ class Bilinear(Function):
             ga = apply("image", b, gy) if a.requires_grad else None
             gb = apply("windows", a, gy) if b.requires_grad else None
         if len(self.inputs) > 2 and self.inputs[2].requires_grad:
-            gbias = reduce.sum(gy, (0, 2, 3))
+            if is_grad_enabled():  # create_graph: a recorded, differentiable sum
+                gbias = reduce.sum(gy, (0, 2, 3))
+            else:  # numpy's sum over three axes is one pass; the reduction op takes several
+                gbias = as_tensor(compute(_channel_sums, gy.numpy()))
         return (ga, gb, gbias)[: len(self.inputs)]
+
+    def _release(self) -> None:
+        self.padded = None
+
+
+def _channel_sums(g: np.ndarray) -> np.ndarray:
+    return g.sum((0, 2, 3))
 
 
 class Unfold(Function):
@@ -303,7 +325,7 @@ class Fold(Function):
         n, c = cols.shape[0], cols.shape[1] // math.prod(geom.kernel)
         out = uninitialised((n, c, *geom.image), cols.dtype)
         image = out.numpy()
-        padded = np.empty((n, c, *geom.padded), image.dtype) if geom.is_padded else image
+        padded = scratch(image, geom)
         source = cols.numpy().reshape(n, c, *geom.kernel, *geom.out).transpose(1, 2, 3, 0, 4, 5)
         run(_fold, source, geom, padded, image)
         return out

@@ -25,6 +25,7 @@ from .convolution import (
     interior,
     padded_array,
     pair,
+    scratch,
     window,
 )
 from .linalg import matmul
@@ -66,13 +67,6 @@ def _flat_indices(winner, geom: Geometry) -> np.ndarray:
     return (rows * geom.image[1] + columns).astype(np.int64)
 
 
-def _scratch(image: np.ndarray, geom: Geometry) -> np.ndarray:
-    """The padded array a gradient lands in (``image`` itself when unpadded)."""
-    if not geom.is_padded:
-        return image
-    return np.empty((*image.shape[:2], *geom.padded), image.dtype)
-
-
 def _max_gather(padded, geom: Geometry, winner, out) -> None:
     """``out`` = each window's value at its winning tap."""
     for k, (i, j) in enumerate(geom.offsets()):
@@ -111,7 +105,7 @@ class MaxSpread(Function):
     def forward(self, gy):
         gx = uninitialised(self.shape, gy.dtype)
         image = gx.numpy()
-        run(_max_spread, gy.numpy(), self.winner, self.geom, _scratch(image, self.geom), image)
+        run(_max_spread, gy.numpy(), self.winner, self.geom, scratch(image, self.geom), image)
         return gx
 
     def backward(self, gg):
@@ -187,8 +181,8 @@ class AvgSpread(Function):
     def forward(self, gy):
         gx = uninitialised(self.shape, gy.dtype)
         image = gx.numpy()
-        scratch = _scratch(image, self.geom)
-        run(_average_spread, gy.numpy(), self.divisor, self.geom, scratch, image)
+        padded = scratch(image, self.geom)
+        run(_average_spread, gy.numpy(), self.divisor, self.geom, padded, image)
         return gx
 
     def backward(self, gg):
