@@ -20,12 +20,13 @@ backward (made of the same Functions) is differentiable again.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import NamedTuple
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, threads
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, uninitialised
@@ -124,10 +125,33 @@ def _scatter(cols: np.ndarray, geom: Geometry, padded: np.ndarray) -> None:
         view += cols[:, i, j]
 
 
-def _chunks(n: int, per_sample: int):
-    """(first, stop) sample ranges of at most ``_CHUNK_ELEMENTS`` column elements each."""
+def _one_blas_thread():
+    return blas.one_thread if blas.set_blas_threads is not None else contextlib.nullcontext()
+
+
+def _each_chunk(n: int, per_sample: int, work, make_scratch) -> list:
+    """``work(first, stop, scratch)`` over the batch ``range(n)`` in chunks of at most
+    ``_CHUNK_ELEMENTS`` column elements (``per_sample`` a sample), shared among jitgrad's
+    threads, each with scratch arrays of its own from ``make_scratch(samples a chunk)``;
+    returns every scratch made. BLAS runs on one thread meanwhile: the chunks keep the
+    cores busy, packing included, and no BLAS thread spins waiting for a busy core."""
     step = max(1, _CHUNK_ELEMENTS // max(per_sample, 1))
-    return [(first, min(first + step, n)) for first in range(0, n, step)]
+    chunks = [(first, min(first + step, n)) for first in range(0, n, step)]
+    made, idle = [], []
+
+    def piece(k):
+        try:
+            scratch = idle.pop()  # (atomic: one thread's scratch is never another's)
+        except IndexError:
+            scratch = make_scratch(step)
+            made.append(scratch)
+        work(*chunks[k], scratch)
+        idle.append(scratch)
+
+    if chunks:
+        with _one_blas_thread():
+            threads.run(piece, len(chunks))
+    return made
 
 
 def _columns(buffer: np.ndarray, groups: int, channels: int, geom: Geometry, b: int):
@@ -136,8 +160,9 @@ def _columns(buffer: np.ndarray, groups: int, channels: int, geom: Geometry, b: 
     return buffer[: math.prod(shape)].reshape(shape)
 
 
-def _product(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    blas.matmul_for(a, b, out)(a, b, out)
+def _rows(buffer: np.ndarray, groups: int, channels: int, length: int) -> np.ndarray:
+    """A (groups, channels/groups, length) view of ``buffer``'s start."""
+    return buffer[: channels * length].reshape(groups, channels // groups, length)
 
 
 def _windows_into_rows(windows: np.ndarray, groups: int, rows: np.ndarray) -> None:
@@ -147,30 +172,34 @@ def _windows_into_rows(windows: np.ndarray, groups: int, rows: np.ndarray) -> No
     rows.reshape(groups, cs // groups, b, oh * ow)[...] = source
 
 
+def _buffers(*sizes, dtype):
+    """``make_scratch`` for ``_each_chunk``: flat arrays of ``size`` elements a sample."""
+    return lambda step: [np.empty(size * step, dtype) for size in sizes]
+
+
 def windows_from_image(padded, weight, bias, out, geom: Geometry, groups: int) -> None:
     """``out`` (N, Cs, OH, OW) = the weight (Cs, Ci/groups, KH, KW) applied to the windows
     of ``padded`` (N, Ci, H, W), plus ``bias`` (Cs,) or None: conv2d."""
     n, ci = padded.shape[:2]
     cs = weight.shape[0]
-    taps = math.prod(geom.kernel)
+    per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
     locations = math.prod(geom.out)
-    w = weight.reshape(groups, cs // groups, ci // groups * taps)
-    chunks = _chunks(n, ci * taps * locations)
-    step = chunks[0][1] if chunks else 0
-    buffer = np.empty(ci * taps * step * locations, padded.dtype)
-    result = np.empty(cs * step * locations, padded.dtype)
-    for first, stop in chunks:
+    w = weight.reshape(groups, cs // groups, -1)
+
+    def work(first, stop, scratch):
         b = stop - first
-        cols = _columns(buffer, groups, ci, geom, b)
+        cols = _columns(scratch[0], groups, ci, geom, b)
         _pack(padded[first:stop], geom, cols.reshape(ci, *geom.kernel, b, *geom.out))
-        rows = result[: cs * b * locations].reshape(groups, cs // groups, b * locations)
-        _product(w, cols.reshape(groups, -1, b * locations), rows)
+        rows = _rows(scratch[1], groups, cs, b * locations)
+        np.matmul(w, cols.reshape(groups, -1, b * locations), rows)
         target = out[first:stop].reshape(b, groups, cs // groups, locations)
         source = rows.reshape(groups, cs // groups, b, locations).transpose(2, 0, 1, 3)
         if bias is None:
             target[...] = source
         else:
             np.add(source, bias.reshape(1, groups, cs // groups, 1), out=target)
+
+    _each_chunk(n, per_sample, work, _buffers(per_sample, cs * locations, dtype=out.dtype))
 
 
 def image_from_windows(windows, weight, bias, padded, image, geom: Geometry, groups: int):
@@ -180,25 +209,25 @@ def image_from_windows(windows, weight, bias, padded, image, geom: Geometry, gro
     itself when unpadded)."""
     n, cs = windows.shape[:2]
     ci = weight.shape[1] * groups
-    taps = math.prod(geom.kernel)
+    per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
     locations = math.prod(geom.out)
-    w = weight.reshape(groups, cs // groups, ci // groups * taps).transpose(0, 2, 1)
-    chunks = _chunks(n, ci * taps * locations)
-    step = chunks[0][1] if chunks else 0
-    buffer = np.empty(ci * taps * step * locations, windows.dtype)
-    rows_buffer = np.empty(cs * step * locations, windows.dtype)
-    padded[...] = 0
-    for first, stop in chunks:
+    w = weight.reshape(groups, cs // groups, -1).transpose(0, 2, 1)
+
+    def work(first, stop, scratch):
         b = stop - first
-        rows = rows_buffer[: cs * b * locations].reshape(groups, cs // groups, b * locations)
+        target = padded[first:stop]
+        target[...] = 0
+        rows = _rows(scratch[1], groups, cs, b * locations)
         _windows_into_rows(windows[first:stop], groups, rows)
-        cols = _columns(buffer, groups, ci, geom, b)
-        _product(w, rows, cols.reshape(groups, -1, b * locations))
-        _scatter(cols.reshape(ci, *geom.kernel, b, *geom.out), geom, padded[first:stop])
-    if padded is not image:
-        image[...] = interior(padded, geom)
-    if bias is not None:
-        image += bias.reshape(1, ci, 1, 1)
+        cols = _columns(scratch[0], groups, ci, geom, b)
+        np.matmul(w, rows, cols.reshape(groups, -1, b * locations))
+        _scatter(cols.reshape(ci, *geom.kernel, b, *geom.out), geom, target)
+        if padded is not image:
+            image[first:stop] = interior(target, geom)
+        if bias is not None:
+            image[first:stop] += bias.reshape(1, ci, 1, 1)
+
+    _each_chunk(n, per_sample, work, _buffers(per_sample, cs * locations, dtype=image.dtype))
 
 
 def weight_from_both(padded, windows, grad, geom: Geometry, groups: int) -> None:
@@ -208,23 +237,26 @@ def weight_from_both(padded, windows, grad, geom: Geometry, groups: int) -> None
     conv_transpose2d (image = the output's gradient)."""
     n, ci = padded.shape[:2]
     cs = windows.shape[1]
-    taps = math.prod(geom.kernel)
+    per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
     locations = math.prod(geom.out)
-    g = grad.reshape(groups, cs // groups, ci // groups * taps)
-    chunks = _chunks(n, ci * taps * locations)
-    step = chunks[0][1] if chunks else 0
-    buffer = np.empty(ci * taps * step * locations, padded.dtype)
-    rows_buffer = np.empty(cs * step * locations, padded.dtype)
-    partial = np.empty_like(g)
-    g[...] = 0
-    for first, stop in chunks:
+    g = grad.reshape(groups, cs // groups, -1)
+    make_buffers = _buffers(per_sample, cs * locations, dtype=grad.dtype)
+
+    def scratch(step):  # the buffers, a partial sum and the product before it is added
+        return [*make_buffers(step), np.zeros_like(g), np.empty_like(g)]
+
+    def work(first, stop, scratch):
         b = stop - first
-        cols = _columns(buffer, groups, ci, geom, b)
+        cols = _columns(scratch[0], groups, ci, geom, b)
         _pack(padded[first:stop], geom, cols.reshape(ci, *geom.kernel, b, *geom.out))
-        rows = rows_buffer[: cs * b * locations].reshape(groups, cs // groups, b * locations)
+        rows = _rows(scratch[1], groups, cs, b * locations)
         _windows_into_rows(windows[first:stop], groups, rows)
-        _product(rows, cols.reshape(groups, -1, b * locations).transpose(0, 2, 1), partial)
-        g += partial
+        np.matmul(rows, cols.reshape(groups, -1, b * locations).transpose(0, 2, 1), scratch[3])
+        scratch[2] += scratch[3]
+
+    g[...] = 0
+    for made in _each_chunk(n, per_sample, work, scratch):
+        g += made[2]
 
 
 class Bilinear(Function):
