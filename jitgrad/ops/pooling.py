@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, uninitialised
 from ..recording import compute, run
 from .convolution import (
@@ -33,27 +34,51 @@ from .movement import reshape
 
 
 def _max_windows(padded, geom: Geometry, out, winner) -> None:
-    """``out`` = each window's maximum (NaN if any value is, as PyTorch), ``winner`` = the
-    tap that holds it (the first of equal maxima, the last NaN)."""
-    better = np.empty(out.shape, bool)
-    for k, (i, j) in enumerate(geom.offsets()):
-        values = window(padded, geom, i, j)
-        if k == 0:
-            out[...] = values
-            winner[...] = 0
-            continue
-        np.greater(values, out, out=better)
-        better |= np.isnan(values)
-        np.copyto(out, values, where=better)
-        np.copyto(winner, k, where=better)
+    """``out`` = each window's maximum (NaN if any value is, as PyTorch); ``winner``, unless
+    None, = the tap that holds it: the first of equal maxima, the last NaN (PyTorch's
+    picks, whose scan keeps a value greater than the maximum so far, or a NaN)."""
+    taps = [window(padded, geom, i, j) for i, j in geom.offsets()]
+    out[...] = taps[0]
+    for values in taps[1:]:
+        np.maximum(out, values, out=out)
+    if winner is None:
+        return
+    mask, step = np.empty(out.shape, bool), np.empty_like(winner)
+    winner[...] = 0
+    for k in range(len(taps) - 1, -1, -1):  # the first equal tap writes last
+        _set_where(winner, k, np.equal(taps[k], out, out=mask), step)
+    not_a_number = np.isnan(out)
+    if not_a_number.any():
+        for k, values in enumerate(taps):  # the last NaN writes last
+            _set_where(winner, k, np.isnan(values, out=mask) & not_a_number, step)
+
+
+def _set_where(winner, k: int, mask, step) -> None:
+    """``winner[mask] = k`` as arithmetic on whole arrays (winner += (k - winner)·mask):
+    several times faster than numpy's masked writes."""
+    np.subtract(k, winner, out=step)
+    np.multiply(step, mask, out=step)
+    winner += step
 
 
 def _max_spread(gy, winner, geom: Geometry, padded, image) -> None:
-    """``image`` = each window's gradient ``gy`` added at its winning tap."""
-    padded[...] = 0
+    """``image`` = each window's gradient ``gy`` added at its winning tap. A window's
+    gradient is multiplied by the mask of its tap rather than selected by it (several times
+    faster than numpy's masked copies), so a NaN or infinite one reaches its whole window."""
+    spans = [d * (k - 1) + 1 for k, d in zip(geom.kernel, geom.dilation)]
+    disjoint = all(s >= span for s, span in zip(geom.stride, spans))  # windows never share
+    covering = disjoint and geom.dilation == (1, 1) and geom.stride == geom.kernel
+    covering = covering and all(o * s == n for o, s, n in zip(geom.out, geom.stride, geom.padded))
+    if not covering:
+        padded[...] = 0
+    won = np.empty(winner.shape, gy.dtype)
     for k, (i, j) in enumerate(geom.offsets()):
         view = window(padded, geom, i, j)
-        view += np.where(winner == k, gy, 0)
+        np.equal(winner, k, out=won)
+        if disjoint:
+            np.multiply(gy, won, out=view)
+        else:
+            view += np.multiply(gy, won, out=won)
     if padded is not image:
         image[...] = interior(padded, geom)
 
@@ -78,14 +103,17 @@ class MaxPool(Function):
 
     needs_input_values = False  # (the gradient reads the winners, kept apart)
 
-    def __init__(self, geom: Geometry):
-        self.geom = geom
+    def __init__(self, geom: Geometry, keep_winner: bool):
+        self.geom, self.keep_winner = geom, keep_winner
 
     def forward(self, x):
         geom = self.geom
         padded = padded_array(x.numpy(), geom, -np.inf)
         out = uninitialised((*x.shape[:2], *geom.out), x.dtype)
-        self.winner = np.empty(out.shape, np.int8 if math.prod(geom.kernel) <= 127 else np.int32)
+        self.winner = None
+        if self.keep_winner:
+            taps = math.prod(geom.kernel)
+            self.winner = np.empty(out.shape, np.int8 if taps <= 127 else np.int32)
         run(_max_windows, padded, geom, out.numpy(), self.winner)
         return out
 
@@ -264,7 +292,8 @@ def max_pool2d(
     x, unbatched = image_input(name, input, 2)
     check_floating(name, x)
     geom = _pool_geometry(name, x, kernel_size, stride, padding, dilation, ceil_mode)
-    pool = MaxPool(geom)
+    # The winners are found only for a gradient or the indices.
+    pool = MaxPool(geom, bool(return_indices) or (x.requires_grad and is_grad_enabled()))
     y = pool(x)
     if unbatched:
         y = reshape(y, y.shape[1:])
