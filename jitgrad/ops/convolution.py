@@ -3,8 +3,9 @@
 
 A convolution packs the input's windows into columns (im2col: one strided copy per kernel
 offset) and multiplies them by the weight in BLAS. The batch goes through in chunks of a
-few samples, so the columns stay in cache instead of growing to kernel-area times the
-input, and nothing is kept for backward but the (padded) input.
+few samples, shared among jitgrad's threads, so the columns stay in cache instead of
+growing to kernel-area times the input, and nothing is kept for backward but the (padded)
+input.
 
 Three bilinear maps between an "image" (N, Ci, H, W), its "windows" (N, Cs, OH, OW) and a
 weight (Cs, Ci/groups, KH, KW) make up every convolution and both its gradients:
@@ -129,29 +130,27 @@ def _one_blas_thread():
     return blas.one_thread if blas.set_blas_threads is not None else contextlib.nullcontext()
 
 
-def _each_chunk(n: int, per_sample: int, work, make_scratch) -> list:
-    """``work(first, stop, scratch)`` over the batch ``range(n)`` in chunks of at most
+def _each_chunk(n: int, per_sample: int, work, make_buffers) -> None:
+    """``work(first, stop, buffers)`` over the batch ``range(n)`` in chunks of at most
     ``_CHUNK_ELEMENTS`` column elements (``per_sample`` a sample), shared among jitgrad's
-    threads, each with scratch arrays of its own from ``make_scratch(samples a chunk)``;
-    returns every scratch made. BLAS runs on one thread meanwhile: the chunks keep the
-    cores busy, packing included, and no BLAS thread spins waiting for a busy core."""
+    threads, each with scratch arrays of its own from ``make_buffers(samples a chunk)``.
+    BLAS runs on one thread meanwhile: the chunks keep the cores busy, packing included,
+    and no BLAS thread spins waiting for a core another process holds."""
     step = max(1, _CHUNK_ELEMENTS // max(per_sample, 1))
     chunks = [(first, min(first + step, n)) for first in range(0, n, step)]
-    made, idle = [], []
+    idle = []  # buffers of finished chunks, for the next
 
     def piece(k):
         try:
-            scratch = idle.pop()  # (atomic: one thread's scratch is never another's)
+            buffers = idle.pop()  # (atomic: one thread's buffers are never another's)
         except IndexError:
-            scratch = make_scratch(step)
-            made.append(scratch)
-        work(*chunks[k], scratch)
-        idle.append(scratch)
+            buffers = make_buffers(step)
+        work(*chunks[k], buffers)
+        idle.append(buffers)
 
     if chunks:
         with _one_blas_thread():
             threads.run(piece, len(chunks))
-    return made
 
 
 def _columns(buffer: np.ndarray, groups: int, channels: int, geom: Geometry, b: int):
@@ -173,7 +172,7 @@ def _windows_into_rows(windows: np.ndarray, groups: int, rows: np.ndarray) -> No
 
 
 def _buffers(*sizes, dtype):
-    """``make_scratch`` for ``_each_chunk``: flat arrays of ``size`` elements a sample."""
+    """``make_buffers`` for ``_each_chunk``: flat arrays of ``size`` elements a sample."""
     return lambda step: [np.empty(size * step, dtype) for size in sizes]
 
 
@@ -186,11 +185,11 @@ def windows_from_image(padded, weight, bias, out, geom: Geometry, groups: int) -
     locations = math.prod(geom.out)
     w = weight.reshape(groups, cs // groups, -1)
 
-    def work(first, stop, scratch):
+    def work(first, stop, buffers):
         b = stop - first
-        cols = _columns(scratch[0], groups, ci, geom, b)
+        cols = _columns(buffers[0], groups, ci, geom, b)
         _pack(padded[first:stop], geom, cols.reshape(ci, *geom.kernel, b, *geom.out))
-        rows = _rows(scratch[1], groups, cs, b * locations)
+        rows = _rows(buffers[1], groups, cs, b * locations)
         np.matmul(w, cols.reshape(groups, -1, b * locations), rows)
         target = out[first:stop].reshape(b, groups, cs // groups, locations)
         source = rows.reshape(groups, cs // groups, b, locations).transpose(2, 0, 1, 3)
@@ -213,13 +212,13 @@ def image_from_windows(windows, weight, bias, padded, image, geom: Geometry, gro
     locations = math.prod(geom.out)
     w = weight.reshape(groups, cs // groups, -1).transpose(0, 2, 1)
 
-    def work(first, stop, scratch):
+    def work(first, stop, buffers):
         b = stop - first
         target = padded[first:stop]
         target[...] = 0
-        rows = _rows(scratch[1], groups, cs, b * locations)
+        rows = _rows(buffers[1], groups, cs, b * locations)
         _windows_into_rows(windows[first:stop], groups, rows)
-        cols = _columns(scratch[0], groups, ci, geom, b)
+        cols = _columns(buffers[0], groups, ci, geom, b)
         np.matmul(w, rows, cols.reshape(groups, -1, b * locations))
         _scatter(cols.reshape(ci, *geom.kernel, b, *geom.out), geom, target)
         if padded is not image:
@@ -240,23 +239,20 @@ def weight_from_both(padded, windows, grad, geom: Geometry, groups: int) -> None
     per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
     locations = math.prod(geom.out)
     g = grad.reshape(groups, cs // groups, -1)
-    make_buffers = _buffers(per_sample, cs * locations, dtype=grad.dtype)
+    partials = {}  # first sample -> that chunk's product, summed in order: reproducible
 
-    def scratch(step):  # the buffers, a partial sum and the product before it is added
-        return [*make_buffers(step), np.zeros_like(g), np.empty_like(g)]
-
-    def work(first, stop, scratch):
+    def work(first, stop, buffers):
         b = stop - first
-        cols = _columns(scratch[0], groups, ci, geom, b)
+        cols = _columns(buffers[0], groups, ci, geom, b)
         _pack(padded[first:stop], geom, cols.reshape(ci, *geom.kernel, b, *geom.out))
-        rows = _rows(scratch[1], groups, cs, b * locations)
+        rows = _rows(buffers[1], groups, cs, b * locations)
         _windows_into_rows(windows[first:stop], groups, rows)
-        np.matmul(rows, cols.reshape(groups, -1, b * locations).transpose(0, 2, 1), scratch[3])
-        scratch[2] += scratch[3]
+        partials[first] = np.matmul(rows, cols.reshape(groups, -1, b * locations).mT)
 
+    _each_chunk(n, per_sample, work, _buffers(per_sample, cs * locations, dtype=grad.dtype))
     g[...] = 0
-    for made in _each_chunk(n, per_sample, work, scratch):
-        g += made[2]
+    for first in sorted(partials):
+        g += partials[first]
 
 
 class Bilinear(Function):

@@ -124,6 +124,18 @@ def test_convolutions_in_chunks_of_the_batch_match_pytorch(monkeypatch):
     monkeypatch.setattr(convolution, "_CHUNK_ELEMENTS", 100)  # one or two samples a chunk
     against_torch(F.conv2d, TF.conv2d, [(5, 2, 6, 6), (3, 2, 3, 3), (3,)], padding=1)
     against_torch(F.conv_transpose2d, TF.conv_transpose2d, [(5, 2, 4, 4), (2, 3, 3, 3)], stride=2)
+    # The chunks' shares of the weight gradient add up in one order, whichever thread ran
+    # which chunk: the same inputs give the same bits.
+    rng = np.random.default_rng(0)
+    x = jg.tensor(rng.standard_normal((9, 2, 6, 6)).astype(np.float32))
+    w = jg.tensor(rng.standard_normal((3, 2, 3, 3)).astype(np.float32), requires_grad=True)
+    grads = []
+    for _ in range(3):
+        w.grad = None
+        (F.conv2d(x, w, padding=1) ** 2).sum().backward()
+        grads.append(w.grad.numpy().copy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+    np.testing.assert_array_equal(grads[0], grads[2])
 
 
 @pytest.mark.parametrize(
