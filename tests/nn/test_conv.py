@@ -375,9 +375,16 @@ def test_a_jitted_cnn_training_step_equals_eager_and_pytorch():
         np.testing.assert_allclose(p.numpy(), r.detach().numpy(), rtol=1e-9, atol=1e-12)
 
 
-def test_a_saved_cnn_loads_and_predicts_the_same(tmp_path):
+def test_a_saved_cnn_is_served_with_jitted_plans_that_predict_as_the_model(tmp_path):
+    from jitgrad.serving.predictor import Predictor
+    from jitgrad.serving.signature import Signature
+
     model = TinyCNN().net
-    x = jg.tensor(np.random.default_rng(1).standard_normal((2, 2, 6, 6)))
+    x = np.random.default_rng(1).standard_normal((3, 2, 6, 6))
     jg.io.save_model(model, tmp_path / "cnn", input_shape=(2, 6, 6), input_dtype="float64")
-    loaded, _ = jg.io.load_model(tmp_path / "cnn")
-    np.testing.assert_array_equal(loaded(x).numpy(), model(x).numpy())
+    loaded, manifest = jg.io.load_model(tmp_path / "cnn")
+    predictor = Predictor(loaded, Signature.from_manifest(manifest["signature"]), [3])
+    assert predictor.warm_up()["plans"] == "enabled"  # replays equal the eager model
+    (served,) = predictor({"x": x}).values()
+    with jg.no_grad():
+        np.testing.assert_allclose(served, model(jg.tensor(x)).numpy(), rtol=1e-12)
