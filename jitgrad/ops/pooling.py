@@ -61,16 +61,23 @@ def _set_where(winner, k: int, mask, step) -> None:
     winner += step
 
 
+def _prepare_spread(geom: Geometry, padded) -> bool:
+    """Whether windows never share an element (each tap's view can then be written rather
+    than added to); zeroes ``padded`` unless the windows tile it."""
+    spans = [d * (k - 1) + 1 for k, d in zip(geom.kernel, geom.dilation)]
+    disjoint = all(s >= span for s, span in zip(geom.stride, spans))
+    tiling = disjoint and geom.dilation == (1, 1) and geom.stride == geom.kernel
+    tiling = tiling and all(o * s == n for o, s, n in zip(geom.out, geom.stride, geom.padded))
+    if not tiling:
+        padded[...] = 0
+    return disjoint
+
+
 def _max_spread(gy, winner, geom: Geometry, padded, image) -> None:
     """``image`` = each window's gradient ``gy`` added at its winning tap. A window's
     gradient is multiplied by the mask of its tap rather than selected by it (several times
     faster than numpy's masked copies), so a NaN or infinite one reaches its whole window."""
-    spans = [d * (k - 1) + 1 for k, d in zip(geom.kernel, geom.dilation)]
-    disjoint = all(s >= span for s, span in zip(geom.stride, spans))  # windows never share
-    covering = disjoint and geom.dilation == (1, 1) and geom.stride == geom.kernel
-    covering = covering and all(o * s == n for o, s, n in zip(geom.out, geom.stride, geom.padded))
-    if not covering:
-        padded[...] = 0
+    disjoint = _prepare_spread(geom, padded)
     won = np.empty(winner.shape, gy.dtype)
     for k, (i, j) in enumerate(geom.offsets()):
         view = window(padded, geom, i, j)
@@ -169,11 +176,14 @@ def _average(padded, geom: Geometry, divisor, out) -> None:
 
 
 def _average_spread(gy, divisor, geom: Geometry, padded, image) -> None:
-    padded[...] = 0
+    disjoint = _prepare_spread(geom, padded)
     share = gy / divisor
     for i, j in geom.offsets():
         view = window(padded, geom, i, j)
-        view += share
+        if disjoint:
+            view[...] = share
+        else:
+            view += share
     if padded is not image:
         image[...] = interior(padded, geom)
 
