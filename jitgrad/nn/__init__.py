@@ -11,10 +11,12 @@ layers, losses, ``init`` and the functional forms (``import jitgrad.nn.functiona
 from . import functional, init, utils
 from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
 from .container import ModuleList, Sequential
+from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .layers import Dropout, Embedding, Flatten, Identity, Linear
 from .losses import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
 from .module import IncompatibleKeys, Module, Parameter
 from .normalization import BatchNorm1d, LayerNorm
+from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .registry import from_config
 
 __all__ = [
@@ -45,4 +47,12 @@ __all__ = [
     "MSELoss",
     "CrossEntropyLoss",
     "BCEWithLogitsLoss",
+    "Conv1d",
+    "Conv2d",
+    "ConvTranspose2d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool2d",
 ]

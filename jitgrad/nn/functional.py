@@ -15,8 +15,10 @@ from .._config import config
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor
 from ..ops import reduce
+from ..ops.convolution import conv1d, conv2d, conv_transpose2d, fold, unfold
 from ..ops.elementwise import where
 from ..ops.linalg import linear
+from ..ops.pooling import adaptive_avg_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 from ..ops.unary import exp, gelu, isfinite, leaky_relu, log, relu, sigmoid, silu, softplus, tanh
 from ..random import Generator, default_rng
 from ..recording import compute
@@ -345,4 +347,14 @@ __all__ = [
     "tanh",
     "leaky_relu",
     "softplus",
+    "conv1d",
+    "conv2d",
+    "conv_transpose2d",
+    "unfold",
+    "fold",
+    "max_pool1d",
+    "max_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "adaptive_avg_pool2d",
 ]

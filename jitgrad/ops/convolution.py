@@ -1,0 +1,659 @@
+"""Convolutions in PyTorch's spelling: ``conv1d``, ``conv2d``, ``conv_transpose2d``,
+``unfold`` and ``fold``, over (N, C, H, W) tensors (1-d ones as images one row high).
+
+A convolution packs the input's windows into columns (im2col: one strided copy per kernel
+offset) and multiplies them by the weight in BLAS. The batch goes through in chunks of a
+few samples, shared among jitgrad's threads, so the columns stay in cache instead of
+growing to kernel-area times the input, and nothing is kept for backward but the (padded)
+input.
+
+Three bilinear maps between an "image" (N, Ci, H, W), its "windows" (N, Cs, OH, OW) and a
+weight (Cs, Ci/groups, KH, KW) make up every convolution and both its gradients:
+
+- ``windows_from_image``: conv2d's forward, conv_transpose2d's input gradient;
+- ``image_from_windows``: conv_transpose2d's forward, conv2d's input gradient (col2im:
+  the columns added back at their windows, one strided add per kernel offset);
+- ``weight_from_both``: the weight gradient of either.
+
+The gradient of each is the other two, so one ``Function`` serves all three, and its
+backward (made of the same Functions) is differentiable again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import dtypes, threads
+from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.tensor import Tensor, as_tensor, uninitialised
+from ..recording import compute, run
+from . import blas, reduce
+from .movement import reshape
+
+# Columns of at most this many elements per chunk of the batch: as fast as one product
+# over the whole batch or faster, at a fraction of its memory.
+_CHUNK_ELEMENTS = 1 << 20
+
+
+class Geometry(NamedTuple):
+    """Where the windows lie: ``out`` windows of ``kernel`` taps spaced ``dilation`` apart,
+    ``stride`` apart over the image of size ``image`` padded by ``pad_before`` and
+    ``pad_after`` (each a (height, width) pair)."""
+
+    kernel: tuple[int, int]
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    pad_before: tuple[int, int]
+    pad_after: tuple[int, int]
+    image: tuple[int, int]
+    out: tuple[int, int]
+
+    @property
+    def padded(self) -> tuple[int, int]:
+        return tuple(n + b + a for n, b, a in zip(self.image, self.pad_before, self.pad_after))
+
+    @property
+    def is_padded(self) -> bool:
+        return any(self.pad_before) or any(self.pad_after)
+
+    def offsets(self):
+        """The kernel's taps (i, j), row by row."""
+        return ((i, j) for i in range(self.kernel[0]) for j in range(self.kernel[1]))
+
+
+def window(padded: np.ndarray, geom: Geometry, i: int, j: int) -> np.ndarray:
+    """The view of ``padded`` (..., H, W) that tap (i, j) of every window reads: (..., OH,
+    OW)."""
+    (sh, sw), (dh, dw), (oh, ow) = geom.stride, geom.dilation, geom.out
+    return padded[
+        ..., i * dh : i * dh + sh * (oh - 1) + 1 : sh, j * dw : j * dw + sw * (ow - 1) + 1 : sw
+    ]
+
+
+def interior(padded: np.ndarray, geom: Geometry) -> np.ndarray:
+    """The image inside ``padded``."""
+    (bh, bw), (h, w) = geom.pad_before, geom.image
+    return padded[..., bh : bh + h, bw : bw + w]
+
+
+def fill_padded(image: np.ndarray, padded: np.ndarray, geom: Geometry, fill) -> None:
+    """Write ``image`` into ``padded`` with ``fill`` around it (only the border is filled)."""
+    (bh, bw), (h, w) = geom.pad_before, geom.image
+    padded[..., :bh, :] = fill
+    padded[..., bh + h :, :] = fill
+    padded[..., bh : bh + h, :bw] = fill
+    padded[..., bh : bh + h, bw + w :] = fill
+    interior(padded, geom)[...] = image
+
+
+def padded_array(image: np.ndarray, geom: Geometry, fill=0) -> np.ndarray:
+    """``image`` padded as ``geom`` says (the image itself when there is no padding); the
+    copy is recorded, so that a jitted replay pads the replay's image."""
+    if not geom.is_padded:
+        return image
+    padded = np.empty(image.shape[:-2] + geom.padded, image.dtype)
+    run(fill_padded, image, padded, geom, fill)
+    return padded
+
+
+def scratch(image: np.ndarray, geom: Geometry) -> np.ndarray:
+    """The padded array that values bound for ``image`` land in before it is cut out
+    (``image`` itself when unpadded)."""
+    if not geom.is_padded:
+        return image
+    return np.empty((*image.shape[:2], *geom.padded), image.dtype)
+
+
+def _pack(padded: np.ndarray, geom: Geometry, cols: np.ndarray) -> None:
+    """im2col: ``cols`` (C, KH, KW, N, OH, OW) gets the windows of ``padded`` (N, C, H, W)."""
+    source = padded.transpose(1, 0, 2, 3)
+    for i, j in geom.offsets():
+        cols[:, i, j] = window(source, geom, i, j)
+
+
+def _scatter(cols: np.ndarray, geom: Geometry, padded: np.ndarray) -> None:
+    """col2im: add ``cols`` (C, KH, KW, N, OH, OW) into ``padded`` (N, C, H, W) at the
+    windows they came from. Within one tap the windows never overlap (stride >= 1), so
+    each strided add is exact."""
+    target = padded.transpose(1, 0, 2, 3)
+    for i, j in geom.offsets():
+        view = window(target, geom, i, j)
+        view += cols[:, i, j]
+
+
+def _one_blas_thread():
+    return blas.one_thread if blas.set_blas_threads is not None else contextlib.nullcontext()
+
+
+def _each_chunk(n: int, per_sample: int, work, make_buffers) -> None:
+    """``work(first, stop, buffers)`` over the batch ``range(n)`` in chunks of at most
+    ``_CHUNK_ELEMENTS`` column elements (``per_sample`` a sample), shared among jitgrad's
+    threads, each with scratch arrays of its own from ``make_buffers(samples a chunk)``.
+    BLAS runs on one thread meanwhile: the chunks keep the cores busy, packing included,
+    and no BLAS thread spins waiting for a core another process holds."""
+    step = max(1, _CHUNK_ELEMENTS // max(per_sample, 1))
+    chunks = [(first, min(first + step, n)) for first in range(0, n, step)]
+    idle = []  # buffers of finished chunks, for the next
+
+    def piece(k):
+        try:
+            buffers = idle.pop()  # (atomic: one thread's buffers are never another's)
+        except IndexError:
+            buffers = make_buffers(step)
+        work(*chunks[k], buffers)
+        idle.append(buffers)
+
+    if chunks:
+        with _one_blas_thread():
+            threads.run(piece, len(chunks))
+
+
+def _columns(buffer: np.ndarray, groups: int, channels: int, geom: Geometry, b: int):
+    """A (groups, channels/groups, KH, KW, b, OH, OW) view of ``buffer``'s start."""
+    shape = (groups, channels // groups, *geom.kernel, b, *geom.out)
+    return buffer[: math.prod(shape)].reshape(shape)
+
+
+def _rows(buffer: np.ndarray, groups: int, channels: int, length: int) -> np.ndarray:
+    """A (groups, channels/groups, length) view of ``buffer``'s start."""
+    return buffer[: channels * length].reshape(groups, channels // groups, length)
+
+
+def _windows_into_rows(windows: np.ndarray, groups: int, rows: np.ndarray) -> None:
+    """``rows`` (groups, Cs/groups, b·OH·OW) from ``windows`` (b, Cs, OH, OW)."""
+    b, cs, oh, ow = windows.shape
+    source = windows.reshape(b, groups, cs // groups, oh * ow).transpose(1, 2, 0, 3)
+    rows.reshape(groups, cs // groups, b, oh * ow)[...] = source
+
+
+def _buffers(*sizes, dtype):
+    """``make_buffers`` for ``_each_chunk``: flat arrays of ``size`` elements a sample."""
+    return lambda step: [np.empty(size * step, dtype) for size in sizes]
+
+
+def windows_from_image(padded, weight, bias, out, geom: Geometry, groups: int) -> None:
+    """``out`` (N, Cs, OH, OW) = the weight (Cs, Ci/groups, KH, KW) applied to the windows
+    of ``padded`` (N, Ci, H, W), plus ``bias`` (Cs,) or None: conv2d."""
+    n, ci = padded.shape[:2]
+    cs = weight.shape[0]
+    per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
+    locations = math.prod(geom.out)
+    w = weight.reshape(groups, cs // groups, -1)
+
+    def work(first, stop, buffers):
+        b = stop - first
+        cols = _columns(buffers[0], groups, ci, geom, b)
+        _pack(padded[first:stop], geom, cols.reshape(ci, *geom.kernel, b, *geom.out))
+        rows = _rows(buffers[1], groups, cs, b * locations)
+        np.matmul(w, cols.reshape(groups, -1, b * locations), rows)
+        target = out[first:stop].reshape(b, groups, cs // groups, locations)
+        source = rows.reshape(groups, cs // groups, b, locations).transpose(2, 0, 1, 3)
+        if bias is None:
+            target[...] = source
+        else:
+            np.add(source, bias.reshape(1, groups, cs // groups, 1), out=target)
+
+    _each_chunk(n, per_sample, work, _buffers(per_sample, cs * locations, dtype=out.dtype))
+
+
+def image_from_windows(windows, weight, bias, padded, image, geom: Geometry, groups: int):
+    """``image`` (N, Ci, H, W) = each window's values (N, Cs, OH, OW) spread through the
+    weight (Cs, Ci/groups, KH, KW) over its window and summed, plus ``bias`` (Ci,) or None:
+    conv_transpose2d. ``padded`` is the scratch image the windows land in (``image``
+    itself when unpadded)."""
+    n, cs = windows.shape[:2]
+    ci = weight.shape[1] * groups
+    per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
+    locations = math.prod(geom.out)
+    w = weight.reshape(groups, cs // groups, -1).transpose(0, 2, 1)
+
+    def work(first, stop, buffers):
+        b = stop - first
+        target = padded[first:stop]
+        target[...] = 0
+        rows = _rows(buffers[1], groups, cs, b * locations)
+        _windows_into_rows(windows[first:stop], groups, rows)
+        cols = _columns(buffers[0], groups, ci, geom, b)
+        np.matmul(w, rows, cols.reshape(groups, -1, b * locations))
+        _scatter(cols.reshape(ci, *geom.kernel, b, *geom.out), geom, target)
+        if padded is not image:
+            image[first:stop] = interior(target, geom)
+        if bias is not None:
+            image[first:stop] += bias.reshape(1, ci, 1, 1)
+
+    _each_chunk(n, per_sample, work, _buffers(per_sample, cs * locations, dtype=image.dtype))
+
+
+def weight_from_both(padded, windows, grad, geom: Geometry, groups: int) -> None:
+    """``grad`` (Cs, Ci/groups, KH, KW) = Σ over samples and windows of each window's
+    value (N, Cs, OH, OW) times the image's values under it (``padded``, (N, Ci, H, W)):
+    the weight gradient of conv2d (windows = the output's gradient) and of
+    conv_transpose2d (image = the output's gradient)."""
+    n, ci = padded.shape[:2]
+    cs = windows.shape[1]
+    per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
+    locations = math.prod(geom.out)
+    g = grad.reshape(groups, cs // groups, -1)
+    partials = {}  # first sample -> that chunk's product, summed in order: reproducible
+
+    def work(first, stop, buffers):
+        b = stop - first
+        cols = _columns(buffers[0], groups, ci, geom, b)
+        _pack(padded[first:stop], geom, cols.reshape(ci, *geom.kernel, b, *geom.out))
+        rows = _rows(buffers[1], groups, cs, b * locations)
+        _windows_into_rows(windows[first:stop], groups, rows)
+        partials[first] = np.matmul(rows, cols.reshape(groups, -1, b * locations).mT)
+
+    _each_chunk(n, per_sample, work, _buffers(per_sample, cs * locations, dtype=grad.dtype))
+    g[...] = 0
+    for first in sorted(partials):
+        g += partials[first]
+
+
+class Bilinear(Function):
+    """One of the three maps (``kind``: "windows", "image" or "weight") of the module
+    docstring, of two tensors and an optional bias. Backward is the other two maps."""
+
+    def __init__(self, kind: str, geom: Geometry, groups: int, padded=None):
+        self.kind, self.geom, self.groups = kind, geom, groups
+        # The image input padded, when a forward has padded it already ("windows" keeps
+        # it for the weight's gradient).
+        self.padded = padded
+
+    def forward(self, a, b, bias=None):
+        geom, groups = self.geom, self.groups
+        a_array = a.numpy()
+        b_array = b.contiguous().numpy() if self.kind != "weight" else b.numpy()
+        bias_array = None if bias is None else bias.numpy()
+        if self.kind == "windows":  # (image, weight)
+            self.padded = padded = padded_array(a_array, geom)
+            out = uninitialised((a.shape[0], b.shape[0], *geom.out), a.dtype)
+            run(windows_from_image, padded, b_array, bias_array, out.numpy(), geom, groups)
+        elif self.kind == "image":  # (windows, weight)
+            out = uninitialised((a.shape[0], b.shape[1] * groups, *geom.image), a.dtype)
+            image = out.numpy()
+            padded = scratch(image, geom)
+            run(image_from_windows, a_array, b_array, bias_array, padded, image, geom, groups)
+        else:  # (image, windows)
+            padded = self.padded if self.padded is not None else padded_array(a_array, geom)
+            self.padded = None
+            shape = (b.shape[1], a.shape[1] // groups, *geom.kernel)
+            out = uninitialised(shape, a.dtype)
+            run(weight_from_both, padded, b_array, out.numpy(), geom, groups)
+        return out
+
+    def backward(self, gy):
+        a, b = self.inputs[:2]
+        geom, groups = self.geom, self.groups
+
+        def apply(kind, x, y):
+            return Bilinear(kind, geom, groups)(x, y)
+
+        ga = gb = gbias = None
+        if self.kind == "windows":  # a: image, b: weight
+            ga = apply("image", gy, b) if a.requires_grad else None
+            if b.requires_grad:
+                gb = Bilinear("weight", geom, groups, self.padded)(a, gy)
+        elif self.kind == "image":  # a: windows, b: weight
+            ga = apply("windows", gy, b) if a.requires_grad else None
+            gb = apply("weight", gy, a) if b.requires_grad else None
+        else:  # a: image, b: windows; gy is a weight
+            ga = apply("image", b, gy) if a.requires_grad else None
+            gb = apply("windows", a, gy) if b.requires_grad else None
+        if len(self.inputs) > 2 and self.inputs[2].requires_grad:
+            if is_grad_enabled():  # create_graph: a recorded, differentiable sum
+                gbias = reduce.sum(gy, (0, 2, 3))
+            else:  # numpy's sum over three axes is one pass; the reduction op takes several
+                gbias = as_tensor(compute(_channel_sums, gy.numpy()))
+        return (ga, gb, gbias)[: len(self.inputs)]
+
+    def _release(self) -> None:
+        self.padded = None
+
+
+def _channel_sums(g: np.ndarray) -> np.ndarray:
+    return g.sum((0, 2, 3))
+
+
+class Unfold(Function):
+    """im2col as an op: (N, C, H, W) -> (N, C·KH·KW, L); its gradient is ``Fold``."""
+
+    def __init__(self, geom: Geometry):
+        self.geom = geom
+
+    def forward(self, x):
+        geom = self.geom
+        n, c = x.shape[:2]
+        padded = padded_array(x.numpy(), geom)
+        out = uninitialised((n, c * math.prod(geom.kernel), math.prod(geom.out)), x.dtype)
+        cols = out.numpy().reshape(n, c, *geom.kernel, *geom.out).transpose(1, 2, 3, 0, 4, 5)
+        run(_pack, padded, geom, cols)
+        return out
+
+    def backward(self, gy):
+        return Fold(self.geom)(gy)
+
+
+class Fold(Function):
+    """col2im as an op: (N, C·KH·KW, L) -> (N, C, H, W), overlapping windows summed; its
+    gradient is ``Unfold``."""
+
+    needs_input_values = False
+
+    def __init__(self, geom: Geometry):
+        self.geom = geom
+
+    def forward(self, cols):
+        geom = self.geom
+        n, c = cols.shape[0], cols.shape[1] // math.prod(geom.kernel)
+        out = uninitialised((n, c, *geom.image), cols.dtype)
+        image = out.numpy()
+        padded = scratch(image, geom)
+        source = cols.numpy().reshape(n, c, *geom.kernel, *geom.out).transpose(1, 2, 3, 0, 4, 5)
+        run(_fold, source, geom, padded, image)
+        return out
+
+    def backward(self, gy):
+        return Unfold(self.geom)(gy)
+
+
+def _fold(cols, geom: Geometry, padded, image) -> None:
+    padded[...] = 0
+    _scatter(cols, geom, padded)
+    if padded is not image:
+        image[...] = interior(padded, geom)
+
+
+# -- arguments -------------------------------------------------------------------------------
+
+
+def pair(name: str, what: str, value, n: int = 2, minimum: int = 1) -> tuple[int, ...]:
+    """``value`` (an int or a sequence of ``n`` ints, each at least ``minimum``) as an
+    ``n``-tuple."""
+    values = (value,) * n if hasattr(value, "__index__") else tuple(value)
+    if len(values) != n or not all(
+        hasattr(v, "__index__") and not isinstance(v, bool) for v in values
+    ):
+        raise ValueError(f"{name}: {what} must be an int or {n} ints, got {value!r}")
+    values = tuple(int(v) for v in values)
+    if any(v < minimum for v in values):
+        raise ValueError(f"{name}: {what} must be at least {minimum}, got {value!r}")
+    return values
+
+
+def windows_count(
+    name: str, size: int, before: int, after: int, kernel: int, stride: int, dilation: int
+) -> int:
+    """How many windows fit along a dimension of ``size`` padded by ``before`` and
+    ``after`` (rounding down); a ValueError when not even one does."""
+    span = dilation * (kernel - 1) + 1
+    if size + before + after < span:
+        raise ValueError(
+            f"{name}: the kernel spans {span} (kernel size {kernel}, dilation {dilation}), "
+            f"more than the padded input's {size + before + after} (size {size}, padding "
+            f"{before + after} in all)"
+        )
+    return (size + before + after - span) // stride + 1
+
+
+def image_input(name: str, x, spatial: int) -> tuple[Tensor, bool]:
+    """``x`` as a tensor of ``spatial + 2`` dimensions (a batch of one added to an unbatched
+    input), and whether it was unbatched."""
+    x = as_tensor(x)
+    if x.ndim == spatial + 1:
+        return x.reshape(1, *x.shape), True
+    if x.ndim != spatial + 2:
+        raise ValueError(
+            f"{name}: expected a {spatial + 2}-d (batched) or {spatial + 1}-d (unbatched) "
+            f"input, got shape {x.shape}"
+        )
+    return x, False
+
+
+def check_floating(name: str, *tensors) -> None:
+    for t in tensors:
+        if t is not None and t.dtype not in (dtypes.float32, dtypes.float64):
+            raise TypeError(f"{name}: supports float32 and float64 tensors, got {t.dtype.name}")
+    dts = {t.dtype for t in tensors if t is not None}
+    if len(dts) > 1:
+        raise TypeError(
+            f"{name}: input, weight and bias must have one dtype, got "
+            f"{', '.join(sorted(d.name for d in dts))}"
+        )
+
+
+def _check_weight(name: str, x: Tensor, weight: Tensor, bias, groups, transposed: bool):
+    if isinstance(groups, bool) or not hasattr(groups, "__index__") or groups < 1:
+        raise ValueError(f"{name}: groups must be a positive int, got {groups!r}")
+    if weight.ndim != 4:
+        raise ValueError(f"{name}: weight must be 4-d, got shape {weight.shape}")
+    in_channels = x.shape[1]
+    if in_channels % groups:
+        raise ValueError(
+            f"{name}: groups={groups} does not divide the input's {in_channels} channels"
+        )
+    if transposed:
+        if weight.shape[0] != in_channels:
+            raise ValueError(
+                f"{name}: weight of shape {weight.shape} expects {weight.shape[0]} input "
+                f"channels (its dimension 0), got input of shape {x.shape} with {in_channels}"
+            )
+        out_channels = weight.shape[1] * groups
+    else:
+        if weight.shape[0] % groups:
+            raise ValueError(
+                f"{name}: groups={groups} does not divide the weight's {weight.shape[0]} "
+                "output channels"
+            )
+        if weight.shape[1] * groups != in_channels:
+            raise ValueError(
+                f"{name}: weight of shape {weight.shape} expects {weight.shape[1] * groups} "
+                f"input channels ({weight.shape[1]} per group × groups={groups}), got input "
+                f"of shape {x.shape} with {in_channels}"
+            )
+        out_channels = weight.shape[0]
+    if bias is not None and bias.shape != (out_channels,):
+        raise ValueError(
+            f"{name}: bias of shape {bias.shape} should have shape ({out_channels},), one "
+            "entry per output channel"
+        )
+    check_floating(name, x, weight, bias)
+
+
+def _same_padding(name: str, kernel, dilation, stride):
+    if any(s != 1 for s in stride):
+        raise ValueError(f"{name}: padding='same' needs stride 1, got stride {stride}")
+    # An odd total puts the extra row or column after the image, as PyTorch does.
+    total = [d * (k - 1) for k, d in zip(kernel, dilation)]
+    return tuple(t // 2 for t in total), tuple(t - t // 2 for t in total)
+
+
+# -- functional ------------------------------------------------------------------------------
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:  # noqa: A002
+    """2-d cross-correlation of (N, C, H, W) (or unbatched (C, H, W)) ``input`` with
+    ``weight`` (out_channels, C/groups, KH, KW), as PyTorch's ``F.conv2d``. ``padding`` is
+    an int, a pair, "valid" (none) or "same" (the output as large as the input, stride 1).
+
+    >>> import jitgrad as jg
+    >>> import jitgrad.nn.functional as F
+    >>> F.conv2d(jg.ones((1, 1, 3, 3)), jg.ones((1, 1, 2, 2))).tolist()
+    [[[[4.0, 4.0], [4.0, 4.0]]]]
+    """
+    name = "conv2d"
+    x, unbatched = image_input(name, input, 2)
+    weight = as_tensor(weight)
+    bias = None if bias is None else as_tensor(bias)
+    _check_weight(name, x, weight, bias, groups, transposed=False)
+    kernel = weight.shape[2:]
+    stride = pair(name, "stride", stride)
+    dilation = pair(name, "dilation", dilation)
+    if padding == "same":
+        before, after = _same_padding(name, kernel, dilation, stride)
+    elif padding == "valid":
+        before = after = (0, 0)
+    elif isinstance(padding, str):
+        raise ValueError(
+            f"{name}: padding must be an int, a pair, 'same' or 'valid', got {padding!r}"
+        )
+    else:
+        before = after = pair(name, "padding", padding, minimum=0)
+    image = x.shape[2:]
+    out = tuple(
+        windows_count(name, n, b, a, k, s, d)
+        for n, b, a, k, s, d in zip(image, before, after, kernel, stride, dilation)
+    )
+    geom = Geometry(tuple(kernel), stride, dilation, before, after, tuple(image), out)
+    args = (x, weight) if bias is None else (x, weight, bias)
+    y = Bilinear("windows", geom, int(groups))(*args)
+    return reshape(y, y.shape[1:]) if unbatched else y
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:  # noqa: A002
+    """1-d cross-correlation of (N, C, L) (or unbatched (C, L)) ``input`` with ``weight``
+    (out_channels, C/groups, K), as PyTorch's ``F.conv1d``: ``conv2d`` on a one-row image.
+
+    >>> import jitgrad as jg
+    >>> import jitgrad.nn.functional as F
+    >>> F.conv1d(jg.arange(5.0).reshape(1, 1, 5), jg.ones((1, 1, 2)), padding="same").tolist()
+    [[[1.0, 3.0, 5.0, 7.0, 4.0]]]
+    """
+    name = "conv1d"
+    x, unbatched = image_input(name, input, 1)
+    weight = as_tensor(weight)
+    if weight.ndim != 3:
+        raise ValueError(
+            f"{name}: weight must be 3-d (out, in/groups, K), got shape {weight.shape}"
+        )
+    if not isinstance(padding, str):
+        padding = (0, *pair(name, "padding", padding, 1, minimum=0))
+    y = conv2d(
+        reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2])),
+        reshape(weight, (*weight.shape[:2], 1, weight.shape[2])),
+        bias,
+        (1, *pair(name, "stride", stride, 1)),
+        padding,
+        (1, *pair(name, "dilation", dilation, 1)),
+        groups,
+    )
+    y = reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
+    return reshape(y, y.shape[1:]) if unbatched else y
+
+
+def conv_transpose2d(
+    input,  # noqa: A002
+    weight,
+    bias=None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    groups=1,
+    dilation=1,
+) -> Tensor:
+    """The transpose (gradient) of ``conv2d`` with respect to its input, as PyTorch's
+    ``F.conv_transpose2d``: ``weight`` is (in_channels, out_channels/groups, KH, KW), and
+    each output dimension is (n - 1)·stride - 2·padding + dilation·(k - 1) +
+    output_padding + 1.
+
+    >>> import jitgrad as jg
+    >>> import jitgrad.nn.functional as F
+    >>> F.conv_transpose2d(jg.ones((1, 1, 2, 2)), jg.ones((1, 1, 2, 2)), stride=2).shape
+    (1, 1, 4, 4)
+    """
+    name = "conv_transpose2d"
+    x, unbatched = image_input(name, input, 2)
+    weight = as_tensor(weight)
+    bias = None if bias is None else as_tensor(bias)
+    _check_weight(name, x, weight, bias, groups, transposed=True)
+    kernel = weight.shape[2:]
+    stride = pair(name, "stride", stride)
+    dilation = pair(name, "dilation", dilation)
+    pad = pair(name, "padding", padding, minimum=0)
+    extra = pair(name, "output_padding", output_padding, minimum=0)
+    for e, s, d in zip(extra, stride, dilation):
+        if e >= max(s, d):
+            raise ValueError(
+                f"{name}: output_padding {extra} must be smaller than the stride {stride} or "
+                f"the dilation {dilation}"
+            )
+    windows = x.shape[2:]
+    image = tuple(
+        (n - 1) * s - 2 * p + d * (k - 1) + e + 1
+        for n, s, p, d, k, e in zip(windows, stride, pad, dilation, kernel, extra)
+    )
+    if any(n < 1 for n in image):
+        raise ValueError(
+            f"{name}: input of shape {x.shape} gives an output of size {image}: the padding "
+            f"{pad} is too large"
+        )
+    geom = Geometry(tuple(kernel), stride, dilation, pad, pad, image, tuple(windows))
+    args = (x, weight) if bias is None else (x, weight, bias)
+    y = Bilinear("image", geom, int(groups))(*args)
+    return reshape(y, y.shape[1:]) if unbatched else y
+
+
+def _fold_geometry(name, image, kernel_size, dilation, padding, stride) -> Geometry:
+    kernel = pair(name, "kernel_size", kernel_size)
+    dilation = pair(name, "dilation", dilation)
+    pad = pair(name, "padding", padding, minimum=0)
+    stride = pair(name, "stride", stride)
+    out = tuple(
+        windows_count(name, n, p, p, k, s, d)
+        for n, p, k, s, d in zip(image, pad, kernel, stride, dilation)
+    )
+    return Geometry(kernel, stride, dilation, pad, pad, tuple(image), out)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:  # noqa: A002
+    """The sliding windows of a (N, C, H, W) (or (C, H, W)) input as columns: (N,
+    C·KH·KW, L), L the number of windows, as PyTorch's ``F.unfold``.
+
+    >>> import jitgrad as jg
+    >>> import jitgrad.nn.functional as F
+    >>> F.unfold(jg.arange(9.0).reshape(1, 1, 3, 3), 2).tolist()
+    [[[0.0, 1.0, 3.0, 4.0], [1.0, 2.0, 4.0, 5.0], [3.0, 4.0, 6.0, 7.0], [4.0, 5.0, 7.0, 8.0]]]
+    """
+    name = "unfold"
+    x, unbatched = image_input(name, input, 2)
+    check_floating(name, x)
+    geom = _fold_geometry(name, x.shape[2:], kernel_size, dilation, padding, stride)
+    y = Unfold(geom)(x)
+    return reshape(y, y.shape[1:]) if unbatched else y
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:  # noqa: A002
+    """The inverse arrangement of ``unfold``: columns (N, C·KH·KW, L) (or unbatched) summed
+    into an (N, C, *output_size) image where windows overlap, as PyTorch's ``F.fold``.
+
+    >>> import jitgrad as jg
+    >>> import jitgrad.nn.functional as F
+    >>> F.fold(jg.ones((1, 4, 4)), (3, 3), 2).tolist()
+    [[[[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]]]
+    """
+    name = "fold"
+    cols = as_tensor(input)
+    unbatched = cols.ndim == 2
+    if unbatched:
+        cols = reshape(cols, (1, *cols.shape))
+    if cols.ndim != 3:
+        raise ValueError(f"{name}: expected a 3-d (batched) or 2-d input, got shape {cols.shape}")
+    check_floating(name, cols)
+    image = pair(name, "output_size", output_size)
+    geom = _fold_geometry(name, image, kernel_size, dilation, padding, stride)
+    taps, locations = math.prod(geom.kernel), math.prod(geom.out)
+    if cols.shape[1] % taps or cols.shape[2] != locations:
+        raise ValueError(
+            f"{name}: input of shape {cols.shape} does not fit: dimension 1 must be a multiple "
+            f"of the kernel's {taps} taps and dimension 2 the number of windows, {locations}"
+        )
+    y = Fold(geom)(cols)
+    return reshape(y, y.shape[1:]) if unbatched else y
+
+
+__all__ = ["conv1d", "conv2d", "conv_transpose2d", "unfold", "fold"]
