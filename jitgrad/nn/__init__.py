@@ -10,7 +10,6 @@ layers, losses, ``init`` and the functional forms (``import jitgrad.nn.functiona
 
 from . import functional, init
 from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
-from .attention import MultiheadAttention
 from .container import ModuleList, Sequential
 from .layers import Dropout, Embedding, Flatten, Identity, Linear
 from .losses import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
@@ -18,7 +17,7 @@ from .module import IncompatibleKeys, Module, Parameter
 from .normalization import BatchNorm1d, LayerNorm
 from .recurrent import GRU, LSTM, GRUCell, LSTMCell
 from .registry import from_config
-from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
     "functional",
