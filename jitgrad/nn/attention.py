@@ -2,7 +2,7 @@
 computation ``nn.MultiheadAttention`` shares with it.
 
 It is composed of differentiable ops (matmul, where, softmax, dropout), so gradients of any
-order come from theirs. (A dedicated Function with a hand-written backward was no faster
+order come from theirs. (A dedicated Function with a hand-written backward is no faster
 in a jitted step: the matrix products dominate.)
 
 >>> import jitgrad as jg

@@ -386,3 +386,17 @@ def test_multihead_attention_refuses_inputs_of_the_wrong_shape():
         mha(jg.ones((4, 3, 8)), jg.ones((5, 4)), jg.ones((5, 8)))
     with pytest.raises(ValueError, match="the same batch"):
         mha(jg.ones((4, 3, 8)), jg.ones((5, 2, 4)), jg.ones((5, 2, 8)))
+
+
+def test_multihead_attention_in_float32_matches_torch():
+    rng = np.random.default_rng(6)
+    reference = torch.nn.MultiheadAttention(8, 4, batch_first=True)
+    mha = nn.MultiheadAttention(8, 4, batch_first=True, dtype=jg.float32)
+    load_from_torch(mha, reference)
+    x = torch.tensor(rng.standard_normal((2, 5, 8)), dtype=torch.float32)
+    padding = torch.tensor(rng.random((2, 5)) > 0.7)
+    out, weights = reference(x, x, x, key_padding_mask=padding)
+    j_out, j_weights = mha(*(as_jg(x),) * 3, key_padding_mask=as_jg(padding))
+    assert j_out.dtype == j_weights.dtype == jg.float32
+    close(j_out, out, tol=1e-5)
+    close(j_weights, weights, tol=1e-5)

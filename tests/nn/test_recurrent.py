@@ -151,6 +151,8 @@ def test_cells_with_torch_weights_match_torch(kind, bias):
     expected = reference(x[0])
     for a, b in zip(*((unbatched, expected) if lstm else ((unbatched,), (expected,)))):
         close(a, b)
+    rebuilt = nn.from_config(cell.config())
+    assert list(rebuilt.state_dict()) == list(cell.state_dict())
 
 
 def test_a_jitted_recurrent_training_step_equals_the_eager_one():
@@ -193,3 +195,16 @@ def test_a_jitted_recurrent_training_step_equals_the_eager_one():
 def test_bad_input_is_refused_naming_the_problem(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_float32_layers_match_torch(kind):
+    rng = np.random.default_rng(9)
+    reference = getattr(torch.nn, kind)(3, 4, num_layers=2)
+    layer = getattr(nn, kind)(3, 4, num_layers=2, dtype=jg.float32)
+    load_from_torch(layer, reference)
+    x = torch.tensor(rng.standard_normal((5, 2, 3)), dtype=torch.float32)
+    out, _ = reference(x)
+    j_out, _ = layer(as_jg(x))
+    assert j_out.dtype == jg.float32
+    close(j_out, out, tol=1e-5)

@@ -171,3 +171,17 @@ def test_encoder_layer_refuses_bad_arguments():
     layer = nn.TransformerEncoderLayer(8, 2, 16)
     with pytest.raises(ValueError, match=r"src_key_padding_mask|key_padding_mask of shape"):
         layer(jg.ones((5, 3, 8)), src_key_padding_mask=jg.ones((3, 4), "bool"))
+
+
+def test_encoder_in_eval_mode_matches_torch_s_inference_path():
+    """Dropout is off in eval mode; torch answers through its fused inference path."""
+    rng = np.random.default_rng(4)
+    t_layer = torch.nn.TransformerEncoderLayer(8, 2, 12, dropout=0.3, dtype=torch.float64)
+    reference = torch.nn.TransformerEncoder(t_layer, 2, enable_nested_tensor=False).eval()
+    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 12, dropout=0.3), 2).eval()
+    load_from_torch(encoder, reference)
+    x = torch.tensor(rng.standard_normal((5, 3, 8)))
+    with torch.no_grad():
+        expected = reference(x)
+    with jg.no_grad():
+        close(encoder(as_jg(x)), expected, tol=1e-9)
