@@ -52,6 +52,14 @@ def _gru_step(gi: Tensor, state: tuple, w_hh, b_hh) -> tuple:
     return ((1 - z) * n + z * h,)
 
 
+def _uniform_init(module: Module, generator) -> None:
+    """Every parameter of ``module`` from U(±1/√hidden_size), as PyTorch's."""
+    rng = init.as_generator(generator)
+    bound = 1 / math.sqrt(module.hidden_size)
+    for p in module.parameters():
+        init.uniform_(p, -bound, bound, generator=rng)
+
+
 def _check_size(name: str, what: str, value) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__") or value <= 0:
         raise ValueError(f"{name}: {what} must be a positive integer, got {value!r}")
@@ -106,10 +114,7 @@ class _RNNBase(Module):
         return ("", "_reverse") if self.bidirectional else ("",)
 
     def reset_parameters(self, generator=None) -> None:
-        rng = init.as_generator(generator)
-        bound = 1 / math.sqrt(self.hidden_size)
-        for p in self.parameters():
-            init.uniform_(p, -bound, bound, generator=rng)
+        _uniform_init(self, generator)
 
     def _weights(self, layer: int, suffix: str) -> tuple:
         """(weight_ih, weight_hh, bias_ih, bias_hh) of one layer and direction."""
@@ -143,7 +148,7 @@ class _RNNBase(Module):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, suffix)
                 gi = linear(x, w_ih, b_ih)
                 state = tuple(s[layer * len(directions) + k] for s in states)
-                steps = range(L - 1, -1, -1) if suffix else range(L)
+                steps = range(L - 1, -1, -1) if suffix == "_reverse" else range(L)
                 hs = [None] * L
                 for t in steps:
                     state = self._step(gi[t], state, w_hh, b_hh)
@@ -257,7 +262,8 @@ class _CellBase(Module):
             self.register_parameter("bias_hh", None)
         self.reset_parameters(generator)
 
-    reset_parameters = _RNNBase.reset_parameters
+    def reset_parameters(self, generator=None) -> None:
+        _uniform_init(self, generator)
 
     def _run(self, input, hx) -> tuple:
         name = type(self).__name__
