@@ -400,3 +400,14 @@ def test_multihead_attention_in_float32_matches_torch():
     assert j_out.dtype == j_weights.dtype == jg.float32
     close(j_out, out, tol=1e-5)
     close(j_weights, weights, tol=1e-5)
+
+
+def test_sdpa_signature_is_the_one_pytorch_documents():
+    import inspect
+
+    documented = TF.scaled_dot_product_attention.__doc__.split(" -> ")[0]
+    documented = " ".join(documented.split()).replace("( ", "(")
+    ours = inspect.signature(F.scaled_dot_product_attention)
+    plain = [p.replace(annotation=inspect.Parameter.empty) for p in ours.parameters.values()]
+    bare = ours.replace(parameters=plain, return_annotation=inspect.Signature.empty)
+    assert "scaled_dot_product_attention" + str(bare) == documented

@@ -208,3 +208,23 @@ def test_float32_layers_match_torch(kind):
     j_out, _ = layer(as_jg(x))
     assert j_out.dtype == jg.float32
     close(j_out, out, tol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "LSTMCell", "GRUCell"])
+def test_arguments_and_defaults_are_pytorch_s(kind):
+    import inspect
+
+    ours = getattr(nn, kind)
+    reference = getattr(torch.nn, kind)(3, 4)
+    for name, p in inspect.signature(ours.__init__).parameters.items():
+        if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is not p.empty:
+            assert getattr(reference, name) == p.default, name
+    forward = list(inspect.signature(ours(3, 4).forward).parameters)
+    assert (
+        forward
+        == list(inspect.signature(reference.forward).parameters)
+        == [
+            "input",
+            "hx",
+        ]
+    )

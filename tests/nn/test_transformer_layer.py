@@ -185,3 +185,33 @@ def test_encoder_in_eval_mode_matches_torch_s_inference_path():
         expected = reference(x)
     with jg.no_grad():
         close(encoder(as_jg(x)), expected, tol=1e-9)
+
+
+def _positional(f):
+    """(name, default) of each parameter after self that may be passed by position."""
+    import inspect
+
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    params = list(inspect.signature(f).parameters.values())[1:]
+    return [(p.name, p.default) for p in params if p.kind in kinds]
+
+
+@pytest.mark.parametrize(
+    "ours, theirs",
+    [
+        (nn.MultiheadAttention.__init__, torch.nn.MultiheadAttention.__init__),
+        (nn.MultiheadAttention.forward, torch.nn.MultiheadAttention.forward),
+        (nn.TransformerEncoderLayer.__init__, torch.nn.TransformerEncoderLayer.__init__),
+        (nn.TransformerEncoderLayer.forward, torch.nn.TransformerEncoderLayer.forward),
+        (nn.TransformerEncoder.__init__, torch.nn.TransformerEncoder.__init__),
+        (nn.TransformerEncoder.forward, torch.nn.TransformerEncoder.forward),
+    ],
+    ids=lambda f: f.__qualname__,
+)
+def test_signatures_are_pytorch_s(ours, theirs):
+    expected = [
+        (name, "relu" if name == "activation" else default)  # torch's default is F.relu
+        for name, default in _positional(theirs)
+        if name not in ("device", "dtype")  # jitgrad's dtype is keyword-only
+    ]
+    assert _positional(ours) == expected
