@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable
 
 from .. import creation
+from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor
 from ..ops.linalg import linear
 from ..ops.movement import concatenate, stack
@@ -30,25 +31,44 @@ from ._common import param_dtype
 from .module import Module, Parameter
 
 
+class _Unbind(Function):
+    """The slices of ``x`` along ``axis``, one output each. The backward stacks their
+    gradients in one write, where a view per slice would add up as many full-size
+    gradients (quadratic in the sequence length)."""
+
+    needs_input_values = False
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def forward(self, x):
+        lead = (slice(None),) * self.axis
+        return tuple(x[(*lead, i)] for i in range(x.shape[self.axis]))
+
+    def backward(self, *gys):
+        return stack(gys, self.axis)
+
+
+def _gates(g: Tensor, count: int) -> tuple:
+    """The ``count`` gate blocks of the (N, count·H) pre-activations ``g``."""
+    return _Unbind(1)(g.reshape(g.shape[0], count, -1))
+
+
 def _lstm_step(gi: Tensor, state: tuple, w_hh, b_hh) -> tuple:
     """One LSTM step from the input's projection ``gi`` (N, 4H); state is (h, c)."""
     h, c = state
-    g = gi + linear(h, w_hh, b_hh)
-    H = h.shape[-1]
-    i, f = sigmoid(g[:, :H]), sigmoid(g[:, H : 2 * H])
-    cell, o = tanh(g[:, 2 * H : 3 * H]), sigmoid(g[:, 3 * H :])
-    c = f * c + i * cell
-    return o * tanh(c), c
+    i, f, cell, o = _gates(gi + linear(h, w_hh, b_hh), 4)
+    c = sigmoid(f) * c + sigmoid(i) * tanh(cell)
+    return sigmoid(o) * tanh(c), c
 
 
 def _gru_step(gi: Tensor, state: tuple, w_hh, b_hh) -> tuple:
     """One GRU step from the input's projection ``gi`` (N, 3H); state is (h,)."""
     (h,) = state
-    gh = linear(h, w_hh, b_hh)
-    H = h.shape[-1]
-    r = sigmoid(gi[:, :H] + gh[:, :H])
-    z = sigmoid(gi[:, H : 2 * H] + gh[:, H : 2 * H])
-    n = tanh(gi[:, 2 * H :] + r * gh[:, 2 * H :])
+    i_r, i_z, i_n = _gates(gi, 3)
+    h_r, h_z, h_n = _gates(linear(h, w_hh, b_hh), 3)
+    r, z = sigmoid(i_r + h_r), sigmoid(i_z + h_z)
+    n = tanh(i_n + r * h_n)
     return ((1 - z) * n + z * h,)
 
 
@@ -146,7 +166,7 @@ class _RNNBase(Module):
             outputs = []
             for k, suffix in enumerate(directions):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, suffix)
-                gi = linear(x, w_ih, b_ih)
+                gi = _Unbind(0)(linear(x, w_ih, b_ih))
                 state = tuple(s[layer * len(directions) + k] for s in states)
                 steps = range(L - 1, -1, -1) if suffix == "_reverse" else range(L)
                 hs = [None] * L
