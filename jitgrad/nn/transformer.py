@@ -235,7 +235,7 @@ class MultiheadAttention(Module):
             m = _additive(name, "attn_mask", attn_mask, dtype)
             if m.shape == (L, S):
                 masks.append(m)
-            elif m.shape == (N * H, L, S) and batched or m.shape == (H, L, S) and not batched:
+            elif m.shape == (N * H, L, S):  # (unbatched: N is 1)
                 masks.append(m.reshape(N, H, L, S))
             else:
                 raise ValueError(
