@@ -17,7 +17,9 @@ from .losses import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
 from .module import IncompatibleKeys, Module, Parameter
 from .normalization import BatchNorm1d, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
+from .recurrent import GRU, LSTM, GRUCell, LSTMCell
 from .registry import from_config
+from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
     "functional",
@@ -55,4 +57,11 @@ __all__ = [
     "AvgPool1d",
     "AvgPool2d",
     "AdaptiveAvgPool2d",
+    "MultiheadAttention",
+    "TransformerEncoderLayer",
+    "TransformerEncoder",
+    "LSTM",
+    "GRU",
+    "LSTMCell",
+    "GRUCell",
 ]

@@ -23,6 +23,7 @@ from ..ops.unary import exp, gelu, isfinite, leaky_relu, log, relu, sigmoid, sil
 from ..random import Generator, default_rng
 from ..recording import compute
 from ..strided import layout
+from .attention import scaled_dot_product_attention
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -340,6 +341,7 @@ __all__ = [
     "mse_loss",
     "binary_cross_entropy_with_logits",
     "dropout",
+    "scaled_dot_product_attention",
     "relu",
     "gelu",
     "silu",
