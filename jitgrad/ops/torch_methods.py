@@ -99,7 +99,7 @@ def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
     >>> jg.tensor([[3.0, 0.0], [0.0, 4.0]]).norm().item()
     5.0
     """
-    from .. import linalg
+    from .. import linalg  # (jitgrad.linalg is built on ops: a layer above)
 
     x = self if dtype is None else movement.astype(self, dtype, copy=False)
     if p == "nuc":
@@ -113,7 +113,7 @@ def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
 
 def softmax(self, dim: int, dtype=None):
     """softmax along ``dim`` (``F.softmax``), computed in ``dtype`` when given."""
-    from ..nn import functional
+    from ..nn import functional  # (nn is built on ops: a layer above)
 
     x = self if dtype is None else movement.astype(self, dtype, copy=False)
     return functional.softmax(x, dim=dim)
@@ -121,7 +121,7 @@ def softmax(self, dim: int, dtype=None):
 
 def log_softmax(self, dim: int, dtype=None):
     """log-softmax along ``dim`` (``F.log_softmax``), computed in ``dtype`` when given."""
-    from ..nn import functional
+    from ..nn import functional  # (nn is built on ops: a layer above)
 
     x = self if dtype is None else movement.astype(self, dtype, copy=False)
     return functional.log_softmax(x, dim=dim)
@@ -163,7 +163,7 @@ def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
 
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of ``size`` in this tensor's dtype (or ``dtype``)."""
-    from ..creation import empty
+    from ..creation import empty  # (creation is built on ops: a layer above)
 
     check_device(device)
     made = empty(_shape(size), dtype=self.dtype if dtype is None else dtype)
