@@ -18,6 +18,7 @@ from jitgrad.serving.loader import (
     ModelLoader,
     ResourceAllocation,
     ServableId,
+    VersionLoadError,
     check_loader_contract,
 )
 from jitgrad.serving.predictor import Predictor
@@ -174,9 +175,9 @@ def test_a_directory_without_manifest_is_not_loaded(base):
     save_version(base, 1)
     os.unlink(os.path.join(base, "1", "manifest.json"))
     loader = ModelLoader(os.path.join(base, "1"))
-    with pytest.raises(FileNotFoundError, match="has no manifest.json"):
+    with pytest.raises(VersionLoadError, match="version 1: has no manifest.json"):
         loader.estimate_resources()
-    with pytest.raises(FileNotFoundError, match="has no manifest.json"):
+    with pytest.raises(VersionLoadError, match="version 1: has no manifest.json"):
         loader.load()
     assert loader.servable() is None
     with pytest.raises(RuntimeError, match="load\\(\\) may be called once"):
@@ -209,6 +210,6 @@ def test_a_signature_the_model_does_not_produce_fails_the_load(base, outputs, me
     with open(path, "w") as f:
         json.dump(manifest, f)
     loader = ModelLoader(os.path.join(base, "1"))
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(VersionLoadError, match=message):
         loader.load()  # refused at warm-up, not by every request
     assert loader.servable() is None
