@@ -12,9 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -57,44 +54,18 @@ def _load_times(version_dir: Path, cache: Path) -> tuple[float, float]:
     return times
 
 
-class Server:
-    """``python -m jitgrad.serving`` on a free loopback port, as a subprocess;
-    ``workers=None`` passes no ``--workers`` flag."""
-
-    def __init__(self, base: Path, workers: int | None, extra: tuple[str, ...] = ()):
-        command = [sys.executable, "-m", "jitgrad.serving", "--model_name", NAME]
-        command += ["--model_base_path", str(base), "--port", "0", "--poll_seconds", "0"]
-        command += ["--log_level", "WARNING", *extra]
-        if workers is not None:
-            command += ["--workers", str(workers)]
-        self.process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-        )
-        line = self.process.stdout.readline()
-        if " at " not in line:
-            self.stop()
-            raise RuntimeError(f"the server did not start: {line!r}")
-        self.url = line.rsplit(" at ", 1)[1].strip().split("/v1/")[0]
-
-    def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
 def front_end_rows(
     base: Path, workers_list, batches, clients: int, seconds: float
 ) -> list[tuple[str, int, int, object]]:
     """(workers label, batch, clients, LoadResult) for each server and batch size."""
-    from jitgrad.serving.loadgen import run_load
+    from jitgrad.serving.loadgen import ServerProcess, run_load
 
     rows = []
     rng = np.random.default_rng(0)
     for workers in workers_list:
-        server = Server(base, workers)
+        args = ("--poll_seconds", "0", "--log_level", "WARNING")
+        args += () if workers is None else ("--workers", str(workers))
+        server = ServerProcess(NAME, base, *args)
         try:
             for batch in batches:
                 rows_of = rng.random((batch, 64)).round(4).tolist()

@@ -1,4 +1,5 @@
-"""A bounded load generator for a loopback server: many keep-alive clients on one event loop.
+"""A bounded load generator for a loopback server: many keep-alive clients on one event loop;
+and ``ServerProcess``, ``python -m jitgrad.serving`` as a subprocess to aim it at.
 
 ``run_load(url, path, body, clients=200, requests=50)`` opens ``clients`` HTTP/1.1
 connections and has each send ``requests`` POSTs of ``body`` one after another (or keep
@@ -12,6 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
+import signal
+import subprocess
+import sys
+import tempfile
 import time
 import urllib.parse
 from dataclasses import dataclass, field
@@ -122,4 +128,61 @@ def run_load(
     return result
 
 
-__all__ = ["LoadResult", "run_load", "loopback"]
+class ServerProcess:
+    """``python -m jitgrad.serving --model_name NAME --model_base_path BASE ARGS...`` on a
+    free loopback port; ``url`` once it announced it serves. ``stop()`` sends SIGTERM
+    and returns the exit code."""
+
+    def __init__(self, name: str, base, *args: str, timeout: float = 300.0):
+        command = [sys.executable, "-m", "jitgrad.serving", "--model_name", name]
+        command += ["--model_base_path", os.fspath(base), "--host", "127.0.0.1", "--port", "0"]
+        self.log = tempfile.TemporaryFile("w+")  # (a pipe nobody reads would fill and block)
+        self.process = subprocess.Popen(
+            [*command, *args], stdout=subprocess.PIPE, stderr=self.log, text=True
+        )
+        line = self.process.stdout.readline()  # (the server prints it once it serves)
+        if " at " not in line:
+            self.stop(timeout)
+            raise RuntimeError(f"the server did not start: {self.stderr()[-2000:]}")
+        self.url = line.rsplit(" at ", 1)[1].strip().split("/v1/")[0]
+
+    @property
+    def pids(self) -> list[int]:
+        """The server's process and its workers'."""
+        children = f"/proc/{self.process.pid}/task/{self.process.pid}/children"
+        try:
+            with open(children) as f:
+                return [self.process.pid, *map(int, f.read().split())]
+        except OSError:
+            return [self.process.pid]
+
+    def stderr(self) -> str:
+        self.log.seek(0)
+        return self.log.read()
+
+    def stop(self, timeout: float = 60.0) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait()
+
+    def __enter__(self) -> ServerProcess:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of process ``pid`` (Linux)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise ValueError(f"no VmRSS for process {pid}")
+
+
+__all__ = ["LoadResult", "ServerProcess", "loopback", "rss_bytes", "run_load"]

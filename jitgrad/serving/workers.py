@@ -19,6 +19,8 @@ import tempfile
 import threading
 import time
 
+import uvicorn
+
 from .app import ServingApp, uvicorn_config
 from .metrics import MULTIPROCESS_DIR
 
@@ -54,25 +56,26 @@ def serve(args: argparse.Namespace, sock, report) -> int:
     1 if it cannot be served), then serve ``sock`` with uvicorn until SIGINT or SIGTERM."""
     # Until uvicorn takes them over (and after it gives them back, when it raises the
     # signal it caught again), SIGINT and SIGTERM end this worker cleanly.
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, _exit)
-    app = _serving_app(args)
+    previous = {sig: signal.signal(sig, _exit) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        app.start(serve=False)
-    except (RuntimeError, TimeoutError) as e:  # start() has stopped what it started
-        log.error("%s", e)
-        report(str(e))
-        return 1
-    import uvicorn
-
-    server = uvicorn.Server(uvicorn_config(app.asgi, args.limits, args.log_level.lower()))
-    report(None)
-    try:
-        server.run(sockets=[sock])
+        app = _serving_app(args)
+        try:
+            app.start(serve=False)
+        except (RuntimeError, TimeoutError) as e:  # start() has stopped what it started
+            log.error("%s", e)
+            report(str(e))
+            return 1
+        server = uvicorn.Server(uvicorn_config(app.asgi, args.limits, args.log_level.lower()))
+        report(None)
+        try:
+            server.run(sockets=[sock])
+        finally:
+            log.info("shutting down")
+            app.stop()
+        return 0
     finally:
-        log.info("shutting down")
-        app.stop()
-    return 0
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _exit(*_) -> None:
