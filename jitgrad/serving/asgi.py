@@ -123,7 +123,12 @@ class Frontend:
             submitted = True
             work.add_done_callback(self._finished)
             remaining = start + self.limits.request_timeout - time.perf_counter()
-            answer, data = await asyncio.wait_for(asyncio.shield(work), max(remaining, 0))
+            # asyncio.wait leaves the work running past the deadline (its slot is freed
+            # when it ends) and, unlike wait_for, makes no task per request.
+            done, _ = await asyncio.wait({work}, timeout=max(remaining, 0))
+            if not done:
+                raise asyncio.TimeoutError
+            answer, data = work.result()
             return answer, data, False
         except _Refused as e:
             refused.status = e.status
@@ -159,7 +164,7 @@ class Frontend:
                 chunks.append(chunk)
 
         try:
-            await asyncio.wait_for(read(), max(deadline - time.perf_counter(), 0))
+            await _within(read(), deadline - time.perf_counter())
         except asyncio.TimeoutError:
             raise _Refused(
                 408,
@@ -189,6 +194,15 @@ class Frontend:
 
     def close(self) -> None:
         self.executor.shutdown(wait=True)
+
+
+async def _within(awaitable, seconds: float):
+    """``await awaitable``, cancelled with TimeoutError after ``seconds``: in this task
+    where asyncio.timeout exists (Python 3.11), in a task of its own before."""
+    if hasattr(asyncio, "timeout"):
+        async with asyncio.timeout(max(seconds, 0)):
+            return await awaitable
+    return await asyncio.wait_for(awaitable, max(seconds, 0))
 
 
 def _has_body(request: Request) -> bool:

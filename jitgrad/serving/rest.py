@@ -36,6 +36,7 @@ from urllib.parse import unquote
 
 import orjson
 
+from .loader import public_message
 from .manager import Manager, ServableNotFound, ServableUnavailable
 from .signature import CLASSIFY, PREDICT, REGRESS, TF_DTYPES, SignatureError
 from .state import ServableState, State
@@ -165,9 +166,10 @@ def answer(manager: Manager, endpoint: Endpoint, body: bytes | None = None) -> A
             raise HTTPError(404, f"no model endpoint {endpoint.api!r}")
     except HTTPError as e:
         result.status, result.body = e.status, {"error": str(e)}
-    except Exception as e:  # a bug or a failing model: this request only
+    except Exception as e:  # a bug or a failing model: this request only (details in the log)
         log.exception("%s of model %s failed", endpoint.api, endpoint.name)
-        result.status, result.body = 500, {"error": f"internal error: {type(e).__name__}: {e}"}
+        message = f"internal error: {type(e).__name__}: {public_message(e)}"
+        result.status, result.body = 500, {"error": message}
     return result
 
 
