@@ -20,7 +20,7 @@ from .source import parse_version_policy
 from .workers import announce, serve, setup_logging, supervise
 
 log = logging.getLogger("jitgrad.serving")
-DEFAULTS = Limits()
+DEFAULTS = Limits(pool_bytes=256 << 20)
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -16,7 +16,8 @@ a model server needs on top, per worker process:
 - the inference work (JSON decoding, the model, JSON encoding) runs on a pool of
   ``predict_threads`` threads, so the event loop keeps accepting and answering;
 - jitgrad's eager buffer pool is held under ``pool_bytes`` (``config.pool_bytes``,
-  process-wide): requests of changing batch sizes leave at most that much in it.
+  process-wide, so only when given: the command line's workers always give it): requests
+  of changing batch sizes leave at most that much in it.
 
 An answer sent before its body was read (413, 408, 503) closes the connection.
 """
@@ -47,13 +48,13 @@ JSON = "application/json"
 
 @dataclass(frozen=True)
 class Limits:
-    """The front end's limits (see the module docstring); the defaults are the CLI's."""
+    """The front end's limits (see the module docstring)."""
 
     max_body_bytes: int = 16 << 20
     max_in_flight: int = 256
     request_timeout: float = 30.0
     predict_threads: int = 4
-    pool_bytes: int = 256 << 20
+    pool_bytes: int | None = None
 
     def __post_init__(self):
         for name in ("max_body_bytes", "max_in_flight", "predict_threads"):
@@ -61,7 +62,7 @@ class Limits:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if not 0 < self.request_timeout < float("inf"):
             raise ValueError(f"request_timeout must be positive, got {self.request_timeout}")
-        if self.pool_bytes < 0:
+        if self.pool_bytes is not None and self.pool_bytes < 0:
             raise ValueError(f"pool_bytes must not be negative, got {self.pool_bytes}")
 
 
@@ -80,7 +81,8 @@ class Frontend:
         self.manager, self.limits, self.metrics = manager, limits, metrics
         self.in_flight = 0  # touched on the event loop only
         self.executor = ThreadPoolExecutor(limits.predict_threads, "jitgrad-predict")
-        config.pool_bytes = limits.pool_bytes
+        if limits.pool_bytes is not None:
+            config.pool_bytes = limits.pool_bytes
 
     async def handle(self, request: Request) -> Response:
         start = time.perf_counter()
