@@ -8,8 +8,8 @@
   reference-counted handles and labels.
 - ``source.py``: the file-system source; ``rest.py``: TF Serving's REST API as plain
   functions; ``asgi.py``: the ASGI front end and its limits; ``metrics.py``: Prometheus
-  metrics; ``app.py``: all of it for one model; ``__main__.py``: the command line and its
-  worker processes; ``loadgen.py``: a loopback load generator (tests, perf).
+  metrics; ``app.py``: all of it for one model; ``__main__.py``: the command line;
+  ``workers.py``: its worker processes; ``loadgen.py``: a loopback load generator.
 """
 
 from .app import ServingApp
