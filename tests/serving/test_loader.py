@@ -274,6 +274,25 @@ def test_a_huge_declared_architecture_is_refused_before_anything_is_allocated(ba
     assert peak < 4 << 20, peak  # built, the two layers would hold 192 MB of float32
 
 
+def test_an_architecture_with_tied_weights_is_sized_right_and_loads(base):
+    from jitgrad import nn
+    from jitgrad.io import save_model
+
+    embedding, head = nn.Embedding(10, 4, generator=0), nn.Linear(4, 10, generator=1)
+    head.weight = embedding.weight  # one tensor, two state-dict keys
+    save_model(
+        nn.Sequential(embedding, head),
+        os.path.join(base, "1"),
+        input_shape=(3,),
+        input_dtype="int64",
+        warmup_batch_sizes=[1],
+    )
+    loader = ModelLoader(os.path.join(base, "1"))
+    loader.load()
+    assert loader.servable()({"x": [[1, 2, 3]]})["output"].shape == (1, 3, 10)
+    loader.unload()
+
+
 def test_the_estimate_counts_declared_parameters_against_the_budget(base):
     from jitgrad.serving.manager import Manager
     from jitgrad.serving.state import State

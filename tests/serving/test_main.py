@@ -90,3 +90,15 @@ def test_a_model_that_cannot_load_exits_with_its_error(base, caplog):
     )
     assert code == 1
     assert "cannot be served" in caplog.text and "weights.jg" in caplog.text
+
+
+def test_limits_and_checksums_come_from_flags(base):
+    args = parse_args(["--model_name", "m", "--model_base_path", base])
+    assert args.verify_checksums and args.workers == 1
+    assert (args.limits.max_in_flight, args.limits.pool_bytes) == (256, 256 << 20)
+    args = parse_args(
+        ["--model_name", "m", "--model_base_path", base, "--no_verify_checksums"]
+        + ["--workers", "3", "--max_in_flight", "8", "--request_timeout", "2.5"]
+    )
+    assert not args.verify_checksums and args.workers == 3
+    assert (args.limits.max_in_flight, args.limits.request_timeout) == (8, 2.5)
