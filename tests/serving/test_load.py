@@ -1,9 +1,11 @@
 """The command-line server under load, over loopback: 200 concurrent clients against two
-workers, versions swapped every second under load, and memory over requests of changing
-batch sizes. Bounded in requests and seconds."""
+workers, versions swapped every second under load, a worker killed and replaced, and
+memory over requests of changing batch sizes. Bounded in requests and seconds."""
 
 import json
+import os
 import re
+import signal
 import threading
 import time
 import urllib.request
@@ -115,3 +117,29 @@ def test_memory_stays_bounded_over_requests_of_changing_batch_sizes(tmp_path):
         assert server.stop() == 0
     print(f"RSS before {before >> 20} MiB, peak {peak >> 20} MiB, after {after >> 20} MiB")
     assert after - before < BOUND, (before, after)
+
+
+def _workers(server: ServerProcess) -> list[int]:
+    found = []
+    for pid in server.pids[1:]:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            if b"spawn_main" in f.read():
+                found.append(pid)
+    return found
+
+
+def test_a_worker_that_dies_is_replaced_and_no_request_fails(base):
+    save_version(base, 1)
+    with ServerProcess("tiny", base, "--workers", "2", "--poll_seconds", "0") as server:
+        first = _workers(server)
+        assert len(first) == 2
+        os.kill(first[0], signal.SIGKILL)
+        deadline = time.monotonic() + 120
+        while len(set(_workers(server)) - {first[0]}) < 2:
+            assert time.monotonic() < deadline, "the worker was not replaced"
+            result = run_load(server.url, PREDICT, ROW, clients=4, requests=5)
+            assert result.failures == [] and result.statuses == {200: 20}
+            time.sleep(0.2)
+        result = run_load(server.url, PREDICT, ROW, clients=20, requests=20)
+        assert result.failures == [] and result.statuses == {200: 400}
+        assert server.stop() == 0
