@@ -98,6 +98,9 @@ class Supervisor:
         self.metrics_dir = tempfile.mkdtemp(prefix="jitgrad-metrics-")
         os.environ[MULTIPROCESS_DIR] = self.metrics_dir  # inherited by every worker
         self.workers: list = []
+        # Each worker's end of its pipe stays open while it runs: a replacement reports
+        # ready too, and a send to a closed pipe would end it.
+        self.pipes: list = []
 
     def _spawn(self):
         receive, send = self.context.Pipe(duplex=False)
@@ -113,6 +116,7 @@ class Supervisor:
         first worker's error."""
         started = [self._spawn() for _ in range(self.args.workers)]
         self.workers = [process for process, _ in started]
+        self.pipes = [receive for _, receive in started]
         deadline = time.monotonic() + timeout
         for process, receive in started:
             if not receive.poll(max(0.0, deadline - time.monotonic())):
@@ -138,7 +142,8 @@ class Supervisor:
                         process.exitcode,
                     )
                     multiprocess.mark_process_dead(process.pid)
-                    self.workers[i] = self._spawn()[0]
+                    self.pipes[i].close()
+                    self.workers[i], self.pipes[i] = self._spawn()
 
     def stop(self, timeout: float = 60.0) -> None:
         for process in self.workers:
@@ -151,6 +156,8 @@ class Supervisor:
                 log.warning("worker %s did not stop in %s s; killing it", process.pid, timeout)
                 process.kill()
                 process.join()
+        for receive in self.pipes:
+            receive.close()
         os.environ.pop(MULTIPROCESS_DIR, None)
         shutil.rmtree(self.metrics_dir, ignore_errors=True)
 

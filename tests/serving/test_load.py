@@ -140,6 +140,10 @@ def test_a_worker_that_dies_is_replaced_and_no_request_fails(base):
             result = run_load(server.url, PREDICT, ROW, clients=4, requests=5)
             assert result.failures == [] and result.statuses == {200: 20}
             time.sleep(0.2)
+        replaced = set(_workers(server))
         result = run_load(server.url, PREDICT, ROW, clients=20, requests=20)
         assert result.failures == [] and result.statuses == {200: 400}
+        time.sleep(1.5)  # (the supervisor looks every 0.5 s)
+        assert set(_workers(server)) == replaced  # the replacement stays up
         assert server.stop() == 0
+    assert server.stderr().count("starting another") == 1
