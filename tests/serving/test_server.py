@@ -130,25 +130,25 @@ def _stop(manager, app, server) -> None:
 
 
 def test_work_past_the_deadline_is_504_and_its_slot_is_held_until_it_ends():
-    manager, app, server = _slow_server(1.5, Limits(request_timeout=0.5, max_in_flight=1))
+    manager, app, server = _slow_server(2.5, Limits(request_timeout=0.5, max_in_flight=1))
     client = Client(server.url)
     try:
         start = time.perf_counter()
         status, body = client.post("/v1/models/slow:predict", {"instances": [[1.0]]})
         assert status == 504 and "took over 0.5 s" in body["error"]
-        assert time.perf_counter() - start < 1.2
+        assert time.perf_counter() - start < 1.5  # not the work's 2.5 s
         # the timed-out work still runs on its thread and holds the one slot
         status, _ = client.post("/v1/models/slow:predict", {"instances": [[1.0]]})
         assert status == 503
-        time.sleep(1.5)
-        assert client.get("/healthz")[0] == 200
+        time.sleep(2.5)
+        assert client.post("/v1/models/slow:predict", {"instances": [[1.0]]})[0] == 504
     finally:
         client.close()
         _stop(manager, app, server)
 
 
 def test_past_max_in_flight_is_503_with_retry_after_at_once():
-    manager, app, server = _slow_server(0.6, Limits(max_in_flight=2, request_timeout=10))
+    manager, app, server = _slow_server(2.0, Limits(max_in_flight=2, request_timeout=10))
     statuses = []
 
     def one():
@@ -166,7 +166,7 @@ def test_past_max_in_flight_is_503_with_retry_after_at_once():
         status, text, response = client.request(
             "POST", "/v1/models/slow:predict", json.dumps({"instances": [[1.0]]}).encode(), raw=True
         )
-        assert status == 503 and time.perf_counter() - start < 0.3
+        assert status == 503 and time.perf_counter() - start < 1.0  # not queued behind 2 s
         assert response.getheader("Retry-After") == "1" and "in flight" in text
         assert client.get("/healthz")[0] == 200  # the event loop was never blocked
         for t in busy:
