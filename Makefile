@@ -17,15 +17,17 @@ BYTECODE = $(PYTHON) -m compileall -q jitgrad
 
 .PHONY: demo test perf lint clean
 
+# serving: `make demo` serves the trained model (jitgrad.serving's ASGI stack).
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
-	$(PYTHON) -m pip install --quiet -e '.[examples]'
+	$(PYTHON) -m pip install --quiet -e '.[examples,serving]'
 	$(BYTECODE)
 	touch $(STAMP)
 
+# serving: tests/serving run the REST front end and its uvicorn workers.
 $(TESTING): $(STAMP)
-	$(PYTHON) -m pip install --quiet -e '.[test,examples]'
+	$(PYTHON) -m pip install --quiet -e '.[test,examples,serving]'
 	touch $(TESTING)
 
 demo: $(STAMP)
@@ -43,7 +45,7 @@ test: $(TORCH)
 # The perf report's comparison columns need PyTorch and JAX (the `compare` extra); only
 # `make perf` installs JAX.
 $(COMPARE): $(TORCH) pyproject.toml
-	$(PYTHON) -m pip install --quiet -e '.[test,examples,compare]'
+	$(PYTHON) -m pip install --quiet -e '.[test,examples,serving,compare]'
 	touch $(COMPARE)
 
 # Benchmarks let OpenBLAS pick its own kernels for every side, as on a user's machine: an

@@ -1,25 +1,30 @@
 """Serving figures for the report: load and warm-up of the digits model (cold and warm
-kernel cache), latency around a version swap, and throughput of single-row predicts from
-a local load generator (loopback only, bounded in time)."""
+kernel cache), and the REST front end under load: requests/s and p50/p99 latency of
+``:predict`` at batch 1 and 64 from 200 concurrent keep-alive clients, against
+``python -m jitgrad.serving --workers 1`` and ``--workers 2`` (loopback only, bounded in
+time).
+
+``python -m perf.serving [--seconds S] [--clients N] [--workers 1 2] [--batches 1 64]``
+prints the table alone (``--seconds 2`` is a smoke run)."""
 
 from __future__ import annotations
 
-import http.client
+import argparse
 import json
-import statistics
+import os
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
 
+NAME = "digits"
 
-def _train_and_save(base: Path, version: int, seed: int) -> None:
+
+def _train_and_save(base: Path, version: int, seed: int, epochs: int = 3) -> None:
     from jitgrad.examples import digits
     from jitgrad.io import save_model
 
-    result = digits.train(epochs=3, seed=seed)
+    result = digits.train(epochs=epochs, seed=seed)
     save_model(
         result.model,
         base / str(version),
@@ -27,43 +32,6 @@ def _train_and_save(base: Path, version: int, seed: int) -> None:
         input_dtype="float32",
         warmup_batch_sizes=(1, 64),
     )
-
-
-def _predict(conn, path: str, row) -> float:
-    body = json.dumps({"instances": [row]})
-    start = time.perf_counter()
-    conn.request("POST", path, body, {"Content-Type": "application/json"})
-    response = conn.getresponse()
-    response.read()
-    if response.status != 200:
-        raise RuntimeError(f"predict answered {response.status}")
-    return time.perf_counter() - start
-
-
-def _connect(url: str):
-    host, port = url.removeprefix("http://").split(":")
-    return http.client.HTTPConnection(host, int(port), timeout=30)
-
-
-def _load(app, path, row, threads: int, seconds: float) -> list[float]:
-    latencies: list[float] = []
-    lock = threading.Lock()
-    deadline = time.perf_counter() + seconds
-
-    def client():
-        conn, mine = _connect(app.server.url), []
-        while time.perf_counter() < deadline:
-            mine.append(_predict(conn, path, row))
-        conn.close()
-        with lock:
-            latencies.extend(mine)
-
-    workers = [threading.Thread(target=client) for _ in range(threads)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    return latencies
 
 
 def _load_times(version_dir: Path, cache: Path) -> tuple[float, float]:
@@ -86,44 +54,87 @@ def _load_times(version_dir: Path, cache: Path) -> tuple[float, float]:
     return times
 
 
-def serving_lines(threads: int = 4, seconds: float = 3.0) -> list[str]:
-    from jitgrad.serving.app import ServingApp
+def front_end_rows(
+    base: Path, workers_list, batches, clients: int, seconds: float
+) -> list[tuple[str, int, int, object]]:
+    """(workers label, batch, clients, LoadResult) for each server and batch size."""
+    from jitgrad.serving.loadgen import ServerProcess, run_load
 
-    x = (np.arange(64) % 16 / 16.0).tolist()
-    path = "/v1/models/digits:predict"
+    rows = []
+    rng = np.random.default_rng(0)
+    for workers in workers_list:
+        args = ("--poll_seconds", "0", "--log_level", "WARNING")
+        args += () if workers is None else ("--workers", str(workers))
+        server = ServerProcess(NAME, base, *args)
+        try:
+            for batch in batches:
+                rows_of = rng.random((batch, 64)).round(4).tolist()
+                body = json.dumps({"instances": rows_of}).encode()
+                path = f"/v1/models/{NAME}:predict"
+                run_load(server.url, path, body, clients=clients, requests=2)  # connect, warm
+                result = run_load(
+                    server.url, path, body, clients=clients, requests=10**9, seconds=seconds
+                )
+                rows.append(("-" if workers is None else str(workers), batch, clients, result))
+        finally:
+            server.stop()
+    return rows
+
+
+def table(rows) -> list[str]:
+    lines = [
+        "| workers | batch | clients | requests/s | p50 | p99 | failed |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for workers, batch, clients, r in rows:
+        lines.append(
+            f"| {workers} | {batch} | {clients} | {len(r.latencies) / r.seconds:.0f} | "
+            f"{r.percentile(50) * 1e3:.1f} ms | {r.percentile(99) * 1e3:.1f} ms | {r.failed} |"
+        )
+    return lines
+
+
+def serving_lines(clients: int = 200, seconds: float = 10.0) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "digits"
+        base = Path(tmp) / NAME
         _train_and_save(base, 1, seed=0)
         cold = _load_times(base / "1", Path(tmp) / "kernels")
         warm = _load_times(base / "1", Path(tmp) / "kernels")
-        app = ServingApp("digits", base, port=0, poll_seconds=None, freeze_heap=True).start()
-        try:
-            conn = _connect(app.server.url)
-            steady = [_predict(conn, path, x) for _ in range(200)]
-            under_load = _load(app, path, x, threads, seconds)
-            _train_and_save(base, 2, seed=1)
-            app.source.poll()
-            app.manager.wait_until_available("digits", 2, timeout=120)
-            after_swap = [_predict(conn, path, x) for _ in range(5)]
-            conn.close()
-        finally:
-            app.stop()
-
-    def ms(values, q):
-        return np.percentile(values, q) * 1e3
-
+        rows = front_end_rows(base, (1, 2), (1, 64), clients, seconds)
     return [
-        "## Serving the digits model (loopback, REST predict of one row)",
+        "## Serving the digits model (loopback, REST :predict)",
         "",
-        "| measure | value |",
-        "|---|---|",
-        f"| load / warm-up, cold kernel cache | {cold[0]:.2f} s / {cold[1]:.2f} s |",
-        f"| load / warm-up, warm kernel cache | {warm[0]:.2f} s / {warm[1]:.2f} s |",
-        f"| steady state, one client: p50 / p99 | {ms(steady, 50):.2f} / {ms(steady, 99):.2f} ms |",
-        f"| {threads} clients for {seconds:g} s: requests/s | {len(under_load) / seconds:.0f} |",
-        f"| {threads} clients: p50 / p99 | {ms(under_load, 50):.2f} / "
-        f"{ms(under_load, 99):.2f} ms |",
-        f"| first request after the swap to version 2 | {after_swap[0] * 1e3:.2f} ms |",
-        f"| median of the first 5 after the swap | {statistics.median(after_swap) * 1e3:.2f} ms |",
+        f"Load: {cold[0]:.2f} s (warm-up {cold[1]:.2f} s) with a cold kernel cache, "
+        f"{warm[0]:.2f} s (warm-up {warm[1]:.2f} s) with a warm one. Front end: {clients} "
+        f"keep-alive clients for {seconds:g} s per row.",
+        "",
+        *table(rows),
         "",
     ]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m perf.serving", description=__doc__)
+    parser.add_argument("--seconds", type=float, default=10.0, help="per row (default 10)")
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument(
+        "--workers",
+        nargs="+",
+        default=["1", "2"],
+        help="worker counts to measure; 'none' runs the server without --workers",
+    )
+    parser.add_argument("--batches", nargs="+", type=int, default=[1, 64])
+    parser.add_argument("--epochs", type=int, default=3, help="training epochs of the model")
+    args = parser.parse_args(argv)
+    workers = [None if w == "none" else int(w) for w in args.workers]
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / NAME
+        _train_and_save(base, 1, seed=0, epochs=args.epochs)
+        rows = front_end_rows(base, workers, args.batches, args.clients, args.seconds)
+    print("\n".join(table(rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    raise SystemExit(main())

@@ -6,13 +6,22 @@
 - ``state.py``, ``policy.py``, ``resources.py``, ``manager.py``: versions moving one way
   through their states under a version policy and a resource budget, with
   reference-counted handles and labels.
-- ``source.py``: the file-system source; ``http.py``: the REST server; ``metrics.py``:
-  Prometheus metrics; ``app.py``: all of it for one model (``python -m jitgrad.serving``).
+- ``source.py``: the file-system source; ``rest.py``: TF Serving's REST API as plain
+  functions; ``asgi.py``: the ASGI front end and its limits; ``metrics.py``: Prometheus
+  metrics; ``app.py``: all of it for one model; ``__main__.py``: the command line;
+  ``workers.py``: its worker processes; ``loadgen.py``: a loopback load generator.
 """
 
 from .app import ServingApp
-from .http import ModelServer
-from .loader import Loader, Metadata, ModelLoader, ResourceAllocation, ServableId
+from .asgi import Limits, create_app
+from .loader import (
+    Loader,
+    Metadata,
+    ModelLoader,
+    ResourceAllocation,
+    ServableId,
+    VersionLoadError,
+)
 from .manager import Manager, ServableHandle, ServableNotFound, ServableUnavailable
 from .policy import availability_preserving, resource_preserving
 from .predictor import Predictor
@@ -24,11 +33,11 @@ __all__ = [
     "AllVersions",
     "FileSystemSource",
     "LatestVersions",
+    "Limits",
     "Loader",
     "Manager",
     "Metadata",
     "ModelLoader",
-    "ModelServer",
     "Predictor",
     "ResourceAllocation",
     "ServableHandle",
@@ -41,6 +50,8 @@ __all__ = [
     "SignatureError",
     "SpecificVersions",
     "State",
+    "VersionLoadError",
     "availability_preserving",
+    "create_app",
     "resource_preserving",
 ]

@@ -4,19 +4,23 @@
 
 New versions saved under the base path (``<base>/<version>/``, complete once their
 ``manifest.json`` exists) are picked up every ``--poll_seconds``, loaded and warmed on a
-background thread and swapped in without a restart. SIGINT or SIGTERM shut down cleanly.
+background thread and swapped in without a restart. uvicorn serves the ASGI application
+(``asgi.py``); ``--workers N`` runs N processes over one listening socket, each with its
+own manager and source. SIGINT or SIGTERM shut down cleanly.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import signal
-import threading
 
-from .app import POLICIES, ServingApp
-from .http import DEFAULT_MAX_BODY_BYTES
+from .app import POLICIES, listen
+from .asgi import Limits
 from .source import parse_version_policy
+from .workers import announce, serve, setup_logging, supervise
+
+log = logging.getLogger("jitgrad.serving")
+DEFAULTS = Limits(pool_bytes=256 << 20)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -50,8 +54,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--max_body_bytes",
         type=int,
-        default=DEFAULT_MAX_BODY_BYTES,
-        help=f"largest request body accepted, in bytes (default: {DEFAULT_MAX_BODY_BYTES})",
+        default=DEFAULTS.max_body_bytes,
+        help=f"largest request body accepted, in bytes (default: {DEFAULTS.max_body_bytes})",
     )
     parser.add_argument(
         "--model_version_policy",
@@ -96,6 +100,46 @@ def parse_args(argv=None) -> argparse.Namespace:
         metavar="LABEL=VERSION",
         help="point a version label (stable, canary) at a version once it is available; repeatable",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes, each with its own manager and source over the same base "
+        "path, sharing the port (default: 1)",
+    )
+    parser.add_argument(
+        "--max_in_flight",
+        type=int,
+        default=DEFAULTS.max_in_flight,
+        help="inference requests a worker works on at once; one more is 503 with "
+        f"Retry-After (default: {DEFAULTS.max_in_flight})",
+    )
+    parser.add_argument(
+        "--request_timeout",
+        type=float,
+        default=DEFAULTS.request_timeout,
+        help="seconds from a request's arrival: a body still incomplete then is 408, "
+        f"inference not done then is 504 (default: {DEFAULTS.request_timeout:g})",
+    )
+    parser.add_argument(
+        "--predict_threads",
+        type=int,
+        default=DEFAULTS.predict_threads,
+        help=f"threads per worker that run inference (default: {DEFAULTS.predict_threads})",
+    )
+    parser.add_argument(
+        "--pool_bytes",
+        type=int,
+        default=DEFAULTS.pool_bytes,
+        help="bytes of freed buffers jitgrad keeps for reuse per worker "
+        f"(default: {DEFAULTS.pool_bytes})",
+    )
+    parser.add_argument(
+        "--no_verify_checksums",
+        dest="verify_checksums",
+        action="store_false",
+        help="skip hashing every file of a version against its manifest's sha256",
+    )
     parser.add_argument("--log_level", default="INFO", help="logging level (default: INFO)")
     args = parser.parse_args(argv)
     try:
@@ -108,8 +152,18 @@ def parse_args(argv=None) -> argparse.Namespace:
             args.labels[label] = int(version)
     except ValueError as e:
         parser.error(str(e))
-    if args.max_body_bytes <= 0 or args.replicas <= 0:
-        parser.error("--max_body_bytes and --replicas must be positive")
+    if args.replicas <= 0 or args.workers <= 0:
+        parser.error("--replicas and --workers must be positive")
+    try:
+        args.limits = Limits(
+            args.max_body_bytes,
+            args.max_in_flight,
+            args.request_timeout,
+            args.predict_threads,
+            args.pool_bytes,
+        )
+    except ValueError as e:  # its message starts with the field's name, the flag's
+        parser.error(f"--{e}")
     # Checked here, not left to the socket, the budget or logging: each would end the
     # server with a traceback instead of a usage error.
     if not 0 <= args.port <= 65535:
@@ -134,51 +188,18 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s"
-    )
+    setup_logging(args)
     try:
-        app = ServingApp(
-            args.model_name,
-            args.model_base_path,
-            host=args.host,
-            port=args.port,
-            poll_seconds=args.poll_seconds or None,
-            version_policy=args.version_policy,
-            policy=args.policy,
-            ram_budget_bytes=args.ram_budget_bytes,
-            replicas=args.replicas,
-            max_body_bytes=args.max_body_bytes,
-            labels=args.labels,
-            freeze_heap=True,
-            max_load_retries=args.max_num_load_retries,
-            load_retry_seconds=args.load_retry_interval_seconds,
-        )
+        sock = listen(args.host, args.port)
     except OSError as e:  # the port is taken, the host is not this machine's
         logging.error("cannot listen on %s:%s: %s", args.host, args.port, e.strerror or e)
         return 1
     try:
-        app.start()
-    except (RuntimeError, TimeoutError) as e:  # start() has stopped what it started
-        logging.error("%s", e)
-        return 1
-    stop = threading.Event()
-    previous = {
-        sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)
-    }
-    print(
-        f"serving model {args.model_name} from {args.model_base_path} at "
-        f"{app.server.url}/v1/models/{args.model_name}",
-        flush=True,
-    )
-    try:
-        stop.wait()
-        logging.info("shutting down")
+        if args.workers == 1:
+            return serve(args, sock, lambda error: error is None and announce(args, sock))
+        return supervise(args, sock)
     finally:
-        app.stop()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    return 0
+        sock.close()
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
-"""One model served end to end: a file-system source feeding a manager behind the REST server.
+"""One model served end to end: a file-system source feeding a manager behind the REST API.
 
-``ServingApp`` is what ``python -m jitgrad.serving`` runs and what tests and the demo start
-in-process. ``start()`` polls the base path once, waits (up to ``ready_timeout``) for the
-first version to be available, then serves; ``stop()`` stops polling, closes the server
-(in-flight requests finish) and unloads every version. A ``start()`` that fails (no version
+``ServingApp`` is what each worker of ``python -m jitgrad.serving`` runs and what tests and
+the demo start in-process. ``start()`` polls the base path once, waits (up to
+``ready_timeout``) for the first version to be available, then serves (uvicorn on a
+thread); ``stop()`` stops polling, closes the server (in-flight requests finish) and
+unloads every version. A ``start()`` that fails (no version
 in time, every version broken) stops what it started before it raises. The model is not
 ready (``/readyz`` answers 503) while it has no available version, also when its base
 path is empty or missing.
@@ -33,8 +34,13 @@ from __future__ import annotations
 import functools
 import gc
 import logging
+import socket
+import threading
+import time
 
-from .http import DEFAULT_MAX_BODY_BYTES, ModelServer
+import uvicorn
+
+from .asgi import Limits, create_app
 from .loader import ModelLoader, ResourceAllocation
 from .manager import Manager
 from .policy import availability_preserving, resource_preserving
@@ -43,6 +49,84 @@ from .source import FileSystemSource, LatestVersions
 log = logging.getLogger("jitgrad.serving")
 
 POLICIES = {"availability": availability_preserving, "resource": resource_preserving}
+BACKLOG = 2048  # connections the kernel queues before a worker accepts them
+
+
+def listen(host: str, port: int, backlog: int = BACKLOG) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (``port=0``: a free one), inheritable, so
+    worker processes can accept on it. Its protocol is named (IPPROTO_TCP), as asyncio
+    looks for before it sets TCP_NODELAY on an accepted connection: without it an answer's
+    headers and body, two writes, wait ~40 ms for the client's delayed ACK (Nagle)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(backlog)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def uvicorn_config(app, limits: Limits, log_level: str = "warning") -> uvicorn.Config:
+    """How every jitgrad server runs uvicorn: h11 (pure Python, no compiled parser to
+    build), no lifespan (the ServingApp's start and stop bracket the server), an idle
+    keep-alive connection closed after 60 s."""
+    return uvicorn.Config(
+        app,
+        http="h11",
+        loop="asyncio",
+        lifespan="off",
+        log_config=None,
+        log_level=log_level,
+        access_log=False,
+        backlog=BACKLOG,
+        timeout_keep_alive=60,
+        timeout_graceful_shutdown=limits.request_timeout,
+    )
+
+
+class BackgroundServer:
+    """uvicorn serving an ASGI app on a thread of this process (tests, the demo)."""
+
+    def __init__(self, app, limits: Limits, host: str = "127.0.0.1", port: int = 0):
+        self.socket = listen(host, port)
+        self.server = uvicorn.Server(uvicorn_config(app, limits))
+        self._thread: threading.Thread | None = None
+
+    @property
+    def host(self) -> str:
+        return self.socket.getsockname()[0]
+
+    @property
+    def port(self) -> int:
+        return self.socket.getsockname()[1]
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> BackgroundServer:
+        self._thread = threading.Thread(
+            target=self.server.run, args=([self.socket],), name="jitgrad-http", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the HTTP server did not start on {self.url}")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self.server.should_exit = True
+            self._thread.join()
+            self._thread = None
+        self.socket.close()
 
 
 class ServingApp:
@@ -52,7 +136,12 @@ class ServingApp:
     ``labels`` maps label → version; each is set once its version is available.
     ``max_load_retries`` and ``load_retry_seconds``: how often and how soon a version whose
     load failed (a directory caught mid-copy) is tried again on a later poll
-    (see ``Manager``).
+    (see ``Manager``). ``limits``: the front end's (``asgi.Limits``). ``verify_checksums``:
+    hash every file of a version against its manifest before using it.
+    ``history``: final states of versions kept for the status API, per model.
+
+    ``start()`` serves on a thread of this process; ``start(serve=False)`` only loads,
+    for a caller that runs ``self.asgi`` itself (the command line's uvicorn workers).
     """
 
     def __init__(
@@ -68,12 +157,14 @@ class ServingApp:
         ram_budget_bytes: int | None = None,
         load_threads: int = 1,
         replicas: int = 2,
-        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        limits: Limits | None = None,
         labels: dict[str, int] | None = None,
         ready_timeout: float = 120.0,
         freeze_heap: bool = False,
         max_load_retries: int = 5,
         load_retry_seconds: float = 5.0,
+        verify_checksums: bool = True,
+        history: int = 16,
     ):
         if policy not in POLICIES:
             raise ValueError(f"policy {policy!r}: choose one of {sorted(POLICIES)}")
@@ -81,8 +172,10 @@ class ServingApp:
         if ram_budget_bytes is not None:
             budget = ResourceAllocation(ram_bytes=ram_budget_bytes)
         self.name = name
+        self.host, self.port = host, port
         self.ready_timeout = ready_timeout
         self.freeze_heap = freeze_heap
+        self.limits = limits or Limits()
         self._frozen = False
         self.manager = Manager(
             POLICIES[policy],
@@ -90,6 +183,7 @@ class ServingApp:
             load_threads,
             max_load_retries=max_load_retries,
             load_retry_seconds=load_retry_seconds,
+            history=history,
         )
         # Known before any version is: a base path that is missing emits nothing, and
         # the manager must still count this model as not ready.
@@ -101,9 +195,12 @@ class ServingApp:
             poll_seconds,
             version_policy or LatestVersions(1),
             name=name,
-            loader_factory=functools.partial(ModelLoader, replicas=replicas),
+            loader_factory=functools.partial(
+                ModelLoader, replicas=replicas, verify_checksums=verify_checksums
+            ),
         ).connect(self.manager)
-        self.server = ModelServer(self.manager, host, port, max_body_bytes=max_body_bytes)
+        self.asgi = create_app(self.manager, self.limits)
+        self.server: BackgroundServer | None = None
 
     def _apply_labels(self, snapshot) -> None:
         if snapshot.id.name != self.name or not self.manager.available_versions(self.name):
@@ -113,7 +210,7 @@ class ServingApp:
                 if self.manager.labels(self.name).get(label) != version:
                     self.manager.set_label(self.name, label, version)
 
-    def start(self, wait: bool = True) -> ServingApp:
+    def start(self, wait: bool = True, serve: bool = True) -> ServingApp:
         try:
             self.source.start()
             if wait:
@@ -122,7 +219,9 @@ class ServingApp:
                 gc.collect()
                 gc.freeze()
                 self._frozen = True
-            self.server.start()
+            if serve:
+                self.server = BackgroundServer(self.asgi, self.limits, self.host, self.port)
+                self.server.start()
         except BaseException:
             self.stop()  # the polling thread, loads and the bound socket would outlive us
             raise
@@ -141,7 +240,9 @@ class ServingApp:
 
     def stop(self) -> None:
         self.source.stop()
-        self.server.stop()
+        if self.server is not None:
+            self.server.stop()
+        self.asgi.state.frontend.close()
         self.manager.shutdown()
         if self._frozen:
             gc.unfreeze()
@@ -154,4 +255,4 @@ class ServingApp:
         self.stop()
 
 
-__all__ = ["ServingApp", "POLICIES"]
+__all__ = ["ServingApp", "BackgroundServer", "POLICIES", "listen", "uvicorn_config"]

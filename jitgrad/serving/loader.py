@@ -24,7 +24,12 @@ True
 from __future__ import annotations
 
 import abc
+import hashlib
+import json
+import logging
+import math
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -33,9 +38,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..io.format import PREFIX, header_length, parse_header
-from ..io.model_dir import MANIFEST, WEIGHTS, load_model, read_manifest
+from ..io.model_dir import (
+    ARCHITECTURE,
+    MANIFEST,
+    WEIGHTS,
+    ModelDirectoryError,
+    load_model,
+    read_manifest,
+)
 from .predictor import Predictor
 from .signature import Signature
+
+log = logging.getLogger("jitgrad.serving")
 
 
 @dataclass(frozen=True, order=True)
@@ -194,15 +208,32 @@ def check_loader_contract(loader: Loader, metadata: Metadata | None = None) -> N
     assert loader.servable() is None, "a refused second load must leave servable() None"
 
 
+class VersionLoadError(Exception):
+    """A version that cannot be served; the message is for clients: it names the version
+    and the reason, never a server path or a file's contents (the server log has the
+    full detail). ``error_code`` is the canonical status (``INVALID_ARGUMENT``,
+    ``NOT_FOUND``, ``DATA_LOSS`` for a checksum that does not match)."""
+
+    def __init__(self, message: str, error_code: str = "INVALID_ARGUMENT"):
+        super().__init__(message)
+        self.error_code = error_code
+
+
 class ModelLoader(Loader):
     """Loads a jitgrad model directory (``jg.io.save_model``) as a ``Predictor``.
 
-    ``estimate_resources``: the bytes of the directory's files plus the plans' buffers:
-    per replica and warm-up batch size ``b``, ``b`` × 8 bytes × (input and output elements
-    of one sample plus ``buffer_factor`` × the leading size of every tensor in the weights,
-    a bound on the widths of the activations a layer makes). Read from the manifest and the
-    weights' JSON header only. After ``load`` it shrinks to the files plus the buffers the
-    plans actually own (``Predictor.plan_bytes``) if that is smaller.
+    ``estimate_resources`` reads the manifest, the architecture and the weights' JSON
+    header only, and builds nothing. With ``verify_checksums`` (the default) it first
+    hashes every file against the manifest's sha256, so no byte of a damaged or altered
+    file is used. It refuses an architecture that declares more parameters than the
+    weights hold (a 4,000,000-wide Linear over a small weights file would allocate
+    gigabytes before the weights were compared with it). The estimate is the larger of
+    the files' bytes and the declared parameters' bytes, plus the plans' buffers: per
+    replica and warm-up batch size ``b``, ``b`` × 8 bytes × (input and output elements of
+    one sample plus ``buffer_factor`` × the leading size of every tensor in the weights,
+    a bound on the widths of the activations a layer makes). After ``load`` it shrinks to
+    the files plus the buffers the plans actually own (``Predictor.plan_bytes``) if that
+    is smaller.
 
     ``load`` reads the weights into memory (not mapped: a file changed or truncated in
     place later would change a served version's answers or kill the server with SIGBUS),
@@ -210,10 +241,12 @@ class ModelLoader(Loader):
     manifest is traced and replayed on every replica, so its kernels are compiled or loaded
     from the disk cache before the version is published; ``load_seconds`` and
     ``warmup_seconds`` record the two phases.
+
+    Every failure is a ``VersionLoadError`` whose message is safe to show clients.
     """
 
     def __init__(
-        self, path, *, replicas: int = 2, buffer_factor: int = 4, verify_checksums: bool = False
+        self, path, *, replicas: int = 2, buffer_factor: int = 4, verify_checksums: bool = True
     ):
         self.path = os.fspath(path)
         self.replicas = replicas
@@ -232,22 +265,48 @@ class ModelLoader(Loader):
     def __repr__(self) -> str:
         return f"ModelLoader({self.path!r})"
 
+    @property
+    def version_name(self) -> str:
+        return f"version {os.path.basename(os.path.normpath(self.path))}"
+
     def estimate_resources(self) -> ResourceAllocation:
         with self._lock:
             if self._estimate is None:
-                self._estimate = self._estimate_from_files()
+                self._estimate = self._refusing(self._estimate_from_files)
             return self._estimate
+
+    def _refusing(self, step):
+        """``step()``, its failure turned into a VersionLoadError fit for clients."""
+        try:
+            return step()
+        except VersionLoadError:
+            raise
+        except Exception as e:
+            log.warning("%s at %s cannot be served: %s", self.version_name, self.path, e)
+            raise VersionLoadError(
+                f"{self.version_name}: {public_message(e, self.path)}", _loader_code(e)
+            ) from e
 
     def _estimate_from_files(self) -> ResourceAllocation:
         manifest = read_manifest(self.path)
+        if self.verify_checksums:
+            _verify_checksums(self.path, manifest, self.version_name)
         file_bytes = _file_bytes(self.path, manifest)
         signature = Signature.from_manifest(manifest["signature"])
         tensors = signature.inputs + signature.outputs
+        shapes = _weight_shapes(self.path)
+        held = sum(math.prod(shape) for shape in shapes)
+        declared, declared_bytes = _declared_parameters(self.path)
+        if declared > held:
+            raise ModelDirectoryError(
+                f"the architecture declares {declared} parameters but the weights hold {held}"
+            )
         per_sample = sum(int(np.prod(s.sample_shape)) for s in tensors)
-        widths = sum(shape[0] for shape in _weight_shapes(self.path) if shape)
+        widths = sum(shape[0] for shape in shapes if shape)
         per_sample += self.buffer_factor * widths
         batches = sum(int(b) for b in manifest.get("warmup_batch_sizes", [1]))
-        return ResourceAllocation(ram_bytes=file_bytes + self.replicas * batches * 8 * per_sample)
+        weights = max(file_bytes, declared_bytes)
+        return ResourceAllocation(ram_bytes=weights + self.replicas * batches * 8 * per_sample)
 
     def load_with_metadata(self, metadata: Metadata) -> None:
         self.servable_id = metadata.servable_id
@@ -262,30 +321,32 @@ class ModelLoader(Loader):
                 )
             self._state = "loading"
         try:
-            estimate = self.estimate_resources()
-            start = time.perf_counter()
-            module, manifest = load_model(
-                self.path, mmap=False, verify_checksums=self.verify_checksums
-            )
-            signature = Signature.from_manifest(manifest["signature"])
-            predictor = Predictor(
-                module, signature, manifest.get("warmup_batch_sizes", [1]), replicas=self.replicas
-            )
-            loaded = time.perf_counter()
-            self.warmup_report = predictor.warm_up()
-            self.load_seconds = loaded - start
-            self.warmup_seconds = time.perf_counter() - loaded
-            measured = _file_bytes(self.path, manifest) + predictor.plan_bytes()
+            estimate = self.estimate_resources()  # checksums verified, architecture sized
+            predictor = self._refusing(self._build)
         except BaseException:
             with self._lock:
                 self._state = "finished"
             raise
+        measured = _file_bytes(self.path, self.manifest) + predictor.plan_bytes()
         with self._lock:
             if measured < estimate.ram_bytes:  # the estimate may shrink, never grow
                 self._estimate = ResourceAllocation(estimate, ram_bytes=measured)
-            self.manifest = manifest
             self._predictor = predictor
             self._state = "loaded"
+
+    def _build(self) -> Predictor:
+        start = time.perf_counter()
+        module, manifest = load_model(self.path, mmap=False)
+        signature = Signature.from_manifest(manifest["signature"])
+        predictor = Predictor(
+            module, signature, manifest.get("warmup_batch_sizes", [1]), replicas=self.replicas
+        )
+        loaded = time.perf_counter()
+        self.warmup_report = predictor.warm_up()
+        self.load_seconds = loaded - start
+        self.warmup_seconds = time.perf_counter() - loaded
+        self.manifest = manifest
+        return predictor
 
     def unload(self) -> None:
         with self._lock:
@@ -294,6 +355,91 @@ class ModelLoader(Loader):
 
     def servable(self) -> Predictor | None:
         return self._predictor
+
+
+_QUOTED_PATH = re.compile(r"""(['"])/[^'"]*\1""")
+_BARE_PATH = re.compile(r"""(?<![\w.])/[^\s'",;:()]+""")
+_BYTES = re.compile(r"""\bb(['"]).*?\1""")
+
+
+def public_message(error: BaseException, path: str | None = None, limit: int = 300) -> str:
+    """``error``'s message without server paths (the version directory's and any other)
+    or quoted bytes, cut to ``limit`` characters: what a client may read."""
+    text = str(error) or type(error).__name__
+    if isinstance(error, OSError) and error.strerror:  # its file name is a path
+        text = error.strerror
+    if path is not None:
+        for spelling in (repr(path), path):
+            text = text.replace(spelling, "the version directory")
+    text = _QUOTED_PATH.sub("<path>", text)
+    text = _BARE_PATH.sub("<path>", text)
+    text = _BYTES.sub("<bytes>", text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _loader_code(error: BaseException) -> str:
+    if isinstance(error, FileNotFoundError):
+        return "NOT_FOUND"
+    if isinstance(error, ValueError):
+        return "INVALID_ARGUMENT"
+    return "UNKNOWN"
+
+
+def _verify_checksums(path: str, manifest: dict, version: str) -> None:
+    for name, entry in manifest["files"].items():
+        digest = hashlib.sha256()
+        with open(os.path.join(path, name), "rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+        if digest.hexdigest() != entry.get("sha256"):
+            raise VersionLoadError(
+                f"{version}: {name} does not match the sha256 checksum in its manifest "
+                "(the file is damaged or was altered after the model was saved)",
+                "DATA_LOSS",
+            )
+
+
+# The parameters and buffers of jitgrad's layers, from their config() arguments: how the
+# architecture is sized before anything is built. Layers not listed here declare none
+# (a custom layer's weights are still counted from the weights file).
+_PARAMETERS = {
+    "Linear": lambda a: a["in_features"] * a["out_features"] + a["out_features"] * bool(a["bias"]),
+    "Embedding": lambda a: a["num_embeddings"] * a["embedding_dim"],
+    "LayerNorm": lambda a: (
+        math.prod(a["normalized_shape"])
+        * bool(a["elementwise_affine"])
+        * (1 + bool(a.get("bias", True)))
+    ),
+    "BatchNorm1d": lambda a: (
+        a["num_features"] * (2 * bool(a["affine"]) + 2 * bool(a["track_running_stats"]))
+    ),
+}
+
+
+def _declared_parameters(path: str) -> tuple[int, int]:
+    """(elements, bytes) of the parameters the architecture's jitgrad layers declare."""
+    with open(os.path.join(path, ARCHITECTURE), encoding="utf-8") as f:
+        architecture = json.load(f)
+    elements = nbytes = 0
+    stack = [architecture.get("module") if isinstance(architecture, dict) else None]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            count = _PARAMETERS.get(node.get("type"))
+            args = node.get("args")
+            if count is not None and isinstance(args, dict):
+                try:
+                    n = int(count(args))
+                    itemsize = np.dtype(args.get("dtype") or "float32").itemsize
+                except (KeyError, TypeError, ValueError):
+                    raise ModelDirectoryError(
+                        f"the architecture's {node['type']} has malformed arguments"
+                    ) from None
+                elements, nbytes = elements + n, nbytes + n * itemsize
+            stack.extend(node.values())
+    return elements, nbytes
 
 
 def _file_bytes(path: str, manifest: dict) -> int:
@@ -324,6 +470,8 @@ def _weight_shapes(path: str) -> list[list[int]]:
 __all__ = [
     "Loader",
     "ModelLoader",
+    "VersionLoadError",
+    "public_message",
     "Metadata",
     "ResourceAllocation",
     "ServableId",

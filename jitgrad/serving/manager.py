@@ -54,7 +54,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
 from ..io.model_dir import ModelDirectoryError
-from .loader import Loader, Metadata, ResourceAllocation, ServableId
+from .loader import Loader, Metadata, ResourceAllocation, ServableId, public_message
 from .policy import LOAD, UNLOAD, Action, availability_preserving, resource_preserving
 from .resources import ResourceExhausted, ResourceTracker
 from .state import ServableState, State
@@ -136,7 +136,13 @@ class Manager:
     pure function of snapshots). ``resources``: the budget (``None``: unlimited).
     ``load_threads``: size of the load executor. ``max_load_retries`` and
     ``load_retry_seconds``: how often and how soon a failed version may be started over
-    when it is aspired again (see the module docstring).
+    when it is aspired again (see the module docstring). ``history``: how many versions
+    that ended (or failed and are no longer held) the status API keeps per name, the
+    newest; older ones are forgotten, so a model swapped every second for days holds a
+    bounded history.
+
+    A failed version's error is what clients may read: the loader's message without
+    server paths (``loader.public_message``); the log has the full detail.
     """
 
     def __init__(
@@ -147,13 +153,17 @@ class Manager:
         *,
         max_load_retries: int = 5,
         load_retry_seconds: float = 5.0,
+        history: int = 16,
     ):
+        if history < 1:
+            raise ValueError(f"history must keep at least 1 version, got {history}")
         if max_load_retries < 0 or load_retry_seconds < 0:
             raise ValueError(
                 f"max_load_retries ({max_load_retries}) and load_retry_seconds "
                 f"({load_retry_seconds}) must not be negative"
             )
         self.policy = policy
+        self.history = history
         self.max_load_retries = max_load_retries
         self.load_retry_seconds = load_retry_seconds
         self.tracker = ResourceTracker(resources)
@@ -432,12 +442,23 @@ class Manager:
     def _publish(self, harness: _Harness) -> None:
         snapshot = harness.snapshot()
         self._history[harness.id] = snapshot
+        if snapshot.state.final:
+            self._trim_history(harness.id.name)
         for listener in self._listeners:
             try:
                 listener(snapshot)
             except Exception:
                 log.exception("serving listener failed on %s", harness.id)
         self._changed.notify_all()
+
+    def _trim_history(self, name: str) -> None:
+        done = sorted(
+            sid
+            for sid, s in self._history.items()
+            if sid.name == name and s.state.final and sid not in self._harnesses
+        )
+        for sid in done[: max(0, len(done) - self.history)]:
+            del self._history[sid]
 
     def _reconcile(self, name: str) -> None:
         for _ in range(4 * len(self._held(name)) + 1):  # every action moves a state forward
@@ -479,13 +500,13 @@ class Manager:
         except BaseException as e:
             with self._lock:
                 self.tracker.release(sid)
-                harness.error, harness.error_code = f"{type(e).__name__}: {e}", _error_code(e)
+                harness.error, harness.error_code = _public_error(e), _error_code(e)
                 harness.failed_at = time.monotonic()
                 harness.move(State.ERROR)
                 if not harness.aspired:
                     self._harnesses.pop(sid, None)
                 self._publish(harness)
-                log.warning("loading %s failed: %s", sid, harness.error)
+                log.warning("loading %s failed: %s: %s", sid, type(e).__name__, e)
                 self._reconcile(sid.name)
             if not isinstance(e, Exception):
                 raise
@@ -535,7 +556,15 @@ class Manager:
             self._reconcile(harness.id.name)
 
 
+def _public_error(e: BaseException) -> str:
+    if hasattr(e, "error_code"):  # a loader's own message for clients
+        return public_message(e)
+    return f"{type(e).__name__}: {public_message(e)}"
+
+
 def _error_code(e: BaseException) -> str:
+    if isinstance(getattr(e, "error_code", None), str):
+        return e.error_code
     if isinstance(e, ResourceExhausted):
         return "RESOURCE_EXHAUSTED"
     if isinstance(e, FileNotFoundError):

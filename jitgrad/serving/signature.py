@@ -42,6 +42,12 @@ TF_DTYPES = {
 }
 
 
+# TF Serving's method names: which of :predict, :classify and :regress a signature answers.
+PREDICT = "tensorflow/serving/predict"
+CLASSIFY = "tensorflow/serving/classify"
+REGRESS = "tensorflow/serving/regress"
+
+
 class SignatureError(ValueError):
     """A request's inputs do not fit the signature (names, shapes or dtypes)."""
 
@@ -96,6 +102,23 @@ class Signature:
     @property
     def output_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.outputs)
+
+    @property
+    def method_names(self) -> frozenset[str]:
+        """Every signature answers predict; one output of shape (batch, classes) with
+        two or more classes also classify (its values are the classes' scores), one of
+        shape (batch,) or (batch, 1) also regress."""
+        methods = {PREDICT}
+        if len(self.outputs) == 1:
+            shape = self.outputs[0].shape
+            if len(shape) == 2 and shape[1] >= 2:
+                methods.add(CLASSIFY)
+            if shape in ((-1,), (-1, 1)):
+                methods.add(REGRESS)
+        return frozenset(methods)
+
+    def describe_outputs(self) -> str:
+        return ", ".join(f"{s.name} {s.describe()}" for s in self.outputs)
 
     def to_json(self) -> dict:
         """The manifest's spelling: ``{"inputs": {name: {"dtype", "shape"}}, "outputs": …}``."""
@@ -218,4 +241,12 @@ def _shape_text(shape) -> str:
     return "(" + ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-__all__ = ["Signature", "SignatureError", "TensorSpec", "TF_DTYPES"]
+__all__ = [
+    "Signature",
+    "SignatureError",
+    "TensorSpec",
+    "TF_DTYPES",
+    "PREDICT",
+    "CLASSIFY",
+    "REGRESS",
+]

@@ -127,3 +127,29 @@ class Client:
 
     def close(self):
         self.conn.close()
+
+
+class AppClient:
+    """The ``Client`` interface over an ASGI app in this process (Starlette's TestClient):
+    no socket, the same answers."""
+
+    def __init__(self, app):
+        from starlette.testclient import TestClient
+
+        self.client = TestClient(app, raise_server_exceptions=True)
+
+    def request(self, method: str, path: str, body=None, headers=None, raw: bool = False):
+        data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+        response = self.client.request(method, path, content=data, headers=headers or {})
+        if raw:
+            return response.status_code, response.text, response
+        return response.status_code, response.json()
+
+    def get(self, path: str):
+        return self.request("GET", path)
+
+    def post(self, path: str, body):
+        return self.request("POST", path, body, {"Content-Type": "application/json"})
+
+    def close(self):
+        self.client.close()

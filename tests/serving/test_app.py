@@ -2,7 +2,6 @@
 running behind it."""
 
 import os
-import socket
 import threading
 
 import pytest
@@ -39,10 +38,8 @@ def test_a_failed_start_stops_the_source_the_loads_and_the_server(base):
     os.truncate(os.path.join(base, "1", "weights.jg"), 10)  # broken: every load fails
     before = jitgrad_threads()
     app = ServingApp("tiny", base, port=0, poll_seconds=0.05)
-    port = app.server.port
     with pytest.raises(RuntimeError, match="cannot be served"):
         with app:
             pass
     assert jitgrad_threads() == before
-    with pytest.raises(OSError):  # the socket is closed: nothing listens on the port
-        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    assert app.server is None  # nothing listened: the server starts once a version serves

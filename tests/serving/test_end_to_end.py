@@ -25,21 +25,20 @@ T = 60
 PREDICT = "/v1/models/digits:predict"
 CLIENTS = 4
 HAMMER_SECONDS = 2.0
-# Latency bounds, from measurements on the shared 2-core machine (load average 2-3.6;
-# 4 client threads, single-row predicts over keep-alive loopback connections, version 2
-# loading and compiling 2 new kernels for ~1-1.3 s meanwhile; tests/serving run whole,
-# 8 runs):
-#   steady state, one client:  p50 0.22-0.28 ms
-#   hammer, 4 clients:         p50 0.95-1.31 ms, max 13.9-40.5 ms over 4400-7000 requests
-#   first 5 requests on v2:    0.3-13.7 ms
-#   the same swap with the warm-up skipped (a cold v2: its first requests trace and
-#   compile in the request path): first requests on v2 78-97 ms
+# Latency bounds, from measurements on the shared 2-core machine (load average 5-7; 4
+# client threads in this process beside the server's event loop and predict threads,
+# single-row predicts over keep-alive loopback connections, version 2 loading and
+# compiling 2 new kernels for ~0.7-1.3 s meanwhile; 3 runs):
+#   steady state, one client:  p50 0.98-1.08 ms
+#   hammer, 4 clients:         p50 7.7-8.3 ms (the clients and the server share one GIL),
+#                              max 84-96 ms over 690-870 requests
+#   first 5 requests on v2:    8-41 ms
 #   without freeze_heap: a full garbage collection during v2's compilation stalls all
-#   clients at once, max 149-175 ms in 3 of 4 runs
+#   clients at once (~150 ms)
 # COLD_REQUEST_BOUND applies to the first requests version 2 answers (the ones a missing
-# warm-up would make cold): between warm and cold. SLOW_REQUEST_BOUND applies to every
-# request: generous, for a noisy neighbour. The deterministic check that no request
-# compiled is the jg.jit.stats() comparison below.
+# warm-up would make cold, tracing and compiling in the request path: ~80-100 ms more).
+# SLOW_REQUEST_BOUND applies to every request: generous, for a noisy neighbour. The
+# deterministic check that no request compiled is the jg.jit.stats() comparison below.
 COLD_REQUEST_BOUND = 0.060  # seconds
 FIRST_ON_V2 = 20
 SLOW_REQUEST_BOUND = 0.200  # seconds

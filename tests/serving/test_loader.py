@@ -18,6 +18,7 @@ from jitgrad.serving.loader import (
     ModelLoader,
     ResourceAllocation,
     ServableId,
+    VersionLoadError,
     check_loader_contract,
 )
 from jitgrad.serving.predictor import Predictor
@@ -174,9 +175,9 @@ def test_a_directory_without_manifest_is_not_loaded(base):
     save_version(base, 1)
     os.unlink(os.path.join(base, "1", "manifest.json"))
     loader = ModelLoader(os.path.join(base, "1"))
-    with pytest.raises(FileNotFoundError, match="has no manifest.json"):
+    with pytest.raises(VersionLoadError, match="version 1: has no manifest.json"):
         loader.estimate_resources()
-    with pytest.raises(FileNotFoundError, match="has no manifest.json"):
+    with pytest.raises(VersionLoadError, match="version 1: has no manifest.json"):
         loader.load()
     assert loader.servable() is None
     with pytest.raises(RuntimeError, match="load\\(\\) may be called once"):
@@ -209,6 +210,111 @@ def test_a_signature_the_model_does_not_produce_fails_the_load(base, outputs, me
     with open(path, "w") as f:
         json.dump(manifest, f)
     loader = ModelLoader(os.path.join(base, "1"))
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(VersionLoadError, match=message):
         loader.load()  # refused at warm-up, not by every request
     assert loader.servable() is None
+
+
+# -- loading safety ---------------------------------------------------------------------------
+
+
+def _rewrite_listed(directory: str, name: str, data: bytes) -> None:
+    """Replace file ``name`` and its manifest entry, as a consistent (if hostile) save would."""
+    import hashlib
+
+    with open(os.path.join(directory, name), "wb") as f:
+        f.write(data)
+    path = os.path.join(directory, "manifest.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    manifest["files"][name] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    with open(path, "w") as f:
+        json.dump(manifest, f)
+
+
+def test_flipped_weight_bytes_are_refused_by_their_checksum(base):
+    save_version(base, 1)
+    directory = os.path.join(base, "1")
+    weights = os.path.join(directory, "weights.jg")
+    size = os.path.getsize(weights)
+    with open(weights, "r+b") as f:  # one byte of the last weight's payload: still a valid file
+        f.seek(size - 2)
+        byte = f.read(1)
+        f.seek(size - 2)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    loader = ModelLoader(directory)
+    with pytest.raises(VersionLoadError, match="weights.jg does not match the sha256") as info:
+        loader.load()
+    assert info.value.error_code == "DATA_LOSS" and base not in str(info.value)
+    assert loader.servable() is None
+    unchecked = ModelLoader(directory, verify_checksums=False)
+    unchecked.load()  # the same bytes load when not verified: the checksum refused them
+    unchecked.unload()
+
+
+def test_a_huge_declared_architecture_is_refused_before_anything_is_allocated(base):
+    import tracemalloc
+
+    save_version(base, 1)
+    directory = os.path.join(base, "1")
+    with open(os.path.join(directory, "architecture.json")) as f:
+        architecture = json.load(f)
+    first, _, second = architecture["module"]["args"]["layers"]
+    first["args"]["out_features"] = second["args"]["in_features"] = 4_000_000
+    _rewrite_listed(directory, "architecture.json", json.dumps(architecture).encode())
+    loader = ModelLoader(directory)
+    tracemalloc.start()
+    try:
+        with pytest.raises(VersionLoadError, match="declares 48000003 parameters") as info:
+            loader.load()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert info.value.error_code == "INVALID_ARGUMENT"
+    assert peak < 4 << 20, peak  # built, the two layers would hold 192 MB of float32
+
+
+def test_an_architecture_with_tied_weights_is_sized_right_and_loads(base):
+    from jitgrad import nn
+    from jitgrad.io import save_model
+
+    embedding, head = nn.Embedding(10, 4, generator=0), nn.Linear(4, 10, generator=1)
+    head.weight = embedding.weight  # one tensor, two state-dict keys
+    save_model(
+        nn.Sequential(embedding, head),
+        os.path.join(base, "1"),
+        input_shape=(3,),
+        input_dtype="int64",
+        warmup_batch_sizes=[1],
+    )
+    loader = ModelLoader(os.path.join(base, "1"))
+    loader.load()
+    assert loader.servable()({"x": [[1, 2, 3]]})["output"].shape == (1, 3, 10)
+    loader.unload()
+
+
+def test_the_estimate_counts_declared_parameters_against_the_budget(base):
+    from jitgrad.serving.manager import Manager
+    from jitgrad.serving.state import State
+
+    save_version(base, 1)
+    small = ModelLoader(os.path.join(base, "1")).estimate_resources().ram_bytes
+    manager = Manager(resources=ResourceAllocation(ram_bytes=small - 1))
+    manager.set_aspired_versions("tiny", {1: ModelLoader(os.path.join(base, "1"))})
+    state = manager.wait_until_state("tiny", 1, {State.ERROR}, 30)
+    assert state.error_code == "RESOURCE_EXHAUSTED" and f"needs ram_bytes={small}" in state.error
+    manager.shutdown(30)
+
+
+def test_client_visible_errors_hold_no_server_path(base):
+    from jitgrad.serving.loader import public_message
+
+    save_version(base, 1)
+    os.truncate(os.path.join(base, "1", "weights.jg"), 10)
+    loader = ModelLoader(os.path.join(base, "1"), verify_checksums=False)
+    with pytest.raises(VersionLoadError) as info:
+        loader.load()
+    message = str(info.value)
+    assert message.startswith("version 1: ") and "/" not in message, message
+    error = ValueError(f"'{base}/1/x.json': bad bytes b'\\x00secret' near /etc/passwd")
+    assert public_message(error) == "<path>: bad bytes <bytes> near <path>"

@@ -64,7 +64,10 @@ def test_command_line_server_serves_and_stops_cleanly(base):
         (["--label", "stable"], "expected LABEL=VERSION"),
         (["--model_version_policy", "newest"], "version policy 'newest'"),
         (["--policy", "fast"], "invalid choice"),
-        (["--max_body_bytes", "0"], "must be positive"),
+        (["--max_body_bytes", "0"], "--max_body_bytes must be at least 1"),
+        (["--max_in_flight", "0"], "--max_in_flight must be at least 1"),
+        (["--request_timeout", "0"], "--request_timeout must be positive"),
+        (["--workers", "0"], "--workers must be positive"),
         (["--poll_seconds", "-1"], "--poll_seconds must be a finite number"),
         (["--poll_seconds", "nan"], "--poll_seconds must be a finite number"),
         (["--port", "70000"], "--port must be from 0 to 65535"),
@@ -87,3 +90,15 @@ def test_a_model_that_cannot_load_exits_with_its_error(base, caplog):
     )
     assert code == 1
     assert "cannot be served" in caplog.text and "weights.jg" in caplog.text
+
+
+def test_limits_and_checksums_come_from_flags(base):
+    args = parse_args(["--model_name", "m", "--model_base_path", base])
+    assert args.verify_checksums and args.workers == 1
+    assert (args.limits.max_in_flight, args.limits.pool_bytes) == (256, 256 << 20)
+    args = parse_args(
+        ["--model_name", "m", "--model_base_path", base, "--no_verify_checksums"]
+        + ["--workers", "3", "--max_in_flight", "8", "--request_timeout", "2.5"]
+    )
+    assert not args.verify_checksums and args.workers == 3
+    assert (args.limits.max_in_flight, args.limits.request_timeout) == (8, 2.5)

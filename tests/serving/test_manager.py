@@ -318,3 +318,18 @@ def test_a_name_aspired_with_no_versions_is_not_ready(manager):
     assert not manager.is_ready()
     with pytest.raises(TimeoutError, match="model m: no versions"):
         manager.wait_until_ready(0.1)
+
+
+def test_the_status_history_keeps_the_newest_ended_versions():
+    manager = Manager(history=3)
+    for version in range(1, 9):
+        manager.set_aspired_versions("m", {version: FakeLoader(version)})
+        manager.wait_until_available("m", version, T)
+    manager.set_aspired_versions("m", {9: FakeLoader(fail=ValueError("bad"))})
+    manager.wait_until_state("m", 9, {State.ERROR}, T)
+    manager.set_aspired_versions("m", {})  # version 9 is dropped, version 8 unloads
+    manager.wait_until_state("m", 8, {State.END}, T)
+    states = manager.version_states("m")
+    assert [s.id.version for s in states] == [9, 8, 7]
+    assert states[0].state is State.ERROR and states[0].error == "ValueError: bad"
+    manager.shutdown(T)

@@ -112,7 +112,8 @@ def test_a_broken_version_errors_while_the_previous_keeps_serving(base):
         f.write(b"garbage!")  # same size, corrupt magic
     source.poll()
     state = manager.wait_until_state("tiny", 2, {State.ERROR}, T)
-    assert "not a jitgrad file" in state.error
+    assert state.error.startswith("version 2: weights.jg does not match the sha256 checksum")
+    assert state.error_code == "DATA_LOSS" and base not in state.error
     source.poll()  # polled again within load_retry_seconds: not retried, still in error
     assert manager.version_states("tiny")[0].state is State.ERROR
     with manager.get_servable_handle("tiny") as handle:
@@ -130,6 +131,7 @@ def test_a_directory_caught_mid_copy_loads_on_a_later_poll_once_the_copy_complet
     source.poll()
     state = manager.wait_until_state("tiny", 1, {State.ERROR}, T)
     assert "weights.jg is listed in the manifest but missing" in state.error
+    assert base not in state.error  # clients read it: no server path
     os.rename(weights + ".copying", weights)
     source.poll()
     manager.wait_until_available("tiny", 1, T)

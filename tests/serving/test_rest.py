@@ -1,19 +1,20 @@
-"""The REST API: TF Serving's status, metadata and predict over a real loopback server,
-and a fitting error for every kind of bad request (none of which harms the server)."""
+"""TensorFlow Serving's REST API: status, metadata, predict, classify and regress, and a
+fitting error for every kind of bad request (none of which harms the next), through the
+framework-free functions of ``rest.py`` and the ASGI app in this process."""
 
 import json
 import re
-import socket
 import threading
 
 import numpy as np
 import pytest
-from conftest import Client, FakeLoader, predict_in_process, save_version
+from conftest import AppClient, FakeLoader, predict_in_process, save_version
 
 import jitgrad as jg
 from jitgrad import nn
 from jitgrad.io import save_model
-from jitgrad.serving.http import ModelServer
+from jitgrad.serving import rest
+from jitgrad.serving.asgi import Limits, create_app
 from jitgrad.serving.manager import Manager
 from jitgrad.serving.signature import Signature
 from jitgrad.serving.source import FileSystemSource
@@ -36,25 +37,20 @@ def served(tmp_path_factory):
         FileSystemSource(root / name, poll_seconds=0, name=name).connect(manager).poll()
     manager.wait_until_ready(T)
     manager.set_label("tiny", "stable", 1)
-    server = ModelServer(manager, port=0, max_body_bytes=LIMIT).start()
-    yield server, model, ids
-    server.stop()
+    app = create_app(manager, Limits(max_body_bytes=LIMIT))
+    yield app, model, ids, manager
+    app.state.frontend.close()
     manager.shutdown(T)
 
 
 @pytest.fixture
 def client(served):
-    c = Client(served[0].url)
+    c = AppClient(served[0])
     yield c
     c.close()
 
 
 X = np.random.default_rng(0).random((3, 8), dtype=np.float32)
-
-
-def test_binds_loopback_on_a_free_port(served):
-    server = served[0]
-    assert server.host == "127.0.0.1" and server.port > 0
 
 
 def test_status(client):
@@ -137,7 +133,6 @@ BAD = [
     ("POST", "/v1/models/tiny/versions/" + "0" * 4400 + "7:predict", ROW, 404, "Specific(tiny, 7)"),
     ("POST", P, b"{not json", 400, "malformed JSON"),
     ("POST", P, b"\xff\xfe", 400, "malformed JSON"),
-    ("POST", P, b"[" * 100000 + b"]" * 100000, 413, "over the limit"),
     ("POST", P, b"[" * 3000 + b"]" * 1000, 400, "malformed JSON"),
     ("POST", P, [1, 2], 400, "must be a JSON object"),
     ("POST", P, {"instances": [[0] * 8], "inputs": [[0] * 8]}, 400, "both were given"),
@@ -152,7 +147,7 @@ BAD = [
     ("POST", P, {"instances": [[True] * 8]}, 400, "expected dtype float32"),
     ("POST", P, {"instances": [[None] * 8]}, 400, "rectangular array of numbers"),
     ("POST", IDS, {"instances": [[1.5, 2, 3]]}, 400, "expected dtype int64"),
-    ("POST", IDS, {"instances": [[10**30, 2, 3]]}, 400, "do not fit dtype int64"),
+    ("POST", IDS, {"instances": [[10**30, 2, 3]]}, 400, "expected dtype int64"),
     ("POST", IDS, {"instances": [[2**63, 2**63 + 3, 2**64 - 1]]}, 400, "do not fit dtype int64"),
     ("POST", IDS, {"instances": [[10, 2, 3]]}, 400, "index 10 is out of range"),
     ("POST", IDS, {"instances": [[1, -1, 3]]}, 400, "index -1 is out of range"),
@@ -175,90 +170,79 @@ def test_bad_requests_get_a_fitting_error_and_harm_nothing(
 ):
     got, text, response = client.request(method, path, body, raw=True)
     assert got == status, text
-    assert response.getheader("Content-Type") == "application/json"
+    assert response.headers["Content-Type"] == "application/json"
     assert fragment in json.loads(text)["error"]
-    # the same connection (or a new one, if the server closed it) still predicts right
-    again = Client(served[0].url) if client.conn.sock is None else client
-    status, body = again.post("/v1/models/tiny:predict", {"instances": X[:1].tolist()})
+    status, body = client.post("/v1/models/tiny:predict", {"instances": X[:1].tolist()})
     assert status == 200
     np.testing.assert_allclose(body["predictions"], predict_in_process(served[1], X[:1]), rtol=1e-6)
 
 
-def _raw(url_port: int, data: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", url_port), timeout=T) as s:
-        s.sendall(data)
-        chunks = []
-        while chunk := s.recv(65536):
-            chunks.append(chunk)
-    return b"".join(chunks)
+def test_the_functions_answer_without_a_framework(served):
+    manager = served[3]
+    endpoint = rest.parse("POST", "/v1/models/tiny/labels/stable:predict")
+    assert endpoint == rest.Endpoint("predict", "tiny", None, "stable") and endpoint.inference
+    answer, data = rest.respond(manager, endpoint, json.dumps({"inputs": X.tolist()}).encode())
+    assert (answer.status, answer.model, answer.version) == (200, "tiny", "1")
+    np.testing.assert_allclose(json.loads(data)["outputs"], predict_in_process(served[1], X))
+    assert rest.parse("GET", "/monitoring/prometheus/metrics").api == "metrics"
+    with pytest.raises(rest.HTTPError, match="use GET") as info:
+        rest.parse("POST", "/v1/models/tiny/versions/1/metadata")
+    assert info.value.status == 405
+    assert rest.answer(manager, rest.parse("GET", "/v1/models/tiny/versions/9")).status == 404
+    assert rest.ready(manager).status == 200
 
 
-def test_a_body_over_the_limit_is_refused_from_its_header_unread(served):
-    head = (
-        b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n"
-        b"Content-Type: application/json\r\n\r\n"
+def test_classify_and_regress_follow_tf_servings_examples_format(served, client):
+    expected = predict_in_process(served[1], X)
+    examples = {"examples": [{"x": row} for row in X.tolist()]}
+    status, body = client.post("/v1/models/tiny:classify", examples)
+    assert status == 200 and len(body["results"]) == len(X)
+    for row, want in zip(body["results"], expected):
+        assert [label for label, _ in row] == ["0", "1", "2"]
+        np.testing.assert_allclose([score for _, score in row], want, rtol=1e-6)
+    # context: features every example shares
+    status, body = client.post(
+        "/v1/models/tiny/versions/1:classify",
+        {"context": {"x": X[0].tolist()}, "examples": [{}, {}], "signature_name": "classification"},
     )
-    answer = _raw(served[0].port, head)  # no body sent at all: answered, then closed
-    assert answer.startswith(b"HTTP/1.1 413 ") and b"Connection: close" in answer
+    assert status == 200 and len(body["results"]) == 2
+    np.testing.assert_allclose([s for _, s in body["results"][1]], expected[0], rtol=1e-6)
+    # three scores per example: not a regression signature
+    status, body = client.post("/v1/models/tiny:regress", examples)
+    assert status == 400 and "has no regress signature" in body["error"]
+    meta = client.get("/v1/models/tiny/metadata")[1]["metadata"]["signature_def"]["signature_def"]
+    assert meta["classification"]["method_name"] == "tensorflow/serving/classify"
+    assert "regression" not in meta
+    bad = client.post("/v1/models/tiny:classify", {"examples": [{"y": [0] * 8}]})
+    assert bad[0] == 400 and "exactly the features ['x']" in bad[1]["error"]
 
 
-def test_a_missing_content_length_is_411(served):
-    answer = _raw(
-        served[0].port,
-        b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-    )
-    assert answer.startswith(b"HTTP/1.1 411 ")
-    answer = _raw(
-        served[0].port,
-        b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\n"
-        b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-    )
-    assert answer.startswith(b"HTTP/1.1 411 ")
-
-
-_BODY = json.dumps({"instances": X[:1].tolist()}).encode()
-_SMUGGLED = b"GET /v1/models/tiny/metadata HTTP/1.1\r\nHost: x\r\n\r\n"
-BAD_LENGTHS = {
-    "two lengths": (
-        b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\nContent-Length: "
-        + str(len(_BODY)).encode()
-        + b"\r\nContent-Length: "
-        + str(len(_BODY) + len(_SMUGGLED)).encode()
-        + b"\r\n\r\n"
-        + _BODY
-        + _SMUGGLED
-    ),
-    "two equal lengths": (
-        b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\n"
-        b"Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}"
-    ),
-    "superscript digit, POST": (
-        b"POST /v1/models/tiny:predict HTTP/1.1\r\nHost: x\r\nContent-Length: \xb2\r\n\r\n{}"
-    ),
-    "superscript digit, GET": (
-        b"GET /v1/models/tiny HTTP/1.1\r\nHost: x\r\nContent-Length: \xb2\r\n\r\n{}"
-    ),
-    "sign": b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: +2\r\n\r\n{}",
-}
-
-
-@pytest.mark.parametrize("request_bytes", BAD_LENGTHS.values(), ids=BAD_LENGTHS)
-def test_a_repeated_or_malformed_content_length_is_400_and_closes(served, request_bytes):
-    # Where the body ends is unknown, so nothing after the headers may be read as a request.
-    answer = _raw(served[0].port, request_bytes)
-    assert answer.startswith(b"HTTP/1.1 400 ") and answer.count(b"HTTP/1.1 ") == 1, answer
-    assert b"Connection: close" in answer and b"bad Content-Length" in answer
-
-
-def test_unparsable_requests_get_json_errors_too(served):
-    answer = _raw(served[0].port, b"PATCH /v1/models/tiny HTTP/1.1\r\nHost: x\r\n\r\n")
-    assert answer.startswith(b"HTTP/1.1 501 ") and b'{"error": "Unsupported method' in answer
-    answer = _raw(served[0].port, b"garbage\r\n\r\n")  # no version: an HTTP/0.9 answer
-    assert json.loads(answer)["error"] == "Bad request syntax ('garbage')"
+def test_regress_answers_one_value_per_example(tmp_path):
+    rng = jg.random.default_rng(0)
+    model = nn.Sequential(nn.Linear(2, 1, dtype=jg.float32, generator=rng)).eval()
+    save_model(model, tmp_path / "r" / "1", input_shape=(2,), warmup_batch_sizes=[1])
+    manager = Manager()
+    FileSystemSource(tmp_path / "r", poll_seconds=0, name="r").connect(manager).poll()
+    manager.wait_until_ready(T)
+    app = create_app(manager)
+    client = AppClient(app)
+    try:
+        x = np.array([[1.0, 2.0], [3.0, -1.0]], dtype=np.float32)
+        status, body = client.post(
+            "/v1/models/r:regress", {"examples": [{"x": r} for r in x.tolist()]}
+        )
+        assert status == 200
+        np.testing.assert_allclose(body["results"], predict_in_process(model, x)[:, 0], rtol=1e-6)
+        status, body = client.post("/v1/models/r:classify", {"examples": [{"x": [0, 0]}]})
+        assert status == 400 and "has no classify signature" in body["error"]
+    finally:
+        client.close()
+        app.state.frontend.close()
+        manager.shutdown(T)
 
 
 def test_a_failing_model_is_a_500_for_that_request_only(served, client, monkeypatch):
-    with served[0].manager.get_servable_handle("tiny") as handle:
+    with served[3].get_servable_handle("tiny") as handle:
         predictor = handle.servable
 
     def broken(inputs):
@@ -271,29 +255,40 @@ def test_a_failing_model_is_a_500_for_that_request_only(served, client, monkeypa
     assert client.post("/v1/models/tiny:predict", {"instances": X[:1].tolist()})[0] == 200
 
 
-def test_health_readiness_and_metrics(served, client):
+@pytest.mark.parametrize("path", ["/metrics", "/monitoring/prometheus/metrics"])
+def test_health_readiness_and_metrics(served, client, path):
     assert client.get("/healthz") == (200, {"status": "live"})
     ready = {"ready": True, "available_versions": {"ids": [1], "tiny": [1]}}
     assert client.get("/readyz") == (200, ready)
     client.post("/v1/models/tiny:predict", {"instances": X[:1].tolist()})
     client.post("/v1/models/tiny:predict", {"instances": [[0] * 7]})
-    status, text, response = client.request("GET", "/metrics", raw=True)
+    status, text, response = client.request("GET", path, raw=True)
     assert status == 200
-    assert response.getheader("Content-Type").startswith("text/plain; version=0.0.4")
+    assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
     lines = text.splitlines()
 
     def value(prefix):
         (line,) = [x for x in lines if x.startswith(prefix + " ")]
         return float(line.rsplit(" ", 1)[1])
 
-    labels = 'model="tiny",version="1",api="predict"'
-    assert value(f'jitgrad_serving_requests_total{{{labels},code="200"}}') >= 1
-    assert value(f'jitgrad_serving_requests_total{{{labels},code="400"}}') >= 1
+    labels = 'api="predict",model="tiny",version="1"'
+    assert (
+        value('jitgrad_serving_requests_total{api="predict",code="200",model="tiny",version="1"}')
+        >= 1
+    )
+    assert (
+        value('jitgrad_serving_requests_total{api="predict",code="400",model="tiny",version="1"}')
+        >= 1
+    )
     assert value(f"jitgrad_serving_request_duration_seconds_count{{{labels}}}") >= 2
-    assert value(f'jitgrad_serving_request_duration_seconds_bucket{{{labels},le="+Inf"}}') >= 2
+    inf = 'api="predict",le="+Inf",model="tiny",version="1"'
+    assert value(f"jitgrad_serving_request_duration_seconds_bucket{{{inf}}}") >= 2
     assert value('jitgrad_serving_load_seconds{model="tiny",version="1"}') > 0
     assert value('jitgrad_serving_warmup_seconds{model="tiny",version="1"}') > 0
-    assert value('jitgrad_serving_version_state{model="tiny",version="1",state="available"}') == 1
+    assert value('jitgrad_serving_version_state{model="tiny",state="available",version="1"}') == 1
+    states = [x for x in lines if x.startswith('jitgrad_serving_version_state{model="tiny"')]
+    assert sum(float(x.rsplit(" ", 1)[1]) for x in states) == 1  # one current state
+    assert value("jitgrad_serving_in_flight_requests") == 0
     assert not any('model="nope"' in x for x in lines)  # unknown names never become labels
 
 
@@ -313,7 +308,7 @@ def test_versions_and_names_clients_make_up_never_become_metric_labels(served, c
     versions = set(re.findall(r'version="([^"]*)"', text))
     assert versions <= {"", "1"}, versions
     assert "made-up" not in text
-    line = 'jitgrad_serving_requests_total{model="tiny",version="",api="status",code="404"} '
+    line = 'jitgrad_serving_requests_total{api="status",code="404",model="tiny",version=""} '
     assert any(x.startswith(line) for x in text.splitlines())  # counted, under no version
 
 
@@ -331,52 +326,50 @@ class _ComplexServable:
         return {"y": self.signature.check(inputs)["x"] * 1j}
 
 
-def test_an_answer_json_cannot_hold_is_a_500_not_a_dropped_connection():
+def _serve_fake(name: str, loader) -> tuple[Manager, AppClient]:
     manager = Manager()
+    manager.set_aspired_versions(name, {1: loader})
+    return manager, AppClient(create_app(manager))
+
+
+def test_an_answer_json_cannot_hold_is_a_500():
     loader = FakeLoader()
     loader.load = lambda: setattr(loader, "_servable", _ComplexServable())
-    manager.set_aspired_versions("cplx", {1: loader})
+    manager, client = _serve_fake("cplx", loader)
     manager.wait_until_available("cplx", 1, T)
-    server = ModelServer(manager, port=0).start()
-    client = Client(server.url)
     try:
         status, body = client.post("/v1/models/cplx:predict", {"instances": [[1.0]]})
-        assert status == 500 and "not JSON serializable" in body["error"]
-        assert client.get("/v1/models/cplx")[0] == 200  # the connection still serves
+        assert status == 500 and "cannot be sent as JSON" in body["error"]
+        assert client.get("/v1/models/cplx")[0] == 200
     finally:
         client.close()
-        server.stop()
         manager.shutdown(T)
 
 
-def test_not_ready_and_503_while_the_first_version_loads(tmp_path):
-    manager = Manager()
+def test_not_ready_and_503_while_the_first_version_loads():
     gate = threading.Event()
-    manager.set_aspired_versions("slow", {1: FakeLoader(gate=gate)})
-    server = ModelServer(manager, port=0).start()
-    client = Client(server.url)
+    manager, client = _serve_fake("slow", FakeLoader(gate=gate))
     try:
         status, body = client.get("/readyz")
         assert status == 503 and body["ready"] is False
-        status, body = client.post("/v1/models/slow:predict", {"instances": [[1]]})
-        assert status == 503 and "no available version" in body["error"]
+        status, text, response = client.request(
+            "POST", "/v1/models/slow:predict", {"instances": [[1]]}, raw=True
+        )
+        assert status == 503 and "no available version" in json.loads(text)["error"]
+        assert response.headers["Retry-After"] == "1"
         status, body = client.get("/v1/models/slow")
         assert body["model_version_status"][0]["state"] == "LOADING"
     finally:
         gate.set()
         client.close()
-        server.stop()
         manager.shutdown(T)
 
 
-def test_a_failed_version_reports_end_with_its_error(tmp_path):
-    manager = Manager()
-    manager.set_aspired_versions("m", {1: FakeLoader(fail=FileNotFoundError("gone"))})
+def test_a_failed_version_reports_end_with_its_error():
+    manager, client = _serve_fake("m", FakeLoader(fail=FileNotFoundError("gone")))
     manager.wait_until_state("m", 1, {State.ERROR}, T)
-    with ModelServer(manager, port=0) as server:
-        client = Client(server.url)
-        status, body = client.get("/v1/models/m")
-        client.close()
+    status, body = client.get("/v1/models/m")
+    client.close()
     manager.shutdown(T)
     assert status == 200
     assert body["model_version_status"] == [
@@ -389,21 +382,5 @@ def test_a_failed_version_reports_end_with_its_error(tmp_path):
 
 
 def test_the_module_docstring_lists_every_error_status_tested_here():
-    from jitgrad.serving import http
-
-    for status in {row[3] for row in BAD} | {411, 413, 500, 503}:
-        assert str(status) in http.__doc__, status
-
-
-def test_server_stops_with_idle_keep_alive_connections_open(tmp_path):
-    manager = Manager()
-    manager.set_aspired_versions("m", {1: FakeLoader("x")})
-    manager.wait_until_available("m", 1, T)
-    server = ModelServer(manager, port=0).start()
-    idle = [Client(server.url) for _ in range(3)]
-    for c in idle:
-        assert c.get("/healthz")[0] == 200  # connections now idle, kept alive
-    server.stop(timeout=T)  # returns: idle connections are closed, not waited out
-    with pytest.raises(OSError):
-        Client(server.url, timeout=2).get("/healthz")
-    manager.shutdown(T)
+    for status in {row[3] for row in BAD} | {500, 503}:
+        assert str(status) in rest.__doc__, status
