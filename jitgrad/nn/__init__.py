@@ -9,12 +9,37 @@ layers, losses, ``init`` and the functional forms (``import jitgrad.nn.functiona
 """
 
 from . import functional, init
-from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .activation import (
+    ELU,
+    GELU,
+    Hardswish,
+    LeakyReLU,
+    LogSoftmax,
+    Mish,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Tanh,
+)
 from .container import ModuleList, Sequential
 from .layers import Dropout, Embedding, Flatten, Identity, Linear
-from .losses import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
+from .losses import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .module import IncompatibleKeys, Module, Parameter
-from .normalization import BatchNorm1d, LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
 from .registry import from_config
 
 __all__ = [
@@ -44,4 +69,19 @@ __all__ = [
     "MSELoss",
     "CrossEntropyLoss",
     "BCEWithLogitsLoss",
+    "ReLU6",
+    "ELU",
+    "Mish",
+    "Hardswish",
+    "Softplus",
+    "BatchNorm2d",
+    "GroupNorm",
+    "RMSNorm",
+    "NLLLoss",
+    "L1Loss",
+    "BCELoss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "KLDivLoss",
+    "CosineEmbeddingLoss",
 ]
