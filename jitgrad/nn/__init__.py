@@ -24,7 +24,7 @@ from .activation import (
     Softplus,
     Tanh,
 )
-from .container import ModuleList, Sequential
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .layers import Dropout, Embedding, Flatten, Identity, Linear
 from .losses import (
     BCELoss,
@@ -69,6 +69,9 @@ __all__ = [
     "MSELoss",
     "CrossEntropyLoss",
     "BCEWithLogitsLoss",
+    "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
     "ReLU6",
     "ELU",
     "Mish",
