@@ -91,8 +91,8 @@ def _reduce_labelled(loss: Tensor, reduction: str, w, hot: Tensor, counted, dtyp
 def nll_loss(
     input,  # noqa: A002  PyTorch's name
     target,
-    *,
     weight=None,
+    *,
     ignore_index: int = -100,
     reduction: str = "mean",
 ) -> Tensor:
@@ -357,8 +357,8 @@ def huber_loss(input, target, *, reduction: str = "mean", delta: float = 1.0) ->
 def binary_cross_entropy(
     input,  # noqa: A002
     target,
-    *,
     weight=None,
+    *,
     reduction: str = "mean",
 ) -> Tensor:
     """-[t·log(p) + (1 - t)·log(1 - p)] of probabilities ``input`` in [0, 1], each log
@@ -437,8 +437,8 @@ def cosine_embedding_loss(
     input1,
     input2,
     target,
-    *,
     margin: float = 0.0,
+    *,
     reduction: str = "mean",
 ) -> Tensor:
     """1 - cos(x1, x2) where ``target`` is 1, max(0, cos(x1, x2) - margin) where it is -1
