@@ -26,17 +26,27 @@ def normalized(x: Tensor, axes: tuple[int, ...], eps: float):
     return centered / unary.sqrt(var + eps), mean, var
 
 
-def _check_per_channel(name: str, what: str, t, channels: int, x: Tensor):
-    """``t`` as a tensor of one value per channel (shape (C,)), or None."""
+def _checked(name: str, what: str, t, shape: tuple, x: Tensor):
+    """``t`` as a tensor of ``shape`` (one entry per channel, or the normalised shape), or
+    None."""
     if t is None:
         return None
     t = as_tensor(t)
-    if t.shape != (channels,):
+    if t.shape != shape:
         raise ValueError(
-            f"{name}: {what} of shape {t.shape} should have one entry per channel, shape "
-            f"({channels},), for input of shape {x.shape}"
+            f"{name}: {what} of shape {t.shape} should have shape {shape} for input of "
+            f"shape {x.shape}"
         )
     return t
+
+
+def _scale_and_shift(y: Tensor, weight, bias, shape: tuple) -> Tensor:
+    """y·weight + bias, each (when given) reshaped to ``shape`` to broadcast."""
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
 
 
 def batch_norm(
@@ -69,10 +79,15 @@ def batch_norm(
     if x.ndim < 2:
         raise ValueError(f"batch_norm: input must be (N, C, ...), got shape {x.shape}")
     channels = x.shape[1]
-    running_mean = _check_per_channel(name, "running_mean", running_mean, channels, x)
-    running_var = _check_per_channel(name, "running_var", running_var, channels, x)
-    weight = _check_per_channel(name, "weight", weight, channels, x)
-    bias = _check_per_channel(name, "bias", bias, channels, x)
+    running_mean, running_var, weight, bias = (
+        _checked(name, what, t, (channels,), x)
+        for what, t in (
+            ("running_mean", running_mean),
+            ("running_var", running_var),
+            ("weight", weight),
+            ("bias", bias),
+        )
+    )
     channel = (1, channels) + (1,) * (x.ndim - 2)
     if training:
         n = x.numel() // channels if channels else 0
@@ -93,11 +108,7 @@ def batch_norm(
                 "(pass training=True to normalise by the batch's statistics)"
             )
         y = (x - running_mean.reshape(channel)) / unary.sqrt(running_var.reshape(channel) + eps)
-    if weight is not None:
-        y = y * weight.reshape(channel)
-    if bias is not None:
-        y = y + bias.reshape(channel)
-    return y
+    return _scale_and_shift(y, weight, bias, channel)
 
 
 def _update_running(running, batch: Tensor, momentum, correction: float) -> None:
@@ -110,10 +121,15 @@ def _update_running(running, batch: Tensor, momentum, correction: float) -> None
         running.mul_(1 - momentum).add_(value * momentum)
 
 
+def as_shape(normalized_shape) -> tuple[int, ...]:
+    """A normalised shape given as one int or a sequence of them, as a tuple."""
+    shape = (normalized_shape,) if hasattr(normalized_shape, "__index__") else normalized_shape
+    return tuple(int(n) for n in shape)
+
+
 def _check_trailing(name: str, x: Tensor, normalized_shape) -> tuple[int, ...]:
     """``normalized_shape`` as a tuple, checked to be the trailing dimensions of ``x``."""
-    shape = (normalized_shape,) if hasattr(normalized_shape, "__index__") else normalized_shape
-    shape = tuple(int(n) for n in shape)
+    shape = as_shape(normalized_shape)
     k = len(shape)
     if x.ndim < k or x.shape[x.ndim - k :] != shape:
         raise ValueError(
@@ -121,17 +137,6 @@ def _check_trailing(name: str, x: Tensor, normalized_shape) -> tuple[int, ...]:
             f"its last {k} dimension(s) must be {shape}"
         )
     return shape
-
-
-def _affine(y: Tensor, weight, bias, name: str, shape: tuple) -> Tensor:
-    for what, t in (("weight", weight), ("bias", bias)):
-        if t is None:
-            continue
-        t = as_tensor(t)
-        if t.shape != shape:
-            raise ValueError(f"{name}: {what} of shape {t.shape} should have shape {shape}")
-        y = y * t if what == "weight" else y + t
-    return y
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:  # noqa: A002
@@ -146,7 +151,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     x = as_tensor(input)
     shape = _check_trailing("layer_norm", x, normalized_shape)
     y, _, _ = normalized(x, tuple(range(x.ndim - len(shape), x.ndim)), eps)
-    return _affine(y, weight, bias, "layer_norm", shape)
+    weight = _checked("layer_norm", "weight", weight, shape, x)
+    return _scale_and_shift(y, weight, _checked("layer_norm", "bias", bias, shape, x), shape)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None) -> Tensor:  # noqa: A002
@@ -164,7 +170,7 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None) -> 
         eps = float(dtypes.finfo(x.dtype).eps) if x.dtype.is_floating_point else 0.0
     axes = tuple(range(x.ndim - len(shape), x.ndim))
     y = x / unary.sqrt(reduce.mean(x * x, axes, keepdims=True) + eps)
-    return _affine(y, weight, None, "rms_norm", shape)
+    return _scale_and_shift(y, _checked("rms_norm", "weight", weight, shape, x), None, shape)
 
 
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:  # noqa: A002
@@ -190,15 +196,10 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
         )
     grouped = x.reshape(x.shape[0], groups, -1)
     y, _, _ = normalized(grouped, (2,), eps)
-    y = y.reshape(x.shape)
+    weight = _checked("group_norm", "weight", weight, (channels,), x)
+    bias = _checked("group_norm", "bias", bias, (channels,), x)
     channel = (1, channels) + (1,) * (x.ndim - 2)
-    weight = _check_per_channel("group_norm", "weight", weight, channels, x)
-    bias = _check_per_channel("group_norm", "bias", bias, channels, x)
-    if weight is not None:
-        y = y * weight.reshape(channel)
-    if bias is not None:
-        y = y + bias.reshape(channel)
-    return y
+    return _scale_and_shift(y.reshape(x.shape), weight, bias, channel)
 
 
 def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:  # noqa: A002

@@ -14,11 +14,6 @@ from ._common import param_dtype
 from .module import Module, Parameter
 
 
-def _normalized_shape(normalized_shape) -> tuple[int, ...]:
-    shape = (normalized_shape,) if hasattr(normalized_shape, "__index__") else normalized_shape
-    return tuple(int(n) for n in shape)
-
-
 class LayerNorm(Module):
     """Normalise over the trailing ``normalized_shape`` dimensions of each sample.
 
@@ -39,7 +34,7 @@ class LayerNorm(Module):
         dtype=None,
     ):
         super().__init__()
-        self.normalized_shape = _normalized_shape(normalized_shape)
+        self.normalized_shape = norm_functions.as_shape(normalized_shape)
         self.eps = float(eps)
         self.elementwise_affine = bool(elementwise_affine)
         d = param_dtype(dtype)
@@ -93,7 +88,7 @@ class RMSNorm(Module):
         dtype=None,
     ):
         super().__init__()
-        self.normalized_shape = _normalized_shape(normalized_shape)
+        self.normalized_shape = norm_functions.as_shape(normalized_shape)
         self.eps = None if eps is None else float(eps)
         self.elementwise_affine = bool(elementwise_affine)
         d = param_dtype(dtype)

@@ -116,7 +116,7 @@ def test_batch_norm_errors():
     assert bn.num_batches_tracked.item() == 0  # a refused batch is not counted
     with pytest.raises(ValueError, match="running_mean and running_var are required"):
         F.batch_norm(jg.ones((2, 3)), None, None)
-    with pytest.raises(ValueError, match=r"weight of shape \(2,\) should have one entry"):
+    with pytest.raises(ValueError, match=r"weight of shape \(2,\) should have shape \(3,\)"):
         F.batch_norm(jg.ones((2, 3)), None, None, weight=jg.ones(2), training=True)
 
 
