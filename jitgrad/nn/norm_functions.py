@@ -98,6 +98,11 @@ def batch_norm(
                 f"statistics (training, or no running statistics), got input of shape "
                 f"{x.shape}"
             )
+        if momentum is None and (running_mean is not None or running_var is not None):
+            raise ValueError(
+                "batch_norm: momentum must be a number or a 0-d tensor to update running "
+                "statistics, got None"
+            )
         y, mean, var = normalized(x, (0, *range(2, x.ndim)), eps)
         _update_running(running_mean, mean, momentum, 1)
         _update_running(running_var, var, momentum, n / (n - 1))

@@ -116,6 +116,8 @@ def test_batch_norm_errors():
     assert bn.num_batches_tracked.item() == 0  # a refused batch is not counted
     with pytest.raises(ValueError, match="running_mean and running_var are required"):
         F.batch_norm(jg.ones((2, 3)), None, None)
+    with pytest.raises(ValueError, match="momentum must be a number or a 0-d tensor"):
+        F.batch_norm(jg.ones((2, 3)), jg.zeros(3), jg.ones(3), training=True, momentum=None)
     with pytest.raises(ValueError, match=r"weight of shape \(2,\) should have shape \(3,\)"):
         F.batch_norm(jg.ones((2, 3)), None, None, weight=jg.ones(2), training=True)
 
