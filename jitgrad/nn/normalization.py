@@ -233,11 +233,10 @@ class _BatchNorm(Module):
             # A tensor, not .item(): a jitted step reads the count on every call.
             count = self.num_batches_tracked + 1
             factor = 1.0 / count.astype(self.running_mean.dtype)
-        use_running = updating or not self.training
         y = norm_functions.batch_norm(
             x,
-            self.running_mean if use_running else None,
-            self.running_var if use_running else None,
+            self.running_mean,  # (None without track_running_stats)
+            self.running_var,
             self.weight,
             self.bias,
             training=self.training or not self.track_running_stats,
