@@ -9,13 +9,38 @@ layers, losses, ``init`` and the functional forms (``import jitgrad.nn.functiona
 """
 
 from . import functional, init, utils
-from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
-from .container import ModuleList, Sequential
+from .activation import (
+    ELU,
+    GELU,
+    Hardswish,
+    LeakyReLU,
+    LogSoftmax,
+    Mish,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Tanh,
+)
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .layers import Dropout, Embedding, Flatten, Identity, Linear
-from .losses import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
+from .losses import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .module import IncompatibleKeys, Module, Parameter
-from .normalization import BatchNorm1d, LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .recurrent import GRU, LSTM, GRUCell, LSTMCell
 from .registry import from_config
@@ -64,4 +89,22 @@ __all__ = [
     "GRU",
     "LSTMCell",
     "GRUCell",
+    "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
+    "ReLU6",
+    "ELU",
+    "Mish",
+    "Hardswish",
+    "Softplus",
+    "BatchNorm2d",
+    "GroupNorm",
+    "RMSNorm",
+    "NLLLoss",
+    "L1Loss",
+    "BCELoss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "KLDivLoss",
+    "CosineEmbeddingLoss",
 ]

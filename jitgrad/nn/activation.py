@@ -32,6 +32,27 @@ class SiLU(_Stateless):
         return F.silu(x)
 
 
+class Mish(_Stateless):
+    """x·tanh(softplus(x))."""
+
+    def forward(self, x):
+        return F.mish(x)
+
+
+class Hardswish(_Stateless):
+    """x·relu6(x + 3) / 6."""
+
+    def forward(self, x):
+        return F.hardswish(x)
+
+
+class ReLU6(_Stateless):
+    """min(max(x, 0), 6)."""
+
+    def forward(self, x):
+        return F.relu6(x)
+
+
 class Tanh(_Stateless):
     def forward(self, x):
         return F.tanh(x)
@@ -57,6 +78,40 @@ class LeakyReLU(Module):
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}"
+
+
+class ELU(Module):
+    """x where x > 0, else ``alpha``·(exp(x) - 1)."""
+
+    def __init__(self, alpha: float = 1.0):
+        super().__init__()
+        self.alpha = float(alpha)
+
+    def forward(self, x):
+        return F.elu(x, self.alpha)
+
+    def get_config(self) -> dict:
+        return {"alpha": self.alpha}
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}"
+
+
+class Softplus(Module):
+    """log(1 + exp(``beta``·x)) / beta, and x itself where beta·x > ``threshold``."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        super().__init__()
+        self.beta, self.threshold = float(beta), float(threshold)
+
+    def forward(self, x):
+        return F.softplus(x, self.beta, self.threshold)
+
+    def get_config(self) -> dict:
+        return {"beta": self.beta, "threshold": self.threshold}
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
 
 
 class GELU(Module):
@@ -102,4 +157,18 @@ class LogSoftmax(Softmax):
         return F.log_softmax(x, dim=self.dim)
 
 
-__all__ = ["ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"]
+__all__ = [
+    "ReLU",
+    "ReLU6",
+    "LeakyReLU",
+    "ELU",
+    "GELU",
+    "SiLU",
+    "Mish",
+    "Hardswish",
+    "Softplus",
+    "Tanh",
+    "Sigmoid",
+    "Softmax",
+    "LogSoftmax",
+]

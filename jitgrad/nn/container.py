@@ -1,18 +1,22 @@
-"""Containers: Sequential (a chain) and ModuleList (an indexable list of submodules).
+"""Containers: Sequential (a chain), ModuleList and ModuleDict (submodules by position or
+by name), ParameterList and ParameterDict (parameters by position or by name).
 
-Children are named by position (``"0"``, ``"1"``, ...), so state_dict keys read
-``0.weight`` as in PyTorch. Edits that move children (``del``, ``insert``, ``pop``) name
-them 0..n-1 again afterwards, as PyTorch does, so ``net[i]`` and the key ``f"{i}.weight"``
-keep meaning the same layer.
+Positional children are named ``"0"``, ``"1"``, ..., so state_dict keys read
+``0.weight`` as in PyTorch; named ones by their keys (``encoder.weight``). Edits that move
+children (``del``, ``insert``, ``pop``) name them 0..n-1 again afterwards, as PyTorch does,
+so ``net[i]`` and the key ``f"{i}.weight"`` keep meaning the same layer.
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
 
+from .. import creation
 from .._config import config
-from .module import Module
+from ..tensor import TensorBase
+from .module import Module, Parameter
 from .registry import from_config
 
 
@@ -24,6 +28,13 @@ def _child_configs(container: Module) -> dict:
     if names != [str(i) for i in range(len(names))]:
         args["names"] = names
     return args
+
+
+def _moved() -> None:
+    # The registry moves the epoch when a name is replaced or removed, but not when one is
+    # added; a container's forward and parameters() follow its children, so a jitted plan
+    # that ran the old chain must trace again after any edit.
+    config.memory_epoch += 1
 
 
 def _children_from(args: dict) -> list[tuple[str, Module]]:
@@ -74,10 +85,7 @@ class _Indexed(Module):
 
     @staticmethod
     def _moved() -> None:
-        # The registry moves the epoch when a name is replaced or removed, but not when one
-        # is added; a container's forward and parameters() follow its children, so a jitted
-        # plan that ran the old chain must trace again after any edit.
-        config.memory_epoch += 1
+        _moved()
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -237,4 +245,280 @@ class ModuleList(_Indexed):
         return out
 
 
-__all__ = ["Sequential", "ModuleList"]
+def _pairs(what: str, items, sort_plain_mappings: bool = False) -> list[tuple]:
+    """``items`` (a mapping, or an iterable of (key, value) pairs) as a list of pairs;
+    ``sort_plain_mappings``: those of a mapping other than an OrderedDict or a container
+    in key order (PyTorch's ParameterDict)."""
+    if isinstance(items, Mapping):
+        ordered = isinstance(items, (OrderedDict, Module)) or not sort_plain_mappings
+        return list(items.items()) if ordered else sorted(items.items())
+    try:
+        pairs = [tuple(pair) for pair in items]
+    except TypeError:
+        raise TypeError(
+            f"{what} takes a mapping or an iterable of (key, value) pairs, got "
+            f"{type(items).__name__}"
+        ) from None
+    for i, pair in enumerate(pairs):
+        if len(pair) != 2:
+            raise ValueError(f"{what}: element {i} is not a (key, value) pair: {pair!r}")
+    return pairs
+
+
+class ModuleDict(Module):
+    """Submodules by name, in insertion order; the parent registers their parameters
+    (under ``name.``, as PyTorch).
+
+    >>> from jitgrad import nn
+    >>> heads = nn.ModuleDict({"cls": nn.Linear(4, 3), "box": nn.Linear(4, 2)})
+    >>> list(heads), list(heads.state_dict())[:2]
+    (['cls', 'box'], ['cls.weight', 'cls.bias'])
+    """
+
+    def __init__(self, modules=None):
+        super().__init__()
+        for name, m in _pairs("ModuleDict", modules or {}):
+            self.add_module(name, m)
+
+    def __getitem__(self, key: str) -> Module:
+        try:
+            return self._modules[key]
+        except KeyError:
+            raise KeyError(f"ModuleDict has no module {key!r} (it has {list(self)})") from None
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+        _moved()
+
+    def __delitem__(self, key: str) -> None:
+        self[key]  # refuses a missing key, naming those there are
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key) -> bool:
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(self, modules) -> None:
+        """Add or replace modules from a mapping or an iterable of (name, module) pairs."""
+        for name, m in _pairs("ModuleDict.update", modules):
+            self.add_module(name, m)
+        _moved()
+
+    def pop(self, key: str) -> Module:
+        out = self[key]
+        del self[key]
+        return out
+
+    def clear(self) -> None:
+        self._modules.clear()
+        _moved()
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError("ModuleDict has no forward(): index it by name")
+
+    def get_config(self) -> dict:
+        return _child_configs(self)
+
+    @classmethod
+    def from_config(cls, args: dict) -> ModuleDict:
+        return cls(dict(_children_from(args)))
+
+
+def _as_parameter(what: str, value) -> Parameter:
+    """A Parameter as it is, a tensor wrapped as one (as PyTorch's containers do)."""
+    if isinstance(value, Parameter):
+        return value
+    if isinstance(value, TensorBase):
+        return Parameter(value)
+    raise TypeError(f"{what} holds tensors (made Parameters), got {type(value).__name__}")
+
+
+def _parameter_specs(params) -> dict:
+    """The shapes, dtypes and requires_grad of ``params``: what rebuilds the container
+    (the values come from a state_dict)."""
+    return {
+        "shapes": [list(p.shape) for p in params],
+        "dtypes": [p.dtype.name for p in params],
+        "requires_grad": [p.requires_grad for p in params],
+    }
+
+
+def _parameters_from(args: dict) -> list[Parameter]:
+    specs = zip(args["shapes"], args["dtypes"], args["requires_grad"], strict=True)
+    return [Parameter(creation.zeros(tuple(s), d), r) for s, d, r in specs]
+
+
+def _describe(name: str, p: Parameter) -> str:
+    size = "x".join(map(str, p.shape))
+    return f"  ({name}): Parameter containing: [jitgrad.{p.dtype.name} of size {size}]"
+
+
+class ParameterList(Module):
+    """Parameters by position, named ``"0"``, ``"1"``, ... in the state_dict, as in
+    PyTorch; a tensor put in is wrapped as a Parameter.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import nn
+    >>> scales = nn.ParameterList([jg.ones(3), jg.zeros(2)])
+    >>> list(scales.state_dict()), scales[1].requires_grad
+    (['0', '1'], True)
+    """
+
+    def __init__(self, values=None):
+        super().__init__()
+        for v in values or ():
+            self.register_parameter(str(len(self)), _as_parameter("ParameterList", v))
+
+    def _index(self, idx) -> str:
+        i = operator.index(idx)
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"index {idx} is out of range for ParameterList of length {n}")
+        return str(i % n)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ParameterList(list(self)[idx])
+        return self._parameters[self._index(idx)]
+
+    def __setitem__(self, idx, value) -> None:
+        self.register_parameter(self._index(idx), _as_parameter("ParameterList", value))
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def append(self, value) -> ParameterList:
+        """Add ``value`` (a Parameter, or a tensor made one) at the end."""
+        self.register_parameter(str(len(self)), _as_parameter("ParameterList", value))
+        _moved()
+        return self
+
+    def extend(self, values) -> ParameterList:
+        params = [_as_parameter("ParameterList", v) for v in values]  # all checked first
+        for p in params:
+            self.register_parameter(str(len(self)), p)
+        _moved()
+        return self
+
+    __iadd__ = extend
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError("ParameterList has no forward(): iterate over it")
+
+    def get_config(self) -> dict:
+        return _parameter_specs(list(self))
+
+    @classmethod
+    def from_config(cls, args: dict) -> ParameterList:
+        return cls(_parameters_from(args))
+
+    def __repr__(self) -> str:
+        lines = [_describe(name, p) for name, p in self._parameters.items()]
+        return "ParameterList(" + "".join("\n" + line for line in lines) + ("\n)" if lines else ")")
+
+
+class ParameterDict(Module):
+    """Parameters by name, in insertion order; a tensor put in is wrapped as a Parameter.
+    As PyTorch's, the entries of a plain dict given (to the constructor or ``update``) are
+    added in key order; those of an OrderedDict, a ParameterDict or a list of pairs in
+    theirs.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import nn
+    >>> gains = nn.ParameterDict({"a": jg.ones(2)})
+    >>> gains["b"] = jg.zeros(3)
+    >>> list(gains.state_dict()), len(list(gains.parameters()))
+    (['a', 'b'], 2)
+    """
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        for key, v in _pairs("ParameterDict", parameters or {}, sort_plain_mappings=True):
+            self.register_parameter(key, _as_parameter("ParameterDict", v))
+
+    def __getitem__(self, key: str) -> Parameter:
+        try:
+            return self._parameters[key]
+        except KeyError:
+            raise KeyError(
+                f"ParameterDict has no parameter {key!r} (it has {list(self)})"
+            ) from None
+
+    def __setitem__(self, key: str, value) -> None:
+        self.register_parameter(key, _as_parameter("ParameterDict", value))
+        _moved()
+
+    def __delitem__(self, key: str) -> None:
+        self[key]  # refuses a missing key, naming those there are
+        del self._parameters[key]
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def __contains__(self, key) -> bool:
+        return key in self._parameters
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def items(self):
+        return self._parameters.items()
+
+    def values(self):
+        return self._parameters.values()
+
+    def update(self, parameters) -> None:
+        """Add or replace parameters from a mapping or an iterable of (name, value) pairs."""
+        pairs = [
+            (k, _as_parameter("ParameterDict", v))
+            for k, v in _pairs("ParameterDict.update", parameters, sort_plain_mappings=True)
+        ]
+        for key, p in pairs:
+            self.register_parameter(key, p)
+        _moved()
+
+    def pop(self, key: str) -> Parameter:
+        out = self[key]
+        del self[key]
+        return out
+
+    def clear(self) -> None:
+        self._parameters.clear()
+        _moved()
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError("ParameterDict has no forward(): index it by name")
+
+    def get_config(self) -> dict:
+        return {"names": list(self), **_parameter_specs(list(self.values()))}
+
+    @classmethod
+    def from_config(cls, args: dict) -> ParameterDict:
+        return cls(list(zip(args["names"], _parameters_from(args), strict=True)))
+
+    def __repr__(self) -> str:
+        lines = [_describe(name, p) for name, p in self._parameters.items()]
+        return "ParameterDict(" + "".join("\n" + line for line in lines) + ("\n)" if lines else ")")
+
+
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]

@@ -1,5 +1,5 @@
-"""Loss layers: MSELoss, CrossEntropyLoss and BCEWithLogitsLoss, each a thin Module over
-its function in ``jitgrad.nn.functional`` (class weights are buffers, as in PyTorch).
+"""Loss layers, each a thin Module over its function in ``jitgrad.nn.functional`` (class
+and element weights are buffers, as in PyTorch).
 
 >>> import jitgrad as jg
 >>> loss = jg.nn.CrossEntropyLoss()
@@ -17,9 +17,9 @@ from .module import Module
 _REDUCTIONS = ("mean", "sum", "none")
 
 
-def _reduction(reduction: str) -> str:
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+def _reduction(reduction: str, allowed: tuple[str, ...] = _REDUCTIONS) -> str:
+    if reduction not in allowed:
+        raise ValueError(f"reduction must be one of {allowed}, got {reduction!r}")
     return reduction
 
 
@@ -49,7 +49,20 @@ class _WeightedLoss(Module):
         return cls(**args)
 
 
-class MSELoss(Module):
+class _ReducedLoss(Module):
+    """A loss whose only setting is ``reduction``, or with more (``_settings``: the
+    constructor's other arguments, kept as attributes of those names)."""
+
+    _settings: tuple[str, ...] = ()
+
+    def get_config(self) -> dict:
+        return {"reduction": self.reduction, **{k: getattr(self, k) for k in self._settings}}
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+
+
+class MSELoss(_ReducedLoss):
     """Mean (or summed) squared error between input and target."""
 
     def __init__(self, reduction: str = "mean"):
@@ -59,11 +72,72 @@ class MSELoss(Module):
     def forward(self, input, target):  # noqa: A002  PyTorch's name
         return F.mse_loss(input, target, reduction=self.reduction)
 
-    def get_config(self) -> dict:
-        return {"reduction": self.reduction}
 
-    def extra_repr(self) -> str:
-        return f"reduction={self.reduction!r}"
+class L1Loss(MSELoss):
+    """Mean (or summed) absolute error between input and target."""
+
+    def forward(self, input, target):  # noqa: A002
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_ReducedLoss):
+    """Squared error (halved, over ``beta``) below ``beta``, absolute error above."""
+
+    _settings = ("beta",)
+
+    def __init__(self, reduction: str = "mean", beta: float = 1.0):
+        super().__init__()
+        self.reduction, self.beta = _reduction(reduction), float(beta)
+        if self.beta < 0:
+            raise ValueError(f"SmoothL1Loss: beta must not be negative, got {beta}")
+
+    def forward(self, input, target):  # noqa: A002
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_ReducedLoss):
+    """Halved squared error below ``delta``, ``delta`` times the absolute error above."""
+
+    _settings = ("delta",)
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__()
+        self.reduction, self.delta = _reduction(reduction), float(delta)
+        if not self.delta > 0:
+            raise ValueError(f"HuberLoss: delta must be positive, got {delta}")
+
+    def forward(self, input, target):  # noqa: A002
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(_ReducedLoss):
+    """The Kullback-Leibler divergence of the target from log-probabilities; see
+    ``F.kl_div`` for ``log_target`` and ``reduction="batchmean"``."""
+
+    _settings = ("log_target",)
+
+    def __init__(self, reduction: str = "mean", log_target: bool = False):
+        super().__init__()
+        self.reduction = _reduction(reduction, (*_REDUCTIONS, "batchmean"))
+        self.log_target = bool(log_target)
+
+    def forward(self, input, target):  # noqa: A002
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class CosineEmbeddingLoss(_ReducedLoss):
+    """1 - cos(x1, x2) for pairs labelled 1, max(0, cos(x1, x2) - ``margin``) for -1."""
+
+    _settings = ("margin",)
+
+    def __init__(self, margin: float = 0.0, reduction: str = "mean"):
+        super().__init__()
+        self.margin, self.reduction = float(margin), _reduction(reduction)
+
+    def forward(self, input1, input2, target):
+        return F.cosine_embedding_loss(
+            input1, input2, target, margin=self.margin, reduction=self.reduction
+        )
 
 
 class CrossEntropyLoss(_WeightedLoss):
@@ -107,6 +181,59 @@ class CrossEntropyLoss(_WeightedLoss):
         return f"reduction={self.reduction!r}"
 
 
+class NLLLoss(_WeightedLoss):
+    """Negative log-likelihood of integer labels under log-probabilities (N, C, ...); see
+    ``F.nll_loss`` for ``weight`` and ``ignore_index``."""
+
+    _weights = ("weight",)
+
+    def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean"):
+        super().__init__()
+        self.register_buffer("weight", None if weight is None else as_tensor(weight))
+        self.ignore_index = int(ignore_index)
+        self.reduction = _reduction(reduction)
+
+    def forward(self, input, target):  # noqa: A002
+        return F.nll_loss(
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+        )
+
+    def get_config(self) -> dict:
+        return {
+            "weight": _listed(self.weight),
+            "ignore_index": self.ignore_index,
+            "reduction": self.reduction,
+        }
+
+    def extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}"
+
+
+class BCELoss(_WeightedLoss):
+    """Binary cross-entropy of probabilities in [0, 1] against targets, each log clamped
+    at -100; ``weight`` scales each element's loss."""
+
+    _weights = ("weight",)
+
+    def __init__(self, weight=None, reduction: str = "mean"):
+        super().__init__()
+        self.register_buffer("weight", None if weight is None else as_tensor(weight))
+        self.reduction = _reduction(reduction)
+
+    def forward(self, input, target):  # noqa: A002
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+    def get_config(self) -> dict:
+        return {"weight": _listed(self.weight), "reduction": self.reduction}
+
+    def extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}"
+
+
 class BCEWithLogitsLoss(_WeightedLoss):
     """Binary cross-entropy of logits against targets in [0, 1], computed without
     overflow; ``pos_weight`` scales the positive term per class."""
@@ -135,4 +262,15 @@ class BCEWithLogitsLoss(_WeightedLoss):
         return f"reduction={self.reduction!r}"
 
 
-__all__ = ["MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss"]
+__all__ = [
+    "MSELoss",
+    "L1Loss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "KLDivLoss",
+    "CosineEmbeddingLoss",
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+]

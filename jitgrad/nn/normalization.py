@@ -1,27 +1,17 @@
-"""LayerNorm and BatchNorm1d: normalise to zero mean and unit variance, then scale and
-shift by learned ``weight`` and ``bias``.
+"""Normalisation layers: LayerNorm, RMSNorm, GroupNorm, BatchNorm1d and BatchNorm2d
+normalise their input, then scale and shift it by learned ``weight`` and ``bias``.
 
-Both are composed of differentiable ops (mean, subtract, multiply, sqrt), so their
-gradients, of any order, come from those ops'.
+Each calls its function in ``norm_functions.py``, composed of differentiable ops (mean,
+subtract, multiply, sqrt), so their gradients, of any order, come from those ops'.
 """
 
 from __future__ import annotations
 
 from .. import creation
-from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
-from ..ops import reduce, unary
+from . import norm_functions
 from ._common import param_dtype
 from .module import Module, Parameter
-
-
-def _normalize(x: Tensor, axes: tuple[int, ...], eps: float):
-    """(x - mean) / sqrt(var + eps) over ``axes`` with the biased variance; also returns
-    the mean and variance (keepdims) for running statistics."""
-    mean = reduce.mean(x, axes, keepdims=True)
-    centered = x - mean
-    var = reduce.mean(centered * centered, axes, keepdims=True)
-    return centered / unary.sqrt(var + eps), mean, var
 
 
 class LayerNorm(Module):
@@ -44,8 +34,7 @@ class LayerNorm(Module):
         dtype=None,
     ):
         super().__init__()
-        shape = (normalized_shape,) if hasattr(normalized_shape, "__index__") else normalized_shape
-        self.normalized_shape = tuple(int(n) for n in shape)
+        self.normalized_shape = norm_functions.as_shape(normalized_shape)
         self.eps = float(eps)
         self.elementwise_affine = bool(elementwise_affine)
         d = param_dtype(dtype)
@@ -61,19 +50,7 @@ class LayerNorm(Module):
         self._dtype = d.name
 
     def forward(self, x) -> Tensor:
-        x = as_tensor(x)
-        k = len(self.normalized_shape)
-        if x.shape[x.ndim - k :] != self.normalized_shape or x.ndim < k:
-            raise ValueError(
-                f"LayerNorm({self.normalized_shape}) got input of shape {x.shape}: its last "
-                f"{k} dimension(s) must be {self.normalized_shape}"
-            )
-        y, _, _ = _normalize(x, tuple(range(x.ndim - k, x.ndim)), self.eps)
-        if self.weight is not None:
-            y = y * self.weight
-        if self.bias is not None:
-            y = y + self.bias
-        return y
+        return norm_functions.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def get_config(self) -> dict:
         dtype = self._dtype if self.weight is None else self.weight.dtype.name
@@ -91,20 +68,123 @@ class LayerNorm(Module):
         )
 
 
-class BatchNorm1d(Module):
-    """Normalise each of ``num_features`` channels of an (N, C) or (N, C, L) input.
+class RMSNorm(Module):
+    """Divide by the root mean square over the trailing ``normalized_shape`` dimensions
+    of each sample and scale by ``weight``; ``eps=None`` is the machine epsilon of the
+    input's dtype.
+
+    >>> import jitgrad as jg
+    >>> y = jg.nn.RMSNorm(2)(jg.tensor([[3.0, 4.0]]))
+    >>> [round(v, 6) for v in y.tolist()[0]]
+    [0.848528, 1.131371]
+    """
+
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        *,
+        dtype=None,
+    ):
+        super().__init__()
+        self.normalized_shape = norm_functions.as_shape(normalized_shape)
+        self.eps = None if eps is None else float(eps)
+        self.elementwise_affine = bool(elementwise_affine)
+        d = param_dtype(dtype)
+        if self.elementwise_affine:
+            self.weight = Parameter(creation.ones(self.normalized_shape, d))
+        else:
+            self.register_parameter("weight", None)
+        self._dtype = d.name
+
+    def forward(self, x) -> Tensor:
+        return norm_functions.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def get_config(self) -> dict:
+        return {
+            "normalized_shape": list(self.normalized_shape),
+            "eps": self.eps,
+            "elementwise_affine": self.elementwise_affine,
+            "dtype": self._dtype if self.weight is None else self.weight.dtype.name,
+        }
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
+
+
+class GroupNorm(Module):
+    """Normalise each sample of an (N, C, ...) input over ``num_groups`` groups of
+    channels, then scale and shift each channel.
+
+    >>> import jitgrad as jg
+    >>> y = jg.nn.GroupNorm(2, 4)(jg.tensor([[1.0, 3.0, 0.0, 10.0]]))
+    >>> [round(v, 4) for v in y.tolist()[0]]
+    [-1.0, 1.0, -1.0, 1.0]
+    """
+
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        *,
+        dtype=None,
+    ):
+        super().__init__()
+        self.num_groups, self.num_channels = int(num_groups), int(num_channels)
+        if self.num_groups <= 0 or self.num_channels % self.num_groups:
+            raise ValueError(
+                f"GroupNorm: num_channels={num_channels} must be divisible by "
+                f"num_groups={num_groups}"
+            )
+        self.eps = float(eps)
+        self.affine = bool(affine)
+        d = param_dtype(dtype)
+        if self.affine:
+            self.weight = Parameter(creation.ones((self.num_channels,), d))
+            self.bias = Parameter(creation.zeros((self.num_channels,), d))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self._dtype = d.name
+
+    def forward(self, x) -> Tensor:
+        x = as_tensor(x)
+        if x.ndim < 2 or x.shape[1] != self.num_channels:
+            raise ValueError(
+                f"GroupNorm({self.num_groups}, {self.num_channels}) expects input of shape "
+                f"(N, {self.num_channels}, ...), got {x.shape}"
+            )
+        return norm_functions.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def get_config(self) -> dict:
+        return {
+            "num_groups": self.num_groups,
+            "num_channels": self.num_channels,
+            "eps": self.eps,
+            "affine": self.affine,
+            "dtype": self._dtype if self.weight is None else self.weight.dtype.name,
+        }
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class _BatchNorm(Module):
+    """Normalise each of ``num_features`` channels (axis 1) over the batch and the other
+    axes.
 
     Training: batch statistics are used, and the running ones updated as
     ``running = (1 - momentum)·running + momentum·batch`` (the unbiased variance; with
     ``momentum=None`` a cumulative average). Eval: the running statistics are used.
     Without ``track_running_stats`` batch statistics are used in both modes.
-
-    >>> import jitgrad as jg
-    >>> bn = jg.nn.BatchNorm1d(2)
-    >>> _ = bn(jg.tensor([[0.0, 10.0], [2.0, 30.0]]))
-    >>> bn.running_mean.tolist(), bn.running_var.tolist(), bn.num_batches_tracked.item()
-    ([0.1, 2.0], [1.1, 20.9], 1)
     """
+
+    _input_shapes: dict[int, str]  # accepted ndim -> the shape named in errors, C for channels
 
     def __init__(
         self,
@@ -139,48 +219,33 @@ class BatchNorm1d(Module):
 
     def forward(self, x) -> Tensor:
         x = as_tensor(x)
-        if x.ndim not in (2, 3) or x.shape[1] != self.num_features:
-            raise ValueError(
-                f"BatchNorm1d({self.num_features}) expects input of shape (N, "
-                f"{self.num_features}) or (N, {self.num_features}, L), got {x.shape}"
+        if x.ndim not in self._input_shapes or x.shape[1] != self.num_features:
+            shapes = " or ".join(
+                s.replace("C", str(self.num_features)) for s in self._input_shapes.values()
             )
-        axes = (0,) if x.ndim == 2 else (0, 2)
-        channel = (1, self.num_features) + (() if x.ndim == 2 else (1,))
-        use_batch = self.training or not self.track_running_stats
-        if use_batch:
-            n = x.numel() // self.num_features
-            # Batch statistics of one value normalise everything to 0, in eval mode too
-            # (no running statistics to use instead): PyTorch refuses both.
-            if n <= 1:
-                raise ValueError(
-                    f"BatchNorm1d needs more than 1 value per channel when it uses batch "
-                    f"statistics (training, or track_running_stats=False), got input of "
-                    f"shape {x.shape}"
-                )
-            y, mean, var = _normalize(x, axes, self.eps)
-            if self.training and self.track_running_stats:
-                self._update_running(mean, var, n)
-        else:
-            mean = self.running_mean.reshape(channel)
-            var = self.running_var.reshape(channel)
-            y = (x - mean) / unary.sqrt(var + self.eps)
-        if self.affine:
-            y = y * self.weight.reshape(channel) + self.bias.reshape(channel)
-        return y
-
-    def _update_running(self, mean: Tensor, var: Tensor, n: int) -> None:
-        with no_grad():
+            raise ValueError(
+                f"{type(self).__name__}({self.num_features}) expects input of shape {shapes}, "
+                f"got {x.shape}"
+            )
+        updating = self.training and self.track_running_stats
+        factor = self.momentum
+        if updating and factor is None:  # cumulative moving average
+            # A tensor, not .item(): a jitted step reads the count on every call.
+            count = self.num_batches_tracked + 1
+            factor = 1.0 / count.astype(self.running_mean.dtype)
+        y = norm_functions.batch_norm(
+            x,
+            self.running_mean,  # (None without track_running_stats)
+            self.running_var,
+            self.weight,
+            self.bias,
+            training=self.training or not self.track_running_stats,
+            momentum=factor,
+            eps=self.eps,
+        )
+        if updating:  # (after batch_norm: a refused input leaves the count as it was)
             self.num_batches_tracked.add_(1)
-            if self.momentum is None:  # cumulative moving average
-                # A tensor, not .item(): a jitted step reads the count on every call.
-                count = self.num_batches_tracked.astype(self.running_mean.dtype)
-                factor = 1.0 / count
-            else:
-                factor = self.momentum
-            unbiased = var.detach().reshape(self.num_features) * (n / (n - 1))
-            batch_mean = mean.detach().reshape(self.num_features)
-            self.running_mean.mul_(1 - factor).add_(batch_mean * factor)
-            self.running_var.mul_(1 - factor).add_(unbiased * factor)
+        return y
 
     def get_config(self) -> dict:
         return {
@@ -203,4 +268,30 @@ class BatchNorm1d(Module):
         )
 
 
-__all__ = ["LayerNorm", "BatchNorm1d"]
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of an (N, C) or (N, C, L) input (see ``_BatchNorm``).
+
+    >>> import jitgrad as jg
+    >>> bn = jg.nn.BatchNorm1d(2)
+    >>> _ = bn(jg.tensor([[0.0, 10.0], [2.0, 30.0]]))
+    >>> bn.running_mean.tolist(), bn.running_var.tolist(), bn.num_batches_tracked.item()
+    ([0.1, 2.0], [1.1, 20.9], 1)
+    """
+
+    _input_shapes = {2: "(N, C)", 3: "(N, C, L)"}
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of each channel of an (N, C, H, W) input (see ``_BatchNorm``).
+
+    >>> import jitgrad as jg
+    >>> bn = jg.nn.BatchNorm2d(1)
+    >>> _ = bn(jg.tensor([[[[0.0, 2.0]]], [[[4.0, 6.0]]]]))
+    >>> [round(v, 6) for v in bn.running_mean.tolist() + bn.running_var.tolist()]
+    [0.3, 1.566667]
+    """
+
+    _input_shapes = {4: "(N, C, H, W)"}
+
+
+__all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d"]
