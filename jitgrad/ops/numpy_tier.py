@@ -50,11 +50,12 @@ def tensor_of(array: np.ndarray) -> Tensor:
 _STORAGE_TYPES: dict = {}
 
 
-def reduce(kind: str, x: Tensor, axes: tuple, keepdims: bool) -> Tensor:
-    """The reduction ``kind`` ("sum", "max", "min") of ``x`` over ``axes``, in ``x``'s
-    dtype, by numpy's ufunc reduction."""
+def reduce(kind: str, x: Tensor, axes: tuple, keepdims: bool, dtype=None) -> Tensor:
+    """The reduction ``kind`` ("sum", "max", "min") of ``x`` over ``axes``, in ``dtype``
+    (None: ``x``'s), by numpy's ufunc reduction."""
     a = x.numpy()
-    return tensor_of(tiers.quietly(_REDUCTIONS[kind].reduce, a, axes, a.dtype, None, keepdims))
+    dtype = a.dtype if dtype is None else dtype.numpy
+    return tensor_of(tiers.quietly(_REDUCTIONS[kind].reduce, a, axes, dtype, None, keepdims))
 
 
 _REDUCTIONS = {"sum": np.add, "max": np.maximum, "min": np.minimum}
