@@ -384,13 +384,21 @@ class _KernelFunctionCache(FunctionCache):
         self._cache_file = _SealedCacheFile(
             self._cache_path, self._impl.filename_base, self._cache_file._source_stamp
         )
+        self._module_path = Path(py_func.__code__.co_filename)
 
     def load_overload(self, sig, target_context):
         try:
             return super().load_overload(sig, target_context)
         except Exception as e:
-            _damaged(Path(self._py_func.__code__.co_filename), e)
+            _damaged(self._module_path, e)
             return None
+
+    def save_overload(self, sig, data):
+        try:
+            super().save_overload(sig, data)
+        except DamagedFile as e:  # the index, damaged since it was read: saved afresh
+            _damaged(self._module_path, e)
+            super().save_overload(sig, data)
 
 
 def _import(path: Path, module_name: str):

@@ -75,7 +75,9 @@ def good_entry(tmp_path_factory):
 
 def damage(path, where: str) -> None:
     data = bytearray(path.read_bytes())
-    if where == "truncated":
+    if where == "sealed garbage":  # a checksum that holds over bytes numba cannot load
+        data = cache._seal(b"\x80\x05not what numba or marshal wrote")
+    elif where == "truncated":
         del data[len(data) // 2 :]
     else:
         at = {"start": 0, "middle": len(data) // 2, "end": len(data) - 1}[where]
@@ -83,8 +85,17 @@ def damage(path, where: str) -> None:
     path.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("where", ["start", "middle", "end", "truncated"])
-@pytest.mark.parametrize("kind", ["py", "pyc", "nbi", "nbc"])
+DAMAGES = [
+    (kind, where)
+    for kind in ("py", "pyc", "nbi", "nbc")
+    for where in ("start", "middle", "end", "truncated", "sealed garbage")
+    # Sealed garbage fails in marshal (bytecode) or in numba's load (index and data alike);
+    # the module is not sealed.
+    if where != "sealed garbage" or kind in ("pyc", "nbc")
+]
+
+
+@pytest.mark.parametrize(("kind", "where"), DAMAGES)
 def test_a_damaged_file_is_rebuilt_with_a_warning(good_entry, tmp_path, kind, where):
     cache_dir = tmp_path / "cache"
     shutil.copytree(good_entry, cache_dir)
@@ -127,3 +138,27 @@ def test_concurrent_processes_never_read_each_others_partial_files(tmp_path):
         assert child.returncode == 0, err
         assert json.loads(out)["values"] == [EXPECTED, EXPECTED] and "damaged" not in err
     assert not list(tmp_path.rglob("*.tmp*"))  # no temporary file is left behind
+
+
+def test_an_index_damaged_before_a_save_is_written_afresh(tmp_path, monkeypatch):
+    """numba reads the index again to add an overload to it: damage found then is
+    reported and the index rewritten, and the compiled function is kept."""
+    import numpy as np
+
+    from jitgrad import config
+
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(cache.stats, "kernels", {})
+    source = _CHILD.split('SOURCE = """')[1].split('"""')[0]
+    kernel = cache.get(("integrity probe",), lambda: source)
+    x, out = np.arange(5.0), np.zeros(5)
+    kernel.run("serial", x, out)
+    files = entry_files(tmp_path)
+    damage(files["nbi"], "middle")
+    serial = kernel.module.serial
+    (signature,) = serial.signatures
+    with pytest.warns(RuntimeWarning, match=f"entry {files['py'].stem} .* is damaged"):
+        serial._cache.save_overload(signature, serial.overloads[signature])
+    for k in ("nbi", "nbc"):
+        cache._unseal(files[k].read_bytes(), files[k])
+    assert serial._cache.load_overload(signature, serial.targetctx) is not None
