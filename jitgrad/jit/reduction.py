@@ -48,36 +48,12 @@ _ROW = {
     return acc""",
 }
 
-# ``strided_row``: a sum's run of a step other than 1 or -1, in a kernel variant of its
-# own so that contiguous sums never compile the strided copy of ``blocked_sum``.
-_STRIDED_SUM_ROW = """
-    if step == 0:  # a broadcast run
-        return ACC(n) * ACC(x[start])
-    if step < 0:
-        start, step = start + (n - 1) * step, -step
-    return blocked_sum(x[start:start + (n - 1) * step + 1:step])"""
-
-_TEMPLATE = '''\
-import numpy as np
-from numba import njit
-
-# One module per result dtype: each has its own compiled code (a function per input
-# dtype) and statistics.
-DT = np.{dtype}
-ACC = np.{accumulator}  # a sum's, float64 for floats
-
-
-@njit(cache=True, error_model="numpy", nogil=True, inline="always")
-def combine(a, b):
-    return {combine}
-
-
-@njit(cache=True, error_model="numpy", nogil=True)
-def blocked_sum(v):
-    """Eight ACC accumulators per block of 4096, blocks added up in ACC: no recursion
-    (numba compiles recursive functions slowly) and, in float64, an error far below
-    float32's, and below n/8 ulps for float64. numba compiles one copy per layout of v,
-    so a contiguous v keeps its vectorised loop and a strided one is as accurate."""
+# The body of ``blocked_sum(v)``, by the operand's and the accumulator's kinds.
+_SUM_BODY = {
+    # Floats: eight float64 accumulators per block of 4096, blocks added up in float64: no
+    # recursion (numba compiles recursive functions slowly) and an error far below
+    # float32's, and below n/8 ulps for float64.
+    "floats": """
     total = ACC(0)
     n = v.shape[0]
     for b in range(0, n, 4096):
@@ -97,7 +73,63 @@ def blocked_sum(v):
         for i in range(whole, end):
             part += ACC(v[i])
         total += part
+    return total""",
+    # Integers into an integer: exact in any order, so one running total, which LLVM
+    # splits into vector lanes (int8 into int64: 10x the eight-accumulator loop's speed).
+    "integers": """
+    total = ACC(0)
+    for i in range(v.shape[0]):
+        total += ACC(v[i])
+    return total""",
+    # Integers of up to 32 bits into a float: each block of 4096 exactly in int64
+    # (``exact_sum``, vectorised; no block can overflow), blocks added up in float64.
+    "narrow integers into a float": """
+    total = ACC(0)
+    for b in range(0, v.shape[0], 4096):
+        total += ACC(exact_sum(v[b:b + 4096]))
+    return total""",
+}
+
+# (A block's loop of its own: LLVM vectorises it, not the same loop nested in another.)
+_EXACT_SUM = """\
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
+def exact_sum(w):
+    total = np.int64(0)
+    for i in range(w.shape[0]):
+        total += np.int64(w[i])
     return total
+
+
+"""
+
+# ``strided_row``: a sum's run of a step other than 1 or -1, in a kernel variant of its
+# own so that contiguous sums never compile the strided copy of ``blocked_sum``.
+_STRIDED_SUM_ROW = """
+    if step == 0:  # a broadcast run
+        return ACC(n) * ACC(x[start])
+    if step < 0:
+        start, step = start + (n - 1) * step, -step
+    return blocked_sum(x[start:start + (n - 1) * step + 1:step])"""
+
+_TEMPLATE = '''\
+import numpy as np
+from numba import njit
+
+# One module per pair of dtypes: each has its own compiled code and statistics.
+DT = np.{dtype}  # the result's (the operand's is {operand})
+ACC = np.{accumulator}  # a sum's, float64 for floats
+
+
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
+def combine(a, b):
+    return {combine}
+
+
+{exact_sum}@njit(cache=True, error_model="numpy", nogil=True)
+def blocked_sum(v):
+    """v's sum in ACC (numba compiles one copy per layout of v: a contiguous v keeps its
+    vectorised loop)."""
+{sum_body}
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
@@ -164,7 +196,8 @@ def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool, dtype=None):
     kept = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
     shape = kept if keepdims else tuple(n for i, n in enumerate(x.shape) if i not in axes)
     out = uninitialised(shape, out_dtype)
-    kernel = cache.get(("reduce", kind, out_dtype.name), lambda: _source(kind, out_dtype.name))
+    key = ("reduce", kind, d.name, out_dtype.name)
+    kernel = cache.get(key, lambda: _source(kind, d, out_dtype))
     # Loop orders, each compiled on first use: whole rows combined into the output when
     # the kept dimension has the smaller stride (as numpy's iterator orders them, so a
     # broadcast run, of stride 0, is summed as one run), else one run per output element.
@@ -224,13 +257,24 @@ def _describe(shape, strides, axes):
     return nk + nr, sk + sr
 
 
-def _source(kind: str, dtype: str) -> str:
-    """The kernel module reducing into ``dtype`` (a numba function compiles for each input
-    dtype it is called with)."""
+def _source(kind: str, dtype, out_dtype) -> str:
+    """The kernel module reducing ``dtype`` into ``out_dtype``."""
     row = _ROW["sum" if kind == "sum" else "extreme"]
+    exact_sum = ""
+    if out_dtype in _FLOATS:
+        accumulator = "float64"
+        if dtype in _FLOATS or dtype.itemsize > 4:
+            body = _SUM_BODY["floats"]
+        else:
+            body, exact_sum = _SUM_BODY["narrow integers into a float"], _EXACT_SUM
+    else:
+        accumulator, body = out_dtype.name, _SUM_BODY["integers"]
     return _TEMPLATE.format(
-        dtype=dtype,
-        accumulator="float64" if dtype.startswith("float") else dtype,
+        dtype=out_dtype.name,
+        operand=dtype.name,
+        accumulator=accumulator,
+        exact_sum=exact_sum,
+        sum_body=body,
         combine=_COMBINE[kind],
         row=row,
         strided_row=_STRIDED_SUM_ROW if kind == "sum" else row,
