@@ -7,18 +7,16 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 
+from jitgrad import config
 from jitgrad.jit import cache
 
-# The child loads one kernel through the cache, then forgets it and loads it again: the
-# second load reads the entry back from disk (new dispatchers, numba's files).
-_CHILD = '''
-import json, numpy as np
-from jitgrad.jit import cache
-
-SOURCE = """
+# One small kernel module, compiled quickly.
+PROBE = """
 from numba import njit
 
 
@@ -28,10 +26,16 @@ def serial(x, out):
         out[i] = x[i] * 3.0 + 1.0
 """
 
+# The child loads the probe through the cache, then forgets it and loads it again: the
+# second load reads the entry back from disk (new dispatchers, numba's files).
+_CHILD = f"""
+import json, numpy as np
+from jitgrad.jit import cache
+
 
 def load_and_run():
     cache.stats.kernels.clear()
-    kernel = cache.get(("integrity probe",), lambda: SOURCE)
+    kernel = cache.get(("integrity probe",), lambda: {PROBE!r})
     x, out = np.arange(5.0), np.zeros(5)
     kernel.run("serial", x, out)
     return out.tolist(), sum(kernel.module.serial.stats.cache_hits.values())
@@ -39,19 +43,18 @@ def load_and_run():
 
 first, hits_first = load_and_run()
 again, hits_again = load_and_run()
-print(json.dumps({"values": [first, again], "disk_hits": [hits_first, hits_again]}))
-'''
+print(json.dumps(dict(values=[first, again], disk_hits=[hits_first, hits_again])))
+"""
 
 EXPECTED = [1.0, 4.0, 7.0, 10.0, 13.0]
 
 
 def run_child(cache_dir):
     env = dict(os.environ, JITGRAD_CACHE_DIR=str(cache_dir))
-    done = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True)
-    return done
+    return subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True)
 
 
-def entry_files(cache_dir) -> dict[str, object]:
+def entry_files(cache_dir) -> dict[str, Path]:
     """The entry's files by kind: the module and its bytecode, numba's index and data."""
     kernels = cache_dir / "kernels"
     (module,) = kernels.glob("k_*.py")
@@ -143,14 +146,9 @@ def test_concurrent_processes_never_read_each_others_partial_files(tmp_path):
 def test_an_index_damaged_before_a_save_is_written_afresh(tmp_path, monkeypatch):
     """numba reads the index again to add an overload to it: damage found then is
     reported and the index rewritten, and the compiled function is kept."""
-    import numpy as np
-
-    from jitgrad import config
-
     monkeypatch.setattr(config, "cache_dir", str(tmp_path))
     monkeypatch.setattr(cache.stats, "kernels", {})
-    source = _CHILD.split('SOURCE = """')[1].split('"""')[0]
-    kernel = cache.get(("integrity probe",), lambda: source)
+    kernel = cache.get(("integrity probe",), lambda: PROBE)
     x, out = np.arange(5.0), np.zeros(5)
     kernel.run("serial", x, out)
     files = entry_files(tmp_path)
