@@ -28,8 +28,11 @@ class Backend(Protocol):
         """The gradients of ``op``'s inputs ``xs`` (None where none is needed) given the
         output's gradient ``gy``, by its gradient rules, in one pass."""
 
-    def reduce(self, kind: str, x: Tensor, axes: tuple, keepdims: bool) -> Tensor | None:
-        """``kind`` ("sum", "max", "min") of ``x`` over the sorted ``axes``."""
+    def reduce(
+        self, kind: str, x: Tensor, axes: tuple, keepdims: bool, dtype=None
+    ) -> Tensor | None:
+        """``kind`` ("sum", "max", "min") of ``x`` over the sorted ``axes``, in ``dtype``
+        (None: x's; a sum of integers or bools reads them as they are)."""
 
     def update(self, formula, tensors: list, outputs: list, hyper: dict, launches=None):
         """An optimizer's update ``formula`` written in place into ``outputs``; the launch,

@@ -5,6 +5,13 @@ generated kernel is written to a real module ``k_<hash>.py`` in the cache direct
 imported, and compiled with ``cache=True``: a fresh process finds numba's compiled code
 next to the module and compiles nothing. The hash covers the source and the versions of
 jitgrad, numba and llvmlite and the CPU, so a change in any of them is a new entry.
+
+An entry is the module, its bytecode and numba's index and data files of its functions.
+A damaged file there (a crash mid-write, a full disk, a bad sector) would crash numba or
+LLVM, which trust what they read: every file but the module is sealed (its sha256 ahead
+of its bytes, checked before anything parses it) and the module is compared with the
+source it was generated from. A mismatch or any failure to load deletes the entry's
+compiled files with a warning, and the kernel compiles again.
 """
 
 from __future__ import annotations
@@ -14,16 +21,18 @@ import contextlib
 import functools
 import hashlib
 import importlib.util
+import io
 import logging
+import marshal
 import os
 import pickle
 import platform
-import py_compile
 import shutil
 import sys
 import tempfile
 import threading
 import time
+import types
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +40,9 @@ from pathlib import Path
 import llvmlite
 import llvmlite.binding
 import numba
+from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.compiler_lock import global_compiler_lock
+from numba.core.dispatcher import Dispatcher
 
 from .._config import config
 
@@ -71,14 +82,7 @@ class Kernel:
             getattr(self.module, variant)(*args)
         else:
             start = time.perf_counter()
-            try:
-                _compile(getattr(self.module, variant), args)
-            except (pickle.UnpicklingError, EOFError, ValueError, TypeError):
-                # numba fails, rather than recompiles, on a damaged cache file: drop this
-                # kernel's compiled code and import its module afresh, once.
-                _drop_compiled(self.path)
-                self.module = _import(self.path, self.module.__name__)
-                _compile(getattr(self.module, variant), args)
+            _compile(getattr(self.module, variant), args)
             getattr(self.module, variant)(*args)
             seconds = time.perf_counter() - start
             self._warm.add(variant)
@@ -223,7 +227,7 @@ def _environment() -> str:
     stores = hashlib.sha256(Path(convert.__file__).read_bytes()).hexdigest()[:16]
     versions = (
         f"jitgrad {__version__}; vmath {SOURCE_HASH}; stores {stores}; "
-        f"interleave {VECTOR_INTERLEAVE}; "
+        f"interleave {VECTOR_INTERLEAVE}; files sealed by {_SEAL.decode().strip()}; "
         f"numba {numba.__version__}; llvmlite {llvmlite.__version__}"
     )
     return f"{versions}; {cpu}; {platform.machine()}"
@@ -253,51 +257,91 @@ def _load(source: str, reason) -> Kernel:
         log.info("kernel %s for %s", digest[:12], what)
         if config.debug >= 2:
             log.info("source of %s:\n%s", digest[:12], source)
-    for attempt in range(2):
-        if attempt or not _is_entry(path, source):
-            _write_atomically(path, source)
-            py_compile.compile(str(path), doraise=True)  # (see _import)
-        try:
-            module = _import(path, f"jitgrad_kernels.k_{digest[:32]}")
-            return Kernel(digest, source, module, path)
-        except Exception:
-            if attempt:
-                raise
-            # A corrupt entry (truncated by a crash, edited by hand): rebuild it once.
-            log.warning("kernel cache entry %s is unusable; rebuilding it", path)
-            _drop_compiled(path)
-    raise AssertionError("unreachable")
+    try:
+        return Kernel(digest, source, _entry_module(path, source, digest), path)
+    except Exception as e:  # a damaged entry: rebuilt once, a second failure is a bug
+        _damaged(path, e)
+        return Kernel(digest, source, _entry_module(path, source, digest), path)
+
+
+def _entry_module(path: Path, source: str, digest: str):
+    """The imported kernel module of the entry at ``path``, its module written first when
+    it is missing or differs from ``source`` (then its compiled files are stale)."""
+    try:
+        written = path.read_bytes()
+    except FileNotFoundError:
+        written = None
+    except OSError:
+        written = b""  # unreadable: rewritten as a damaged module
+    if written != source.encode():
+        if written is None:
+            _drop_compiled(path)  # those of a deleted module are stale
+        else:
+            _damaged(path, "the module differs from its source")
+        _write_atomically(path, source.encode())
+    return _import(path, f"jitgrad_kernels.k_{digest[:32]}")
+
+
+class DamagedFile(Exception):
+    """A cache file whose bytes are not those that were written."""
+
+
+# A sealed file: this line, the sha256 of the payload, the payload.
+_SEAL = b"jitgrad sha256\n"
+
+
+def _seal(payload: bytes) -> bytes:
+    return _SEAL + hashlib.sha256(payload).digest() + payload
+
+
+def _unseal(data: bytes, path) -> bytes:
+    """The payload of the sealed file ``path`` read as ``data``; DamagedFile unless its
+    checksum matches."""
+    start = len(_SEAL) + 32
+    payload = data[start:]
+    if data[: len(_SEAL)] != _SEAL or hashlib.sha256(payload).digest() != data[len(_SEAL) : start]:
+        raise DamagedFile(f"{os.path.basename(path)} fails its checksum")
+    return payload
+
+
+def _damaged(path: Path, why) -> None:
+    """Warn that the entry of the kernel module ``path`` is damaged, and delete its
+    compiled files: what needs them compiles again."""
+    warnings.warn(
+        f"jitgrad's kernel cache entry {path.stem} in {path.parent} is damaged ({why}): "
+        "its compiled code is deleted and compiled again",
+        RuntimeWarning,
+        stacklevel=1,  # (deep under the op that needed a kernel: no caller to name)
+    )
+    _drop_compiled(path)
+
+
+_COMPILED_SUFFIXES = (".pyc", ".nbi", ".nbc")  # (a writer's temporary file is not one)
 
 
 def _drop_compiled(path: Path) -> None:
     """Delete the bytecode and numba's compiled code of the kernel module at ``path`` (the
     other entries' stay)."""
     for stale in (path.parent / "__pycache__").glob(path.stem + ".*"):
-        stale.unlink(missing_ok=True)
-
-
-def _is_entry(path: Path, source: str) -> bool:
-    try:
-        return path.read_text() == source
-    except OSError:
-        return False
+        if stale.suffix in _COMPILED_SUFFIXES:
+            stale.unlink(missing_ok=True)
 
 
 _UMASK = os.umask(0o022)  # read once, at import: there is no way to read it without setting it
 os.umask(_UMASK)
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def _write_atomically(path: Path, data: bytes) -> None:
     # Concurrent processes may write the same entry: each writes a private temporary file
     # and renames it, so readers see a whole file or none.
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "wb") as f:
             # mkstemp's 0600 would keep a cache directory shared between users unreadable
-            # to all but the writer (and the .pyc compiled from it inherits the mode).
+            # to all but the writer.
             os.fchmod(f.fileno(), 0o666 & ~_UMASK)
-            f.write(text)
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -306,15 +350,77 @@ def _write_atomically(path: Path, text: str) -> None:
         raise
 
 
+class _SealedCacheFile(IndexDataCacheFile):
+    """numba's index and data files of one function, sealed: numba's formats inside."""
+
+    @contextlib.contextmanager
+    def _open_for_write(self, filepath):
+        buffer = io.BytesIO()
+        yield buffer
+        _write_atomically(Path(filepath), _seal(buffer.getvalue()))
+
+    def _load_index(self):
+        try:
+            data = Path(self._index_path).read_bytes()
+        except FileNotFoundError:
+            return {}
+        stream = io.BytesIO(_unseal(data, self._index_path))
+        if pickle.load(stream) != self._version:
+            return {}
+        stamp, overloads = pickle.loads(stream.read())
+        return overloads if stamp == self._source_stamp else {}  # else stale: recompiled
+
+    def _load_data(self, name):
+        path = self._data_path(name)
+        return pickle.loads(_unseal(Path(path).read_bytes(), path))
+
+
+class _KernelFunctionCache(FunctionCache):
+    """numba's cache of a kernel module's function, in sealed files; a damaged entry or
+    any failure to load one is a miss (the function compiles and is saved again)."""
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._cache_file = _SealedCacheFile(
+            self._cache_path, self._impl.filename_base, self._cache_file._source_stamp
+        )
+        self._module_path = Path(py_func.__code__.co_filename)
+
+    def load_overload(self, sig, target_context):
+        try:
+            return super().load_overload(sig, target_context)
+        except Exception as e:
+            _damaged(self._module_path, e)
+            return None
+
+    def save_overload(self, sig, data):
+        try:
+            super().save_overload(sig, data)
+        except DamagedFile as e:  # the index, damaged since it was read: saved afresh
+            _damaged(self._module_path, e)
+            super().save_overload(sig, data)
+
+
 def _import(path: Path, module_name: str):
-    # Every fresh process imports its kernels' modules: their bytecode is kept beside
-    # numba's compiled code even where the interpreter writes none (PYTHONDONTWRITEBYTECODE),
-    # so a warm start compiles nothing, not even Python source.
-    if not os.path.exists(importlib.util.cache_from_source(str(path))):
-        py_compile.compile(str(path), doraise=True)
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    """Execute the kernel module at ``path`` from its sealed bytecode (written when missing,
+    so a warm start compiles not even Python source) with numba's caches of its functions
+    sealed too."""
+    bytecode = Path(importlib.util.cache_from_source(str(path)))
+    try:
+        code = marshal.loads(_unseal(bytecode.read_bytes(), bytecode))
+    except FileNotFoundError:
+        code = None
+    # Bytecode names its module's path, where numba looks for its files: a cache directory
+    # moved elsewhere compiles it again.
+    if code is None or code.co_filename != str(path):
+        code = compile(path.read_bytes(), str(path), "exec")
+        _write_atomically(bytecode, _seal(marshal.dumps(code)))
+    module = types.ModuleType(module_name)
+    module.__file__ = str(path)
+    exec(code, module.__dict__)
+    for value in module.__dict__.values():
+        if isinstance(value, Dispatcher) and isinstance(value._cache, FunctionCache):
+            value._cache = _KernelFunctionCache(value.py_func)
     sys.modules[module_name] = module
     return module
 

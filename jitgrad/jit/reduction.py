@@ -9,10 +9,12 @@ The operand is described to the kernel as at most two kept and two reduced dimen
   matrix), whole rows are combined into the output, a loop LLVM vectorises and whose
   order of additions is numpy's;
 - otherwise each output element reduces its own run; sums, whatever their step, use
-  eight float64 accumulators per block (see ``blocked_sum``) and round once at the end.
+  eight accumulators per block (see ``blocked_sum``) and round once at the end.
 
-Layouts beyond two kept or two reduced merged dimensions, float16, integers and empty
-operands stay with numpy (``reduce`` returns None).
+Sums accumulate in float64 for floats, and in the result's dtype for integers and bools,
+each element widened as it is read (numpy's sum of int8 in int64 copies nothing either).
+Layouts beyond two kept or two reduced merged dimensions, float16, integer max and min
+and empty operands stay with numpy (``reduce`` returns None).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ _COMBINE = {
     "min": "a if (a <= b or a != a) else b",
 }
 
-# The body of ``row(x, start, n, step)``, which reduces one run. Sums are float64 here;
+# The body of ``row(x, start, n, step)``, which reduces one run. Sums are in ACC here;
 # the caller rounds once.
 _ROW = {
     "sum": """
@@ -46,11 +48,65 @@ _ROW = {
     return acc""",
 }
 
+# The body of ``blocked_sum(v)``, by the operand's and the accumulator's kinds.
+_SUM_BODY = {
+    # Floats: eight float64 accumulators per block of 4096, blocks added up in float64: no
+    # recursion (numba compiles recursive functions slowly) and an error far below
+    # float32's, and below n/8 ulps for float64.
+    "floats": """
+    total = ACC(0)
+    n = v.shape[0]
+    for b in range(0, n, 4096):
+        end = min(b + 4096, n)
+        whole = end - (end - b) % 8
+        r0 = r1 = r2 = r3 = r4 = r5 = r6 = r7 = ACC(0)
+        for i in range(b, whole, 8):
+            r0 += ACC(v[i])
+            r1 += ACC(v[i + 1])
+            r2 += ACC(v[i + 2])
+            r3 += ACC(v[i + 3])
+            r4 += ACC(v[i + 4])
+            r5 += ACC(v[i + 5])
+            r6 += ACC(v[i + 6])
+            r7 += ACC(v[i + 7])
+        part = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        for i in range(whole, end):
+            part += ACC(v[i])
+        total += part
+    return total""",
+    # Integers into an integer: exact in any order, so one running total, which LLVM
+    # splits into vector lanes (int8 into int64: 10x the eight-accumulator loop's speed).
+    "integers": """
+    total = ACC(0)
+    for i in range(v.shape[0]):
+        total += ACC(v[i])
+    return total""",
+    # Integers of up to 32 bits into a float: each block of 4096 exactly in int64
+    # (``exact_sum``, vectorised; no block can overflow), blocks added up in float64.
+    "narrow integers into a float": """
+    total = ACC(0)
+    for b in range(0, v.shape[0], 4096):
+        total += ACC(exact_sum(v[b:b + 4096]))
+    return total""",
+}
+
+# (A block's loop of its own: LLVM vectorises it, not the same loop nested in another.)
+_EXACT_SUM = """\
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
+def exact_sum(w):
+    total = np.int64(0)
+    for i in range(w.shape[0]):
+        total += np.int64(w[i])
+    return total
+
+
+"""
+
 # ``strided_row``: a sum's run of a step other than 1 or -1, in a kernel variant of its
 # own so that contiguous sums never compile the strided copy of ``blocked_sum``.
 _STRIDED_SUM_ROW = """
     if step == 0:  # a broadcast run
-        return n * np.float64(x[start])
+        return ACC(n) * ACC(x[start])
     if step < 0:
         start, step = start + (n - 1) * step, -step
     return blocked_sum(x[start:start + (n - 1) * step + 1:step])"""
@@ -59,7 +115,9 @@ _TEMPLATE = '''\
 import numpy as np
 from numba import njit
 
-DT = np.{dtype}  # one module per dtype: each has its own compiled code and statistics
+# One module per pair of dtypes: each has its own compiled code and statistics.
+DT = np.{dtype}  # the result's (the operand's is {operand})
+ACC = np.{accumulator}  # a sum's, float64 for floats
 
 
 @njit(cache=True, error_model="numpy", nogil=True, inline="always")
@@ -67,32 +125,11 @@ def combine(a, b):
     return {combine}
 
 
-@njit(cache=True, error_model="numpy", nogil=True)
+{exact_sum}@njit(cache=True, error_model="numpy", nogil=True)
 def blocked_sum(v):
-    """Eight float64 accumulators per block of 4096, blocks added up in float64: no
-    recursion (numba compiles recursive functions slowly) and an error far below
-    float32's, and below n/8 ulps for float64. numba compiles one copy per layout of v,
-    so a contiguous v keeps its vectorised loop and a strided one is as accurate."""
-    total = 0.0
-    n = v.shape[0]
-    for b in range(0, n, 4096):
-        end = min(b + 4096, n)
-        whole = end - (end - b) % 8
-        r0 = r1 = r2 = r3 = r4 = r5 = r6 = r7 = 0.0
-        for i in range(b, whole, 8):
-            r0 += v[i]
-            r1 += v[i + 1]
-            r2 += v[i + 2]
-            r3 += v[i + 3]
-            r4 += v[i + 4]
-            r5 += v[i + 5]
-            r6 += v[i + 6]
-            r7 += v[i + 7]
-        part = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        for i in range(whole, end):
-            part += v[i]
-        total += part
-    return total
+    """v's sum in ACC (numba compiles one copy per layout of v: a contiguous v keeps its
+    vectorised loop)."""
+{sum_body}
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
@@ -125,7 +162,7 @@ def outer(x, offset, sizes, strides, out):
             start = base + r0 * sr0 + (r - r0 * nr1) * sr1
             v = x[start:start + nk1]
             for k1 in range(nk1):
-                o[k1] = combine(o[k1], v[k1])
+                o[k1] = combine(o[k1], DT(v[k1]))
 {inner}{strided}'''
 
 # One output element per run: "inner" over runs of step 1 or -1, "strided" over others.
@@ -145,11 +182,12 @@ def {name}(x, offset, sizes, strides, out):
 """
 
 
-def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool):
+def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool, dtype=None):
     """``kind`` ("sum", "max", "min") of tensor ``x`` over sorted ``axes``, as a new
-    tensor of x's dtype; None when the kernel does not apply."""
-    d = x.dtype
-    if not (d is dtypes.float32 or d is dtypes.float64) or x.numel() == 0:
+    tensor of ``dtype`` (None: x's; another only for a sum of integers or bools, which
+    accumulates in it); None when the kernel does not apply."""
+    d, out_dtype = x.dtype, dtype or x.dtype
+    if not _applies(kind, d, out_dtype) or x.numel() == 0:
         return None
     described = _describe(x.shape, x.stride(), axes)
     if described is None:
@@ -157,8 +195,9 @@ def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool):
     sizes, strides = described
     kept = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
     shape = kept if keepdims else tuple(n for i, n in enumerate(x.shape) if i not in axes)
-    out = uninitialised(shape, d)
-    kernel = cache.get(("reduce", kind, d.name), lambda: _source(kind, d.name))
+    out = uninitialised(shape, out_dtype)
+    key = ("reduce", kind, d.name, out_dtype.name)
+    kernel = cache.get(key, lambda: _source(kind, d, out_dtype))
     # Loop orders, each compiled on first use: whole rows combined into the output when
     # the kept dimension has the smaller stride (as numpy's iterator orders them, so a
     # broadcast run, of stride 0, is summed as one run), else one run per output element.
@@ -183,6 +222,21 @@ def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool):
     return out
 
 
+_FLOATS = (dtypes.float32, dtypes.float64)
+
+
+def _applies(kind: str, dtype, out_dtype) -> bool:
+    """Whether a kernel reduces ``dtype`` into ``out_dtype``: floats into their own dtype;
+    for sums, integers and bools into a wider dtype (``reduce.sum``'s, ``mean``'s)."""
+    if dtype in _FLOATS:
+        return out_dtype is dtype
+    return (
+        kind == "sum"
+        and dtype.kind in "biu"
+        and (out_dtype in _FLOATS or out_dtype in (dtypes.int64, dtypes.uint64))
+    )
+
+
 def _describe(shape, strides, axes):
     """(sizes, strides) of (kept0, kept1, reduced0, reduced1) after merging, or None."""
     kept = [(n, s) for i, (n, s) in enumerate(zip(shape, strides)) if i not in axes]
@@ -203,10 +257,24 @@ def _describe(shape, strides, axes):
     return nk + nr, sk + sr
 
 
-def _source(kind: str, dtype: str) -> str:
+def _source(kind: str, dtype, out_dtype) -> str:
+    """The kernel module reducing ``dtype`` into ``out_dtype``."""
     row = _ROW["sum" if kind == "sum" else "extreme"]
+    exact_sum = ""
+    if out_dtype in _FLOATS:
+        accumulator = "float64"
+        if dtype in _FLOATS or dtype.itemsize > 4:
+            body = _SUM_BODY["floats"]
+        else:
+            body, exact_sum = _SUM_BODY["narrow integers into a float"], _EXACT_SUM
+    else:
+        accumulator, body = out_dtype.name, _SUM_BODY["integers"]
     return _TEMPLATE.format(
-        dtype=dtype,
+        dtype=out_dtype.name,
+        operand=dtype.name,
+        accumulator=accumulator,
+        exact_sum=exact_sum,
+        sum_body=body,
         combine=_COMBINE[kind],
         row=row,
         strided_row=_STRIDED_SUM_ROW if kind == "sum" else row,

@@ -52,28 +52,26 @@ def tensor_of(array: np.ndarray) -> Tensor:
 _STORAGE_TYPES: dict = {}
 
 
-def reduce(kind: str, x: Tensor, axes: tuple, keepdims: bool, signature=None) -> Tensor:
+def reduce(kind: str, x: Tensor, axes: tuple, keepdims: bool, dtype=None, signature=None) -> Tensor:
     """The reduction ``kind`` ("sum", "mean", "max", "min") of ``x`` over ``axes``, in
-    ``x``'s dtype, by numpy's ufunc reduction. ``signature``: the call's key among
-    ``tiers.calls``, where the reduction of tensors laid out as ``x`` is remembered."""
-    call = _reduction_call(kind, x, axes, keepdims)
-    if signature is not None and call is not None:
-        tiers.remember(signature, call)
+    ``dtype`` (None: ``x``'s), by numpy's ufunc reduction, which reads ``x`` as it is.
+    ``signature``: the call's key among ``tiers.calls``, where the reduction of tensors
+    laid out as ``x`` is remembered."""
+    call = _reduction_call(kind, x, axes, keepdims, x.dtype if dtype is None else dtype)
     if call is not None:
+        if signature is not None:
+            tiers.remember(signature, call)
         return call(x)
     a = x.numpy()
-    token = numpy_errors.set(IGNORE_ERRORS)
-    try:
-        return tensor_of(_REDUCTIONS[kind].reduce(a, axes, a.dtype, None, keepdims))
-    finally:
-        numpy_errors.reset(token)
+    dtype = a.dtype if dtype is None else dtype.numpy
+    return tensor_of(tiers.quietly(_REDUCTIONS[kind].reduce, a, axes, dtype, None, keepdims))
 
 
-def _reduction_call(kind: str, x: Tensor, axes: tuple, keepdims: bool):
-    """The reduction of tensors laid out as ``x``, as one call of the tensor, every fixed
-    value bound; None for float16 (stored as its bits) and layouts numpy reads as views."""
-    storage_type = type(x._storage)
-    if storage_type._half:
+def _reduction_call(kind: str, x: Tensor, axes: tuple, keepdims: bool, dtype):
+    """The reduction of tensors laid out as ``x`` in ``dtype``, as one call of the tensor,
+    every fixed value bound; None for float16 (stored as its bits)."""
+    storage_type = storage_class(dtype)
+    if storage_type._half or x._storage._half:
         return None
     dtype, shape, array = np.dtype(storage_type._numpy), x._shape, array_getter(x)
     reduce_ = _REDUCTIONS[kind].reduce

@@ -50,14 +50,18 @@ def _kept_shape(shape, axes):
 
 
 class Sum(Function):
+    """A sum in ``dtype`` (None: x's): another is an integer or bool x's wider one, which
+    the reduction accumulates in as it reads x (``_read_in``)."""
+
     needs_input_values = False
 
-    def __init__(self, axes, keepdims):
-        self.axes, self.keepdims = axes, keepdims
+    def __init__(self, axes, keepdims, dtype=None):
+        self.axes, self.keepdims, self.dtype = axes, keepdims, dtype
 
     def forward(self, x):
-        # In x's own dtype: sum() has already chosen it (numpy would widen uint8 to uint64).
-        return _reduced("sum", x, self.axes, self.keepdims, partial(np.sum, dtype=x.dtype.numpy))
+        # In the dtype chosen by sum() or mean() (numpy's own would widen uint8 to uint64).
+        d = self.dtype or x.dtype
+        return _reduced("sum", x, self.axes, self.keepdims, partial(np.sum, dtype=d.numpy), d)
 
     def backward(self, gy):
         x = self.inputs[0]
@@ -65,16 +69,15 @@ class Sum(Function):
 
 
 class Prod(Function):
-    def __init__(self, axes, keepdims):
-        self.axes, self.keepdims = axes, keepdims
+    """A product in ``dtype`` (None: x's), as ``Sum``."""
+
+    def __init__(self, axes, keepdims, dtype=None):
+        self.axes, self.keepdims, self.dtype = axes, keepdims, dtype
 
     def forward(self, x):
-        # In x's own dtype, as Sum: prod() has already chosen it.
+        d = (self.dtype or x.dtype).numpy
         return _wrap(
-            compute(
-                partial(np.prod, axis=self.axes, keepdims=self.keepdims, dtype=x.dtype.numpy),
-                x.numpy(),
-            )
+            compute(partial(np.prod, axis=self.axes, keepdims=self.keepdims, dtype=d), x.numpy())
         )
 
     def backward(self, gy):
@@ -117,12 +120,15 @@ class Extreme(Function):
 
 
 class Cumulative(Function):
-    def __init__(self, axis: int, product: bool):
-        self.axis, self.product = axis, product
+    """A running sum or product in ``dtype`` (None: x's), as ``Sum``."""
+
+    def __init__(self, axis: int, product: bool, dtype=None):
+        self.axis, self.product, self.dtype = axis, product, dtype
 
     def forward(self, x):
         accumulate = np.cumprod if self.product else np.cumsum
-        return _wrap(compute(partial(accumulate, axis=self.axis, dtype=x.dtype.numpy), x.numpy()))
+        d = (self.dtype or x.dtype).numpy
+        return _wrap(compute(partial(accumulate, axis=self.axis, dtype=d), x.numpy()))
 
     def backward(self, gy):
         x, axis = self.inputs[0], self.axis
@@ -202,36 +208,44 @@ def _ints(axis) -> bool:
     return axis.__class__ is tuple and builtins.all(a.__class__ is int for a in axis)
 
 
-def _reduction(
-    function, kind: str, x: Tensor, axes, keepdims: bool, *largest, signature=None
-) -> Tensor:
-    """``function(axes, keepdims, *largest)(x)``; small work that records nothing goes to
-    numpy's reduction at once, without the Function (the numpy tier: ``tiers.py``), and
-    is remembered by its ``signature`` (``_remembered``)."""
-    if (
-        not x._requires_grad
-        and not config.tracing
-        and tiers.small(layout.numel(x._shape))
-        and (not largest or 0 not in x._shape)
+def _reduction(function, kind: str, x: Tensor, axes, keepdims: bool, extra, signature=None):
+    """``function(axes, keepdims, extra)(x)`` (``extra``: a sum's dtype, an extreme's
+    ``largest``); small work that records nothing goes to numpy's reduction at once,
+    without the Function (the numpy tier: ``tiers.py``), and is remembered by its
+    ``signature`` (``_remembered``)."""
+    if not x._requires_grad and not config.tracing and tiers.small(layout.numel(x._shape)):
+        if kind == "sum":
+            return numpy_tier.reduce(kind, x, axes, keepdims, extra, signature)
+        if 0 not in x._shape:
+            return numpy_tier.reduce(kind, x, axes, keepdims, None, signature)
+    return function(axes, keepdims, extra)(x)
+
+
+def _accumulator(dtype):
+    """The dtype sums and products of ``dtype`` accumulate in, numpy's: uint64 for
+    unsigned integers, int64 for signed integers and bool."""
+    if dtype.kind == "u":
+        return dtypes.uint64
+    return dtypes.int64 if dtype.kind in "bi" else dtype
+
+
+def _read_in(x: Tensor, dtype):
+    """(operand, dtype) of a sum or product in ``dtype``: an integer or bool ``x`` as it is
+    when ``dtype`` holds its every value (the reduction widens each element as it reads
+    it, as numpy's sum(dtype=) does: no widened copy), else ``x`` cast to ``dtype``."""
+    if dtype is x.dtype or (
+        x.dtype.kind in "biu" and np.can_cast(x.dtype.numpy, dtype.numpy, "safe")
     ):
-        return numpy_tier.reduce(kind, x, axes, keepdims, signature)
-    return function(axes, keepdims, *largest)(x)
+        return x, dtype
+    return x.astype(dtype), dtype
 
 
-def _accumulator(x: Tensor) -> Tensor:
-    """``x`` in the dtype sums and products accumulate in, numpy's: uint64 for unsigned
-    integers, int64 for signed integers and bool."""
-    kind = x.dtype.kind
-    if kind == "u":
-        return x.astype(dtypes.uint64, copy=False)
-    return x.astype(dtypes.int64, copy=False) if kind in "bi" else x
-
-
-def _accumulated(x, dtype) -> Tensor:
-    """``x`` in ``dtype`` if given, else in the dtype sums and products accumulate in."""
+def _accumulated(x, dtype):
+    """(operand, dtype) of a sum or product: in ``dtype`` if given, else in the dtype
+    sums and products accumulate in (``_read_in``)."""
     _check_dtype_argument(dtype)
     x = as_tensor(x)
-    return _accumulator(x) if dtype is None else x.astype(dtype, copy=False)
+    return _read_in(x, _accumulator(x.dtype) if dtype is None else dtypes.as_dtype(dtype))
 
 
 @torch_keywords
@@ -255,11 +269,11 @@ def sum(  # noqa: A001
             call = tiers.calls.get(signature)
             if call is not None:
                 return call(x)
-    summed = _accumulated(x if where is True else _only(where, x, 0), dtype)
-    if summed is not x:  # (a widened copy: what is remembered reduces x itself)
+    summed, dtype = _accumulated(x if where is True else _only(where, x, 0), dtype)
+    if summed is not x:  # (a copy: what is remembered reduces x itself)
         signature = None
     axes = normalize_axes(axis, len(summed._shape))
-    total = _reduction(Sum, "sum", summed, axes, keepdims, signature=signature)
+    total = _reduction(Sum, "sum", summed, axes, keepdims, dtype, signature)
     if initial is not None:
         total = total + initial
     return total if out is None else write_out(out, total)
@@ -290,7 +304,7 @@ def mean(x, /, axis=None, dtype=None, out=None, keepdims=False, *, where=True) -
                 return call(x)
             if x._storage.dtype in _OWN_MEAN_DTYPES and tiers.small(layout.numel(x._shape)):
                 axes = normalize_axes(axis, len(x._shape))
-                return numpy_tier.reduce("mean", x, axes, keepdims, signature)
+                return numpy_tier.reduce("mean", x, axes, keepdims, None, signature)
     _check_dtype_argument(dtype)
     x = as_tensor(x)
     if where is not True:  # the mean of the elements where ``where`` holds
@@ -305,14 +319,16 @@ def mean(x, /, axis=None, dtype=None, out=None, keepdims=False, *, where=True) -
         dtype = dtypes.as_dtype(dtype)
         if not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError(f"mean: dtype must be a float or complex dtype, got {dtype.name}")
-        x = x.astype(dtype, copy=False)
-    if not (x.dtype.is_floating_point or x.dtype.is_complex):
-        x = x.astype(dtypes.get_default_dtype())
+    elif x.dtype.is_floating_point or x.dtype.is_complex:
+        dtype = x.dtype
+    else:
+        dtype = dtypes.get_default_dtype()
+    x, dtype = _read_in(x, dtype)
     count = layout.numel(x.shape[i] for i in axes)
-    if x.dtype is dtypes.float16:
+    if dtype is dtypes.float16:
         result = (Sum(axes, keepdims)(x.astype(dtypes.float32)) / count).astype(dtypes.float16)
     else:
-        result = Sum(axes, keepdims)(x) / count
+        result = Sum(axes, keepdims, dtype)(x) / count
     return write_out(out, result)
 
 
@@ -328,8 +344,8 @@ def prod(
     >>> jg.prod(jg.tensor([200, 2], dtype=jg.uint8)).item()
     400
     """
-    x = _accumulated(_only(where, x, 1), dtype)
-    product = Prod(normalize_axes(axis, x.ndim), keepdims)(x)
+    x, dtype = _accumulated(_only(where, x, 1), dtype)
+    product = Prod(normalize_axes(axis, x.ndim), keepdims, dtype)(x)
     return write_out(out, product if initial is None else product * initial)
 
 
@@ -568,14 +584,15 @@ def any(x, /, axis=None, out=None, keepdims=False, *, where=True) -> Tensor:  # 
 
 
 def _scanned(x, axis, dtype):
-    """(operand, axis) of a running sum or product: axis None flattens x, as numpy; so
-    does a 0-d x, whose only axes are 0 and -1 (numpy's result has shape (1,) too)."""
-    x = _accumulated(x, dtype)
+    """(operand, axis, dtype) of a running sum or product: axis None flattens x, as
+    numpy; so does a 0-d x, whose only axes are 0 and -1 (numpy's result has shape (1,)
+    too)."""
+    x, dtype = _accumulated(x, dtype)
     if axis is not None:
         axis = layout.normalize_dim(axis, x.ndim)
     if axis is None or x.ndim == 0:
-        return x.reshape(-1), 0
-    return x, axis
+        return x.reshape(-1), 0, dtype
+    return x, axis, dtype
 
 
 @torch_keywords
@@ -587,8 +604,8 @@ def cumsum(x, axis=None, dtype=None) -> Tensor:
     >>> jg.cumsum(jg.tensor([200, 200], dtype=jg.uint8)).tolist()
     [200, 400]
     """
-    x, axis = _scanned(x, axis, dtype)
-    return Cumulative(axis, False)(x)
+    x, axis, dtype = _scanned(x, axis, dtype)
+    return Cumulative(axis, False, dtype)(x)
 
 
 @torch_keywords
@@ -601,8 +618,8 @@ def cumprod(x, axis=None, dtype=None) -> Tensor:
     >>> x.cumprod(0).sum().backward(); x.grad.tolist()
     [1.0, 32.0, 0.0, 0.0]
     """
-    x, axis = _scanned(x, axis, dtype)
-    return Cumulative(axis, True)(x)
+    x, axis, dtype = _scanned(x, axis, dtype)
+    return Cumulative(axis, True, dtype)(x)
 
 
 __all__ = [

@@ -21,14 +21,15 @@ def _wrap(array) -> Tensor:
     return wrap_numpy(np.asarray(array), Tensor)
 
 
-def _reduced(kind: str, x, axes, keepdims: bool, numpy_reduce) -> Tensor:
-    """A reduction by numpy for small work (the numpy tier), else by the JIT's kernel
-    where it applies, else by numpy."""
+def _reduced(kind: str, x, axes, keepdims: bool, numpy_reduce, dtype=None) -> Tensor:
+    """A reduction in ``dtype`` (None: x's; ``numpy_reduce`` is numpy's in it) by numpy for
+    small work (the numpy tier), else by the JIT's kernel where it applies, else by
+    numpy. Each reads x as it is: numpy's reductions and the kernels widen as they read."""
     if tiers.small(layout.numel(x._shape)):
-        return numpy_tier.reduce(kind, x, axes, keepdims)
+        return numpy_tier.reduce(kind, x, axes, keepdims, dtype)
     kernels = backend.kernels()
     if kernels is not None:
-        out = kernels.reduce(kind, x, axes, keepdims)
+        out = kernels.reduce(kind, x, axes, keepdims, dtype)
         if out is not None:
             return out
     return _wrap(compute(partial(numpy_reduce, axis=axes, keepdims=keepdims), x.numpy()))
