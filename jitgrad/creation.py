@@ -10,9 +10,10 @@ import operator
 import numpy as np
 
 from . import dtypes
+from ._config import config
 from .autograd.tensor import Tensor
 from .device import check_device
-from .ops import movement, reduce, shaping
+from .ops import movement, numpy_tier, reduce, shaping
 from .recording import run
 from .storage import storage_class
 from .strided import layout
@@ -210,6 +211,10 @@ def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
 def _from_data(obj, d: dtypes.DType | None) -> Tensor:
     if isinstance(obj, (str, bytes)):
         raise TypeError(f"cannot build a tensor from {type(obj).__name__}")
+    untraced = config.thread.tape is None
+    if untraced and obj.__class__ in (list, tuple) and any(_is_tensor(x) for x in obj):
+        # (numpy reads a tensor nested in a list by its protocols: its array is quicker)
+        obj = [x.numpy() if isinstance(x, TensorBase) else x for x in obj]
     values = np.asarray(obj) if d is None else np.asarray(obj, dtype=d.numpy)
     if not values.dtype.isnative:  # (arrays of another byte order, nested in a list)
         values = values.astype(values.dtype.newbyteorder("="))
@@ -219,7 +224,14 @@ def _from_data(obj, d: dtypes.DType | None) -> Tensor:
         d = dtypes.from_numpy_dtype(values.dtype)
         if values.dtype.kind in "fc":
             d = _inferred_float_dtype(obj, d)
+    if untraced and (obj.__class__ in (list, tuple) or np.isscalar(obj)):
+        # numpy made ``values`` for this call: in ``d``, it becomes the tensor's storage
+        return numpy_tier.tensor_of(values.astype(d.numpy, copy=False))
     return _filled_by_numpy(values, d)
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, TensorBase)
 
 
 def _inferred_float_dtype(obj, found: dtypes.DType) -> dtypes.DType:

@@ -229,16 +229,28 @@ def advanced_index(x, key) -> Tensor:
     [[0.0, 1.0], [1.0, 1.0]]
     """
     x = as_tensor(x)
-    if (
-        key.__class__ is Tensor
-        and key._storage.dtype.kind in "biu"
-        and not x._requires_grad
-        and config.thread.tape is None
-    ):
-        # One mask or index tensor, no gradient: numpy's indexing of the arrays (its
-        # errors name a bad index or a mismatched mask), a new array either way.
-        return numpy_tier.tensor_of(x.numpy()[key.numpy()])
+    if not x._requires_grad and config.thread.tape is None:
+        # No gradient: numpy's indexing of the arrays (its errors name a bad index or a
+        # mismatched mask), a new array either way.
+        if key.__class__ is Tensor and key._storage.dtype.kind in "biu":
+            return numpy_tier.tensor_of(x.numpy()[key.numpy()])
+        if key.__class__ is tuple and _numpy_parts(key):
+            parts = tuple(k.numpy() if k.__class__ is Tensor else k for k in key)
+            return numpy_tier.tensor_of(x.numpy()[parts])
     return GetItem(index_key(x.shape, key))(x)
+
+
+def _numpy_parts(key: tuple) -> bool:
+    """Whether numpy indexes with ``key`` as jitgrad does: integer and bool tensors,
+    integers, slices, None and ``...``."""
+    for k in key:
+        kind = k.__class__
+        if kind is Tensor:
+            if k._storage.dtype.kind not in "biu":
+                return False
+        elif not (kind is int or kind is slice or k is None or k is Ellipsis):
+            return False
+    return True
 
 
 def advanced_assign(x, key, value) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes, tiers
+from .._config import config
 from ..autograd.function import records_nothing
 from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
@@ -33,7 +35,12 @@ def _swap(fn):
 
 
 def _getitem(x, key):
-    if _is_basic(key):
+    if key.__class__ is int and x._shape and records_nothing(x):  # (x[i]: the commonest)
+        n = x._shape[0]
+        if -n <= key < n:
+            at = x._offset + (key + n if key < 0 else key) * x._strides[0]
+            return x._view(x._shape[1:], x._strides[1:], at)
+    if key.__class__ is not Tensor and _is_basic(key):
         if records_nothing(x):  # a view is recorded only for gradients to flow through it
             return TensorBase.__getitem__(x, key)
         return movement.basic_index(x, key)
@@ -52,9 +59,25 @@ def _is_basic(key) -> bool:
 
 
 def _inplace(op):
-    """``x op= y``: recorded as ``x = op(x, y)`` when gradients flow, else a raw write."""
+    """``x op= y``: recorded as ``x = op(x, y)`` when gradients flow, else a raw write;
+    a float tensor's write with a number or a tensor of its dtype that records nothing is
+    numpy's ufunc into the tensor's memory (``_by_numpy_into``)."""
+    ufunc = op._numpy
 
     def method(self, other):
+        if (
+            self.__class__ is Tensor
+            and self._storage.dtype in _WRITTEN_BY_NUMPY
+            and (not self._requires_grad or not config.thread.grad_enabled)
+            and not config.tracing
+            and 0 not in self._strides
+        ):
+            kind = other.__class__
+            if kind is float or kind is int:
+                return _by_numpy_into(ufunc, self, other)
+            if kind is Tensor and other._storage.dtype is self._storage.dtype:
+                if not other._requires_grad or not config.thread.grad_enabled:
+                    return _by_numpy_into(ufunc, self, other.numpy())
         other_requires = isinstance(other, Tensor) and other.requires_grad
         result = op(self, other) if self._check_inplace(other_requires) else None
         if result is not None:
@@ -66,6 +89,22 @@ def _inplace(op):
         return self
 
     return method
+
+
+# The dtypes whose in-place arithmetic with a Python number or a tensor of the same dtype
+# keeps the dtype: numpy's ufunc writes the result where it belongs, with no cast to check.
+_WRITTEN_BY_NUMPY = (dtypes.float32, dtypes.float64, dtypes.complex64, dtypes.complex128)
+
+
+def _by_numpy_into(ufunc, target: Tensor, operand) -> Tensor:
+    """``ufunc(target, operand)`` written into ``target``'s memory, which holds no element
+    twice (no zero stride): numpy stages operands that overlap it."""
+    array = target.numpy()
+    if not array.flags.writeable:
+        target._check_writable()  # raises, naming the problem
+    tiers.quietly(ufunc, array, operand, out=array)
+    target._storage._written()
+    return target
 
 
 def _save_before_overwrite(result, target) -> None:
@@ -151,9 +190,11 @@ def _comparison(cls):
     numbers (None, an arbitrary object), so Python falls back to identity (``==`` False,
     ``!=`` True) and ordering is Python's TypeError, as with PyTorch's tensors."""
 
+    call = ew.entry(cls)
+
     def method(self, other):
         try:
-            return cls()(self, other)
+            return call(self, other)
         except TypeError:
             if _is_numeric(other):
                 raise

@@ -188,7 +188,7 @@ class ElementwiseLaunch:
         tensors = [spec for spec in self.specs if spec is not None]
         plain = all(spec[1] is not None and spec[6] is None for spec in tensors)
         self.direct = None
-        if plain and numpy_errors is not None and self.shape and 1 <= len(tensors):
+        if plain and numpy_errors is not None and tensors:
             if len(self.specs) == 2:
                 self.direct = _two_operands(self, _formula_of(op), xs)
             elif len(self.specs) == 1:
@@ -253,10 +253,18 @@ def _formula_of(op):
 def array_getter(like: Tensor):
     """The quickest way to the numpy array of tensors laid out as ``like`` (its dtype,
     shape and strides): a contiguous tensor's own elements (reshaped to its shape) where
-    it fills its storage, else its view (``numpy()``)."""
+    it fills its storage, else its view (``numpy()``); a 0-d tensor's element as an array
+    of one element, which broadcasts as the 0-d array does."""
     shape = like._shape
     if like._storage._half or like._strides != layout.contiguous_strides(shape):
         return Tensor.numpy
+    if not shape:  # (as an array of one element: no view to make, numpy's result an array)
+
+        def element(x):
+            at = x._offset
+            return x._storage.kernel_array[at : at + 1]
+
+        return element
     whole, reshape = layout.numel(shape), len(shape) != 1
 
     def array(x):
@@ -270,7 +278,11 @@ def array_getter(like: Tensor):
 
 def _two_operands(decision: ElementwiseLaunch, f, xs):
     out, storage_type = decision.out_dtype, decision.storage_type
-    shape, strides, one_dim = decision.shape, decision.strides, len(decision.shape) == 1
+    shape, strides = decision.shape, decision.strides
+    # (0-d operands are read as arrays of one element: numpy then gives an array, not a
+    # scalar, which is the result's flat storage as it is)
+    computed = shape or (1,)
+    one_dim = len(computed) == 1
     spec0, spec1 = decision.specs
     errors, ignore = numpy_errors, IGNORE_ERRORS
     # Two flat tensors, the commonest call, read their arrays inline.
@@ -301,9 +313,9 @@ def _two_operands(decision: ElementwiseLaunch, f, xs):
             or y.base is not None
             or y is a0
             or y is a1
-            or y.shape != shape
+            or y.shape != computed
         ):
-            y = _fresh(y, out, shape)
+            y = _fresh(y, out, computed)
         s = _new(storage_type)
         s.kernel_array, s._version = y if one_dim else y.reshape(-1), 0
         t = _new(Tensor)
@@ -317,7 +329,11 @@ def _two_operands(decision: ElementwiseLaunch, f, xs):
 def _one_operand(decision: ElementwiseLaunch, f, xs):
     """A formula of one contiguous tensor (``exp(x)``)."""
     out, storage_type = decision.out_dtype, decision.storage_type
-    shape, strides, one_dim = decision.shape, decision.strides, len(decision.shape) == 1
+    shape, strides = decision.shape, decision.strides
+    # (0-d operands are read as arrays of one element: numpy then gives an array, not a
+    # scalar, which is the result's flat storage as it is)
+    computed = shape or (1,)
+    one_dim = len(computed) == 1
     array = array_getter(xs[0])
     errors, ignore = numpy_errors, IGNORE_ERRORS
 
@@ -333,9 +349,9 @@ def _one_operand(decision: ElementwiseLaunch, f, xs):
             or y.dtype is not out
             or y.base is not None
             or y is a0
-            or y.shape != shape
+            or y.shape != computed
         ):
-            y = _fresh(y, out, shape)
+            y = _fresh(y, out, computed)
         s = _new(storage_type)
         s.kernel_array, s._version = y if one_dim else y.reshape(-1), 0
         t = _new(Tensor)

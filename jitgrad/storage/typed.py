@@ -218,10 +218,12 @@ class Storage(ElementOps):
     @property
     def array(self) -> np.ndarray:
         """The elements as a 1-D numpy array sharing this storage's memory."""
-        elements = self.__dict__.get("kernel_array")  # (a small op result's, see above)
+        attributes = self.__dict__
+        elements = attributes.get("kernel_array")  # (a small op result's, see above)
         if elements is not None:
             return elements
-        return self._untyped.typed_arrays(self.dtype.numpy)[0]
+        pair = attributes["_untyped_"]._typed.get(self._numpy)  # (typed_arrays' memo)
+        return (pair if pair is not None else self._untyped.typed_arrays(self._numpy))[0]
 
     kernel_array = _KernelArray()
 
