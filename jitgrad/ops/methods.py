@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes, tiers
-from .._config import config
 from ..autograd.function import records_nothing
 from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
@@ -28,6 +26,7 @@ from . import (
     unary,
 )
 from . import elementwise as ew
+from .ufunc import written_by_numpy
 
 
 def _swap(fn):
@@ -59,25 +58,13 @@ def _is_basic(key) -> bool:
 
 
 def _inplace(op):
-    """``x op= y``: recorded as ``x = op(x, y)`` when gradients flow, else a raw write;
-    a float tensor's write with a number or a tensor of its dtype that records nothing is
-    numpy's ufunc into the tensor's memory (``_by_numpy_into``)."""
-    ufunc = op._numpy
+    """``x op= y``: recorded as ``x = op(x, y)`` when gradients flow, else a raw write
+    (numpy's ufunc into x's memory where it applies: ``ufunc.written_by_numpy``)."""
 
     def method(self, other):
-        if (
-            self.__class__ is Tensor
-            and self._storage.dtype in _WRITTEN_BY_NUMPY
-            and (not self._requires_grad or not config.thread.grad_enabled)
-            and not config.tracing
-            and 0 not in self._strides
-        ):
-            kind = other.__class__
-            if kind is float or kind is int:
-                return _by_numpy_into(ufunc, self, other)
-            if kind is Tensor and other._storage.dtype is self._storage.dtype:
-                if not other._requires_grad or not config.thread.grad_enabled:
-                    return _by_numpy_into(ufunc, self, other.numpy())
+        written = written_by_numpy(op, self, (self, other))
+        if written is not None:
+            return written
         other_requires = isinstance(other, Tensor) and other.requires_grad
         result = op(self, other) if self._check_inplace(other_requires) else None
         if result is not None:
@@ -89,22 +76,6 @@ def _inplace(op):
         return self
 
     return method
-
-
-# The dtypes whose in-place arithmetic with a Python number or a tensor of the same dtype
-# keeps the dtype: numpy's ufunc writes the result where it belongs, with no cast to check.
-_WRITTEN_BY_NUMPY = (dtypes.float32, dtypes.float64, dtypes.complex64, dtypes.complex128)
-
-
-def _by_numpy_into(ufunc, target: Tensor, operand) -> Tensor:
-    """``ufunc(target, operand)`` written into ``target``'s memory, which holds no element
-    twice (no zero stride): numpy stages operands that overlap it."""
-    array = target.numpy()
-    if not array.flags.writeable:
-        target._check_writable()  # raises, naming the problem
-    tiers.quietly(ufunc, array, operand, out=array)
-    target._storage._written()
-    return target
 
 
 def _save_before_overwrite(result, target) -> None:

@@ -154,7 +154,7 @@ class ElementwiseLaunch:
     for a constant, else how its array is had (the storage's own array when the tensor is
     contiguous and fills it; a view of the given byte strides otherwise) and the dtype it
     is cast to first (float16 computes in float32, as the kernels do; ints in a float op
-    in the float). The common calls (one or two contiguous operands, no casts) also get
+    in the float). The common calls (one or two operands, no casts) also get
     ``direct``: the call of the operands as given (tensors and constants in the formula's
     order), bound to the formula of this signature, with no op object: the hot path of
     calls that record nothing (``elementwise.entry``)."""
@@ -186,7 +186,7 @@ class ElementwiseLaunch:
             reshape = x._shape if len(x._shape) != 1 else None
             self.specs.append((slot, whole, reshape, x._shape, dtype, byte_strides, cast))
         tensors = [spec for spec in self.specs if spec is not None]
-        plain = all(spec[1] is not None and spec[6] is None for spec in tensors)
+        plain = all(spec[6] is None for spec in tensors)  # (no operand cast)
         self.direct = None
         if plain and numpy_errors is not None and tensors:
             if len(self.specs) == 2:
@@ -246,7 +246,7 @@ def _formula_of(op):
     return functools.partial(type(op).f, bound, reference)  # (no Python frame of its own)
 
 
-# The common calls (one or two contiguous operands, no casts) in one frame each, every
+# The common calls (one or two operands, no casts) in one frame each, every
 # fixed value bound (``new_tensor``'s work inline): the per-op hot path of small eager work.
 
 
@@ -283,10 +283,10 @@ def _two_operands(decision: ElementwiseLaunch, f, xs):
     # scalar, which is the result's flat storage as it is)
     computed = shape or (1,)
     one_dim = len(computed) == 1
-    spec0, spec1 = decision.specs
+    specs = spec0, spec1 = decision.specs
     errors, ignore = numpy_errors, IGNORE_ERRORS
     # Two flat tensors, the commonest call, read their arrays inline.
-    flat = spec0 is not None and spec1 is not None and spec0[2] is None and spec1[2] is None
+    flat = all(spec is not None and spec[1] is not None and spec[2] is None for spec in specs)
     n0 = spec0[1] if spec0 is not None else None
     n1 = spec1[1] if spec1 is not None else None
     get0 = None if spec0 is None else array_getter(xs[spec0[0]])

@@ -30,7 +30,8 @@ import types
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, tiers
+from .._config import config
 from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
 from ..strided import layout
@@ -122,6 +123,11 @@ def is_ufunc(fn) -> bool:
 
 
 def _call_with_keywords(uf, inputs, out, where, casting, order, dtype, subok):
+    if where is True and dtype is None and casting == "same_kind" and out is not None:
+        target = out[0] if out.__class__ is tuple and len(out) == 1 else out  # (numpy's form)
+        written = written_by_numpy(uf, target, inputs)
+        if written is not None:
+            return written
     if casting not in _CASTINGS:
         raise ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'")
     if order not in ("K", "A", "C", "F", None):
@@ -147,6 +153,50 @@ def _call_with_keywords(uf, inputs, out, where, casting, order, dtype, subok):
         for r, o in zip(results, outs)
     )
     return done[0] if uf.nout == 1 else done
+
+
+# The dtypes whose arithmetic with Python numbers or tensors of the same dtype keeps the
+# dtype: numpy's ufunc writes the result where it belongs, with no cast to check.
+_WRITTEN_BY_NUMPY = (dtypes.float32, dtypes.float64, dtypes.complex64, dtypes.complex128)
+
+
+def written_by_numpy(uf, out: Tensor, inputs) -> Tensor | None:
+    """``uf(*inputs, out=out)`` by numpy's ufunc into ``out``'s memory, for a float ``out``
+    that holds no element twice (no zero stride), operands that are Python numbers or
+    tensors of its dtype, and a call that records nothing (no trace, nothing that
+    requires grad with grad mode on); None for any other call. numpy stages operands
+    that overlap ``out``."""
+    grad = config.thread.grad_enabled
+    if (
+        uf._numpy is None
+        or uf.nout != 1
+        or out.__class__ is not Tensor
+        or out._storage.dtype not in _WRITTEN_BY_NUMPY
+        or (grad and out._requires_grad)
+        or config.tracing
+        or 0 in out._strides
+    ):
+        return None
+    arrays = []
+    for x in inputs:
+        kind = x.__class__
+        if kind is Tensor and x._storage.dtype is out._storage.dtype:
+            if grad and x._requires_grad:
+                return None
+            arrays.append(x.numpy())
+        elif kind is float or kind is int:
+            arrays.append(x)
+        else:
+            return None
+    target = out.numpy()
+    if not target.flags.writeable:
+        out._check_writable()  # raises, naming the problem
+    try:
+        tiers.quietly(uf._numpy, *arrays, out=target)
+    except ValueError:  # (shapes that do not broadcast into out: jitgrad's path names them)
+        return None
+    out._storage._written()
+    return out
 
 
 def _outs(uf, out) -> tuple:
