@@ -16,10 +16,10 @@ from ..ops.convolution import conv1d, conv2d, conv_transpose2d, fold, unfold
 from ..ops.linalg import linear
 from ..ops.pooling import adaptive_avg_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 from ..ops.unary import gelu, leaky_relu, relu, sigmoid, silu, tanh
-from ..random import Generator, default_rng
 from ..recording import compute
 from .activation_functions import elu, hardswish, log_softmax, mish, relu6, softmax, softplus
 from .attention import scaled_dot_product_attention
+from .init import as_generator
 from .loss_functions import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -39,7 +39,8 @@ from .shaping_functions import interpolate, one_hot, pad
 def dropout(x, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
     """Zero each element with probability ``p`` and scale the kept ones by 1 / (1 - p), so
     the expectation is unchanged; the identity when not training. ``generator`` is a
-    ``jg.random.Generator`` (or an int seed) for reproducible masks.
+    ``jg.random.Generator`` or an int seed; None draws from the default generator, which
+    ``jg.manual_seed`` restarts.
 
     >>> import jitgrad as jg
     >>> import jitgrad.nn.functional as F
@@ -51,13 +52,7 @@ def dropout(x, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
     x = as_tensor(x)
     if not training or p == 0:
         return x
-    if generator is None or hasattr(generator, "__index__"):
-        generator = default_rng(generator)
-    elif not isinstance(generator, Generator):
-        raise TypeError(
-            "dropout: generator must be a jg.random.Generator or an int seed, "
-            f"got {type(generator).__name__}"
-        )
+    generator = as_generator(generator)  # (None: the one jg.manual_seed restarts)
     dtype = x.dtype.numpy if x.dtype.is_floating_point else np.float64
     if p == 1:
         mask = np.zeros(x.shape, dtype)
