@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes, threads
+from .. import dtypes, threads, tiers
 from .._config import config
 from ..autograd.tensor import Tensor, uninitialised
 from ..ops.reduce_data import sum_to_data
@@ -29,7 +29,7 @@ def forward(op, xs) -> Tensor | None:
     """The op's output computed by a kernel, or None when kernels do not apply."""
     signature = _eager_signature(op, xs)
     if signature is not None:
-        decided = _decided.get(signature)
+        decided = tiers.calls.get(signature)
         if decided is not None:
             op.decision = decided
             return decided.launch(op, xs)
@@ -58,7 +58,7 @@ def forward(op, xs) -> Tensor | None:
         where.pattern,
     )
     prepared = _run(key, exprs, xs, where, loads, _scalars(op, ct), ct, [out])
-    op.decision = _decide(_decided, signature, op, prepared, where, [out_dtype], ct)
+    op.decision = _decide(tiers.calls, signature, op, prepared, where, [out_dtype], ct)
     return out
 
 
@@ -76,7 +76,7 @@ def backward(op, xs, gy: Tensor, mask: tuple | None = None):
         # keeps these decisions itself (``Elementwise._apply`` launches them).
         memo, signature = known.backward, (mask, gy._storage.dtype, gy._shape, gy._strides)
     else:
-        memo, signature = _decided, _eager_signature(op, (*xs, gy), mask)
+        memo, signature = tiers.calls, _eager_signature(op, (*xs, gy), mask)
     decided = memo.get(signature) if signature is not None else None
     if decided is not None:
         return decided.launch(op, xs, gy)
@@ -156,15 +156,11 @@ class _Decided:
         )
 
 
-_decided: dict = {}
-config.memos.append(_decided)
-_DECIDED_LIMIT = 4096
-
-
 def _eager_signature(op, xs, extra=()):
     if config.thread.tape is not None:
         return None  # a trace keeps every launch with its body, for fusion
     return (
+        "kernel",
         type(op),
         _params(op),
         tuple(op.slots),
@@ -179,13 +175,14 @@ def _decide(memo, signature, op, launch, where, out_dtypes, ct, gradients=None, 
     None."""
     if signature is None or not layout.numel(where.shape):
         return None  # (an empty launch compiled nothing to remember)
-    if len(memo) >= _DECIDED_LIMIT:
-        memo.clear()
     scalar_type = np.dtype(ct).type if launch.scalars else None
     decided = _Decided(
         launch.kernel, where, out_dtypes, scalar_type, launch.direct()[0], op, gradients, reads
     )
-    memo[signature] = decided
+    if memo is tiers.calls:
+        tiers.remember(signature, decided)
+    else:  # (a known call's own decisions: by which inputs need a gradient, gy's layout)
+        memo[signature] = decided
     return decided
 
 
