@@ -31,10 +31,19 @@ from ._training import (
     parser,
     print_timings,
     save_and_serve,
+    train_step,
 )
 from ._training import eager_step_times as _eager_step_times
 
-__all__ = ["accuracy", "build_model", "load_images", "main", "make_optimizer", "train"]
+__all__ = [
+    "accuracy",
+    "build_model",
+    "load_images",
+    "main",
+    "make_optimizer",
+    "train",
+    "train_step",
+]
 
 IMAGE_SHAPE = (1, 8, 8)
 DEFAULT_LR = 1e-2
