@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import dtypes, threads
+from .. import backend, dtypes, threads
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, uninitialised
@@ -109,8 +109,22 @@ def scratch(image: np.ndarray, geom: Geometry) -> np.ndarray:
     return np.empty((*image.shape[:2], *geom.padded), image.dtype)
 
 
+def loop_kernels(*arrays):
+    """``jitgrad.jit.conv_kernels`` when kernels run (``config.backend`` "jit") and its
+    loops take ``arrays``, else None (numpy's strided passes do the work)."""
+    if backend.kernels() is None:
+        return None
+    from ..jit import conv_kernels
+
+    return conv_kernels if conv_kernels.applies(*arrays) else None
+
+
 def _pack(padded: np.ndarray, geom: Geometry, cols: np.ndarray) -> None:
     """im2col: ``cols`` (C, KH, KW, N, OH, OW) gets the windows of ``padded`` (N, C, H, W)."""
+    kernels = loop_kernels(padded, cols)
+    if kernels is not None:
+        kernels.pack(padded, cols, geom.stride, geom.dilation)
+        return
     source = padded.transpose(1, 0, 2, 3)
     for i, j in geom.offsets():
         cols[:, i, j] = window(source, geom, i, j)
@@ -120,6 +134,10 @@ def _scatter(cols: np.ndarray, geom: Geometry, padded: np.ndarray) -> None:
     """col2im: add ``cols`` (C, KH, KW, N, OH, OW) into ``padded`` (N, C, H, W) at the
     windows they came from. Within one tap the windows never overlap (stride >= 1), so
     each strided add is exact."""
+    kernels = loop_kernels(cols, padded)
+    if kernels is not None:
+        kernels.scatter(cols, padded, geom.stride, geom.dilation)
+        return
     target = padded.transpose(1, 0, 2, 3)
     for i, j in geom.offsets():
         view = window(target, geom, i, j)
