@@ -67,46 +67,86 @@ def _scatter(cols, padded, n, channels, h, w, _c, kh, kw, _n, oh, ow, sh, sw, dh
                             o += np.uint64(1)
 
 
-@njit(**_JIT)
-def max_windows(padded, out, winner, kh, kw, sh, sw, dh, dw):
+def max_windows(padded, out, winner, kernel, stride, dilation) -> None:
     """``out`` (N, C, OH, OW) = each window's maximum in ``padded`` (N, C, H, W) and
     ``winner`` its tap: a value greater than the maximum so far or a NaN takes over
     (PyTorch's scan: the first of equal maxima, the last NaN)."""
-    n, channels, oh, ow = out.shape
-    for s in range(n):
-        for c in range(channels):
-            for y in range(oh):
-                for x in range(ow):
-                    best = padded[s, c, y * sh, x * sw]
-                    won = 0
-                    for i in range(kh):
-                        for j in range(kw):
-                            v = padded[s, c, y * sh + i * dh, x * sw + j * dw]
-                            if v > best or v != v:
-                                best = v
-                                won = i * kw + j
-                    out[s, c, y, x] = best
-                    winner[s, c, y, x] = won
+    flat = (padded.reshape(-1), out.reshape(-1), winner.reshape(-1))
+    if kernel == (2, 2) and dilation == (1, 1):  # the common pool, its taps unrolled
+        _max_windows_2x2(*flat, *padded.shape, *out.shape[2:], *stride)
+    else:
+        _max_windows(*flat, *padded.shape, *out.shape[2:], *kernel, *stride, *dilation)
 
 
-@njit(**_JIT)
-def max_spread(gy, winner, padded, kh, kw, sh, sw, dh, dw, add):
+def max_spread(gy, winner, padded, kernel, stride, dilation, add: bool) -> None:
     """Each window's gradient ``gy`` (N, C, OH, OW) times the mask of each of its taps
     (1 at the ``winner``, 0 elsewhere), written (``add`` False: the windows never share an
     element) or added into ``padded`` (N, C, H, W). A multiplication rather than a
     selection, as the numpy path does, so a NaN or infinite gradient reaches its window."""
-    n, channels, oh, ow = gy.shape
-    for s in range(n):
-        for c in range(channels):
-            for y in range(oh):
-                for x in range(ow):
-                    g = gy[s, c, y, x]
-                    won = winner[s, c, y, x]
-                    for i in range(kh):
-                        for j in range(kw):
-                            v = g if i * kw + j == won else g * 0.0
-                            row, column = y * sh + i * dh, x * sw + j * dw
-                            if add:
-                                padded[s, c, row, column] += v
-                            else:
-                                padded[s, c, row, column] = v
+    flat = (gy.reshape(-1), winner.reshape(-1), padded.reshape(-1))
+    _max_spread(*flat, *padded.shape, *gy.shape[2:], *kernel, *stride, *dilation, add)
+
+
+@njit(**_JIT)
+def _max_windows(padded, out, winner, n, channels, h, w, oh, ow, kh, kw, sh, sw, dh, dw):
+    o = np.uint64(0)
+    for plane in range(n * channels):
+        for y in range(oh):
+            for x in range(ow):
+                corner = np.uint64((plane * h + y * sh) * w + x * sw)
+                best = padded[corner]
+                won = 0
+                for i in range(kh):
+                    for j in range(kw):
+                        v = padded[corner + np.uint64(i * dh * w + j * dw)]
+                        if v > best or v != v:
+                            best = v
+                            won = i * kw + j
+                out[o] = best
+                winner[o] = won
+                o += np.uint64(1)
+
+
+@njit(**_JIT)
+def _max_windows_2x2(padded, out, winner, n, channels, h, w, oh, ow, sh, sw):
+    o = np.uint64(0)
+    right, below = np.uint64(1), np.uint64(w)
+    for plane in range(n * channels):
+        for y in range(oh):
+            top = np.uint64((plane * h + y * sh) * w)
+            for x in range(ow):
+                corner = top + np.uint64(x * sw)
+                best = padded[corner]
+                won = 0
+                v = padded[corner + right]
+                if v > best or v != v:
+                    best, won = v, 1
+                v = padded[corner + below]
+                if v > best or v != v:
+                    best, won = v, 2
+                v = padded[corner + below + right]
+                if v > best or v != v:
+                    best, won = v, 3
+                out[o] = best
+                winner[o] = won
+                o += np.uint64(1)
+
+
+@njit(**_JIT)
+def _max_spread(gy, winner, padded, n, channels, h, w, oh, ow, kh, kw, sh, sw, dh, dw, add):
+    o = np.uint64(0)
+    for plane in range(n * channels):
+        for y in range(oh):
+            for x in range(ow):
+                corner = np.uint64((plane * h + y * sh) * w + x * sw)
+                g = gy[o]
+                won = winner[o]
+                o += np.uint64(1)
+                for i in range(kh):
+                    for j in range(kw):
+                        v = g if i * kw + j == won else g * 0.0
+                        at = corner + np.uint64(i * dh * w + j * dw)
+                        if add:
+                            padded[at] += v
+                        else:
+                            padded[at] = v

@@ -41,7 +41,7 @@ def _max_windows(padded, geom: Geometry, out, winner) -> None:
     kernels = loop_kernels(padded, out)
     if kernels is not None:
         won = np.empty(out.shape, np.int8) if winner is None else winner
-        kernels.max_windows(padded, out, won, *geom.kernel, *geom.stride, *geom.dilation)
+        kernels.max_windows(padded, out, won, geom.kernel, geom.stride, geom.dilation)
         return
     taps = [window(padded, geom, i, j) for i, j in geom.offsets()]
     out[...] = taps[0]
@@ -86,7 +86,7 @@ def _max_spread(gy, winner, geom: Geometry, padded, image) -> None:
     disjoint = _prepare_spread(geom, padded)
     kernels = loop_kernels(gy, padded)
     if kernels is not None:
-        where = (*geom.kernel, *geom.stride, *geom.dilation)
+        where = (geom.kernel, geom.stride, geom.dilation)
         kernels.max_spread(gy, winner, padded, *where, not disjoint)
         if padded is not image:
             image[...] = interior(padded, geom)
