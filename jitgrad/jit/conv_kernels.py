@@ -16,23 +16,51 @@ from numba import njit
 _JIT = dict(cache=True, error_model="numpy", nogil=True)
 
 
-def applies(*arrays) -> bool:
-    """Whether the kernels take these arrays: C-contiguous float32 or float64 alike."""
+def applies(*arrays, columns=None) -> bool:
+    """Whether the kernels take these arrays: float32 or float64 alike, C-contiguous, and
+    ``columns`` (if given) dense (its axes ordered by stride C-contiguous: a transposed
+    view of a contiguous array) with its last axis contiguous."""
     dtype = arrays[0].dtype
     if dtype != np.float32 and dtype != np.float64:
         return False
-    return all(a.dtype == dtype and a.flags.c_contiguous for a in arrays)
+    if not all(a.dtype == dtype and a.flags.c_contiguous for a in arrays):
+        return False
+    if columns is None:
+        return True
+    last = columns.shape[-1] == 1 or columns.strides[-1] == columns.itemsize
+    return columns.dtype == dtype and last and _dense(columns)
+
+
+def _dense(a) -> bool:
+    if a.flags.c_contiguous:
+        return True
+    return a.transpose(_by_stride(a)).flags.c_contiguous
+
+
+def _by_stride(a) -> list[int]:
+    return sorted(range(a.ndim), key=lambda k: -a.strides[k])
+
+
+def _flat(a):
+    """A dense array's memory as a flat array, and its strides in elements."""
+    flat = a.reshape(-1) if a.flags.c_contiguous else a.transpose(_by_stride(a)).reshape(-1)
+    return flat, [s // a.itemsize for s in a.strides]
 
 
 def pack(padded, cols, stride, dilation) -> None:
-    """im2col: ``cols`` (C, KH, KW, N, OH, OW) = the windows of ``padded`` (N, C, H, W)."""
-    _pack(padded.reshape(-1), cols.reshape(-1), *padded.shape, *cols.shape, *stride, *dilation)
+    """im2col: ``cols`` (N, C, KH, KW, OH, OW), a dense view with its rows (OW)
+    contiguous, = the windows of ``padded`` (N, C, H, W, C-contiguous)."""
+    flat, (sn, sc, si, sj, sy, _) = _flat(cols)
+    where = (*cols.shape[2:], sn, sc, si, sj, sy, *stride, *dilation)
+    _pack(padded.reshape(-1), flat, *padded.shape, *where)
 
 
 def scatter(cols, padded, stride, dilation) -> None:
-    """col2im: add ``cols`` (C, KH, KW, N, OH, OW) into ``padded`` (N, C, H, W) at the
-    windows they came from."""
-    _scatter(cols.reshape(-1), padded.reshape(-1), *padded.shape, *cols.shape, *stride, *dilation)
+    """col2im: add ``cols`` (N, C, KH, KW, OH, OW), as ``pack`` takes them, into
+    ``padded`` (N, C, H, W) at the windows they came from."""
+    flat, (sn, sc, si, sj, sy, _) = _flat(cols)
+    where = (*cols.shape[2:], sn, sc, si, sj, sy, *stride, *dilation)
+    _scatter(flat, padded.reshape(-1), *padded.shape, *where)
 
 
 # Flat arrays and unsigned indices: numba wraps negative indices around, and the select
@@ -40,31 +68,31 @@ def scatter(cols, padded, stride, dilation) -> None:
 
 
 @njit(**_JIT)
-def _pack(padded, cols, n, channels, h, w, _c, kh, kw, _n, oh, ow, sh, sw, dh, dw):
-    o = np.uint64(0)
-    for c in range(channels):
-        for i in range(kh):
-            for j in range(kw):
-                for s in range(n):
+def _pack(padded, cols, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sy, sh, sw, dh, dw):
+    for s in range(n):
+        for c in range(channels):
+            for i in range(kh):
+                for j in range(kw):
+                    at = s * sn + c * sc + i * si + j * sj
                     for y in range(oh):
+                        o = np.uint64(at + y * sy)
                         row = np.uint64(((s * channels + c) * h + i * dh + y * sh) * w + j * dw)
                         for x in range(ow):
-                            cols[o] = padded[row + np.uint64(x * sw)]
-                            o += np.uint64(1)
+                            cols[o + np.uint64(x)] = padded[row + np.uint64(x * sw)]
 
 
 @njit(**_JIT)
-def _scatter(cols, padded, n, channels, h, w, _c, kh, kw, _n, oh, ow, sh, sw, dh, dw):
-    for c in range(channels):
-        for i in range(kh):
-            for j in range(kw):
-                for s in range(n):
-                    o = np.uint64((((c * kh + i) * kw + j) * n + s) * oh * ow)
+def _scatter(cols, padded, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sy, sh, sw, dh, dw):
+    for s in range(n):
+        for c in range(channels):
+            for i in range(kh):
+                for j in range(kw):
+                    at = s * sn + c * sc + i * si + j * sj
                     for y in range(oh):
+                        o = np.uint64(at + y * sy)
                         row = np.uint64(((s * channels + c) * h + i * dh + y * sh) * w + j * dw)
                         for x in range(ow):
-                            padded[row + np.uint64(x * sw)] += cols[o]
-                            o += np.uint64(1)
+                            padded[row + np.uint64(x * sw)] += cols[o + np.uint64(x)]
 
 
 def max_windows(padded, out, winner, kernel, stride, dilation) -> None:

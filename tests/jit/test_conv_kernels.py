@@ -8,6 +8,7 @@ import pytest
 import jitgrad as jg
 import jitgrad.nn.functional as F
 from jitgrad._config import config
+from jitgrad.ops import convolution
 
 GEOMETRIES = [
     dict(stride=1, padding=1, dilation=1),
@@ -31,9 +32,10 @@ def on_both_backends(run):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("geometry", GEOMETRIES)
 @pytest.mark.parametrize("groups", [1, 2])
-def test_convolutions_and_their_gradients_equal_the_numpy_passes(dtype, geometry, groups):
+@pytest.mark.parametrize("image", [(9, 8), (20, 19)])  # (20, 19): products by sample
+def test_convolutions_and_their_gradients_equal_the_numpy_passes(dtype, geometry, groups, image):
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((3, 4, 9, 8)).astype(dtype)
+    x = rng.standard_normal((3, 4, *image)).astype(dtype)
     w = rng.standard_normal((6, 4 // groups, 3, 2)).astype(dtype)
     b = rng.standard_normal(6).astype(dtype)
 
@@ -78,3 +80,28 @@ def test_max_pooling_and_its_gradient_equal_the_numpy_passes(dtype, geometry):
     # (overlapping windows add up in another order: rounding apart; NaNs where they are)
     np.testing.assert_allclose(grad, grad_ref, rtol=1e-6, atol=1e-6)
     assert np.isnan(grad_ref).sum() > 1  # the NaN gradient reached its whole window
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_products_by_sample_equal_pytorch(groups):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(s) for s in ((5, 4, 18, 17), (6, 4 // groups, 3, 3), (6,))]
+    g = rng.standard_normal((5, 6, 18, 17))
+    ours = [jg.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    assert convolution.sample_products(
+        convolution.Geometry((3, 3), *[(1, 1)] * 4, (18, 17), (18, 17))
+    )
+    y = F.conv2d(*ours, padding=1, groups=groups)
+    ty = torch.nn.functional.conv2d(*theirs, padding=1, groups=groups)
+    y.backward(jg.tensor(g))
+    ty.backward(torch.tensor(g))
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+    for leaf, twin in zip(ours, theirs):
+        np.testing.assert_allclose(leaf.grad.numpy(), twin.grad.numpy(), rtol=1e-10, atol=1e-10)
+    up = F.conv_transpose2d(jg.tensor(g), ours[1].detach(), groups=groups, padding=1)
+    tup = torch.nn.functional.conv_transpose2d(
+        torch.tensor(g), theirs[1].detach(), groups=groups, padding=1
+    )
+    np.testing.assert_allclose(up.numpy(), tup.numpy(), rtol=1e-10, atol=1e-10)
