@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import dtypes, threads
+from .. import backend, dtypes, threads
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, uninitialised
@@ -38,6 +38,7 @@ from .movement import reshape
 # Columns of at most this many elements per chunk of the batch: as fast as one product
 # over the whole batch or faster, at a fraction of its memory.
 _CHUNK_ELEMENTS = 1 << 20
+_SAMPLE_PRODUCTS_FROM = 256  # windows a sample: see sample_products
 
 
 class Geometry(NamedTuple):
@@ -109,21 +110,43 @@ def scratch(image: np.ndarray, geom: Geometry) -> np.ndarray:
     return np.empty((*image.shape[:2], *geom.padded), image.dtype)
 
 
+def loop_kernels(*arrays, columns=None):
+    """``jitgrad.jit.conv_kernels`` when kernels run (``config.backend`` "jit") and its
+    loops take ``arrays`` and ``columns``, else None (numpy's strided passes do the
+    work)."""
+    global _conv_kernels
+    if backend.kernels() is None:
+        return None
+    if _conv_kernels is None:  # (imported on first use: the jit layer builds on the ops)
+        from ..jit import conv_kernels as _conv_kernels
+    return _conv_kernels if _conv_kernels.applies(*arrays, columns=columns) else None
+
+
+_conv_kernels = None
+
+
 def _pack(padded: np.ndarray, geom: Geometry, cols: np.ndarray) -> None:
-    """im2col: ``cols`` (C, KH, KW, N, OH, OW) gets the windows of ``padded`` (N, C, H, W)."""
-    source = padded.transpose(1, 0, 2, 3)
+    """im2col: ``cols`` (N, C, KH, KW, OH, OW), a view of either layout (``_columns``),
+    gets the windows of ``padded`` (N, C, H, W)."""
+    kernels = loop_kernels(padded, columns=cols)
+    if kernels is not None:
+        kernels.pack(padded, cols, geom.stride, geom.dilation)
+        return
     for i, j in geom.offsets():
-        cols[:, i, j] = window(source, geom, i, j)
+        cols[:, :, i, j] = window(padded, geom, i, j)
 
 
 def _scatter(cols: np.ndarray, geom: Geometry, padded: np.ndarray) -> None:
-    """col2im: add ``cols`` (C, KH, KW, N, OH, OW) into ``padded`` (N, C, H, W) at the
-    windows they came from. Within one tap the windows never overlap (stride >= 1), so
-    each strided add is exact."""
-    target = padded.transpose(1, 0, 2, 3)
+    """col2im: add ``cols`` (N, C, KH, KW, OH, OW), a view of either layout, into
+    ``padded`` (N, C, H, W) at the windows they came from. Within one tap the windows
+    never overlap (stride >= 1), so each strided add is exact."""
+    kernels = loop_kernels(padded, columns=cols)
+    if kernels is not None:
+        kernels.scatter(cols, padded, geom.stride, geom.dilation)
+        return
     for i, j in geom.offsets():
-        view = window(target, geom, i, j)
-        view += cols[:, i, j]
+        view = window(padded, geom, i, j)
+        view += cols[:, :, i, j]
 
 
 def _one_blas_thread():
@@ -153,10 +176,27 @@ def _each_chunk(n: int, per_sample: int, work, make_buffers) -> None:
             threads.run(piece, len(chunks))
 
 
-def _columns(buffer: np.ndarray, groups: int, channels: int, geom: Geometry, b: int):
-    """A (groups, channels/groups, KH, KW, b, OH, OW) view of ``buffer``'s start."""
-    shape = (groups, channels // groups, *geom.kernel, b, *geom.out)
-    return buffer[: math.prod(shape)].reshape(shape)
+def sample_products(geom: Geometry) -> bool:
+    """Whether a chunk's columns are laid out sample by sample, (b, C, KH, KW, OH, OW),
+    and multiplied one sample at a time: from ``_SAMPLE_PRODUCTS_FROM`` windows a sample
+    each product is large enough for BLAS, and the outputs' rows land in place with no
+    transposing copy. Below, the chunk's columns are (C, KH, KW, b, OH, OW), one product
+    over all its windows."""
+    return math.prod(geom.out) >= _SAMPLE_PRODUCTS_FROM
+
+
+def _columns(buffer: np.ndarray, channels: int, geom: Geometry, b: int, by_sample: bool):
+    """The columns of a chunk of ``b`` samples at ``buffer``'s start, as the products
+    read them ((b, C·KH·KW, OH·OW) by sample, else (C·KH·KW, b·OH·OW)), and as a
+    (b, C, KH, KW, OH, OW) view for packing."""
+    kh, kw = geom.kernel
+    if by_sample:
+        cols = buffer[: b * channels * kh * kw * math.prod(geom.out)]
+        cols = cols.reshape(b, channels, kh, kw, *geom.out)
+        return cols.reshape(b, channels * kh * kw, -1), cols
+    cols = buffer[: b * channels * kh * kw * math.prod(geom.out)]
+    cols = cols.reshape(channels, kh, kw, b, *geom.out)
+    return cols.reshape(channels * kh * kw, -1), cols.transpose(3, 0, 1, 2, 4, 5)
 
 
 def _rows(buffer: np.ndarray, groups: int, channels: int, length: int) -> np.ndarray:
@@ -184,21 +224,29 @@ def windows_from_image(padded, weight, bias, out, geom: Geometry, groups: int) -
     per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
     locations = math.prod(geom.out)
     w = weight.reshape(groups, cs // groups, -1)
+    by_sample = sample_products(geom)
+    bias_rows = None if bias is None else bias.reshape(groups, cs // groups, 1)
 
     def work(first, stop, buffers):
         b = stop - first
-        cols = _columns(buffers[0], groups, ci, geom, b)
-        _pack(padded[first:stop], geom, cols.reshape(ci, *geom.kernel, b, *geom.out))
+        cols, packed = _columns(buffers[0], ci, geom, b, by_sample)
+        _pack(padded[first:stop], geom, packed)
+        target = out[first:stop].reshape(b, groups, cs // groups, locations)
+        if by_sample:
+            np.matmul(w, cols.reshape(b, groups, -1, locations), target)
+            if bias_rows is not None:
+                target += bias_rows
+            return
         rows = _rows(buffers[1], groups, cs, b * locations)
         np.matmul(w, cols.reshape(groups, -1, b * locations), rows)
-        target = out[first:stop].reshape(b, groups, cs // groups, locations)
         source = rows.reshape(groups, cs // groups, b, locations).transpose(2, 0, 1, 3)
-        if bias is None:
+        if bias_rows is None:
             target[...] = source
         else:
-            np.add(source, bias.reshape(1, groups, cs // groups, 1), out=target)
+            np.add(source, bias_rows, out=target)
 
-    _each_chunk(n, per_sample, work, _buffers(per_sample, cs * locations, dtype=out.dtype))
+    rows = 0 if by_sample else cs * locations
+    _each_chunk(n, per_sample, work, _buffers(per_sample, rows, dtype=out.dtype))
 
 
 def image_from_windows(windows, weight, bias, padded, image, geom: Geometry, groups: int):
@@ -211,22 +259,28 @@ def image_from_windows(windows, weight, bias, padded, image, geom: Geometry, gro
     per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
     locations = math.prod(geom.out)
     w = weight.reshape(groups, cs // groups, -1).transpose(0, 2, 1)
+    by_sample = sample_products(geom)
 
     def work(first, stop, buffers):
         b = stop - first
         target = padded[first:stop]
         target[...] = 0
-        rows = _rows(buffers[1], groups, cs, b * locations)
-        _windows_into_rows(windows[first:stop], groups, rows)
-        cols = _columns(buffers[0], groups, ci, geom, b)
-        np.matmul(w, rows, cols.reshape(groups, -1, b * locations))
-        _scatter(cols.reshape(ci, *geom.kernel, b, *geom.out), geom, target)
+        cols, packed = _columns(buffers[0], ci, geom, b, by_sample)
+        if by_sample:
+            source = windows[first:stop].reshape(b, groups, cs // groups, locations)
+            np.matmul(w, source, cols.reshape(b, groups, -1, locations))
+        else:
+            rows = _rows(buffers[1], groups, cs, b * locations)
+            _windows_into_rows(windows[first:stop], groups, rows)
+            np.matmul(w, rows, cols.reshape(groups, -1, b * locations))
+        _scatter(packed, geom, target)
         if padded is not image:
             image[first:stop] = interior(target, geom)
         if bias is not None:
             image[first:stop] += bias.reshape(1, ci, 1, 1)
 
-    _each_chunk(n, per_sample, work, _buffers(per_sample, cs * locations, dtype=image.dtype))
+    rows = 0 if by_sample else cs * locations
+    _each_chunk(n, per_sample, work, _buffers(per_sample, rows, dtype=image.dtype))
 
 
 def weight_from_both(padded, windows, grad, geom: Geometry, groups: int) -> None:
@@ -240,16 +294,23 @@ def weight_from_both(padded, windows, grad, geom: Geometry, groups: int) -> None
     locations = math.prod(geom.out)
     g = grad.reshape(groups, cs // groups, -1)
     partials = {}  # first sample -> that chunk's product, summed in order: reproducible
+    by_sample = sample_products(geom)
 
     def work(first, stop, buffers):
         b = stop - first
-        cols = _columns(buffers[0], groups, ci, geom, b)
-        _pack(padded[first:stop], geom, cols.reshape(ci, *geom.kernel, b, *geom.out))
+        cols, packed = _columns(buffers[0], ci, geom, b, by_sample)
+        _pack(padded[first:stop], geom, packed)
+        if by_sample:
+            source = windows[first:stop].reshape(b, groups, cs // groups, locations)
+            products = np.matmul(source, cols.reshape(b, groups, -1, locations).mT)
+            partials[first] = products.sum(0)
+            return
         rows = _rows(buffers[1], groups, cs, b * locations)
         _windows_into_rows(windows[first:stop], groups, rows)
         partials[first] = np.matmul(rows, cols.reshape(groups, -1, b * locations).mT)
 
-    _each_chunk(n, per_sample, work, _buffers(per_sample, cs * locations, dtype=grad.dtype))
+    rows = 0 if by_sample else cs * locations
+    _each_chunk(n, per_sample, work, _buffers(per_sample, rows, dtype=grad.dtype))
     g[...] = 0
     for first in sorted(partials):
         g += partials[first]
@@ -317,7 +378,13 @@ class Bilinear(Function):
 
 
 def _channel_sums(g: np.ndarray) -> np.ndarray:
-    return g.sum((0, 2, 3))
+    """``g.sum((0, 2, 3))``; of a C-contiguous ``g`` as products with a vector of ones,
+    each sample's channels then summed (BLAS's dot products take a fifth of the time of
+    numpy's reduction over the outer and inner axes alike)."""
+    if not g.flags.c_contiguous or g.dtype not in (np.float32, np.float64):
+        return g.sum((0, 2, 3))
+    n, c = g.shape[:2]
+    return (g.reshape(n, c, -1) @ np.ones(math.prod(g.shape[2:]), g.dtype)).sum(0)
 
 
 class Unfold(Function):
@@ -331,7 +398,7 @@ class Unfold(Function):
         n, c = x.shape[:2]
         padded = padded_array(x.numpy(), geom)
         out = uninitialised((n, c * math.prod(geom.kernel), math.prod(geom.out)), x.dtype)
-        cols = out.numpy().reshape(n, c, *geom.kernel, *geom.out).transpose(1, 2, 3, 0, 4, 5)
+        cols = out.numpy().reshape(n, c, *geom.kernel, *geom.out)
         run(_pack, padded, geom, cols)
         return out
 
@@ -354,7 +421,7 @@ class Fold(Function):
         out = uninitialised((n, c, *geom.image), cols.dtype)
         image = out.numpy()
         padded = scratch(image, geom)
-        source = cols.numpy().reshape(n, c, *geom.kernel, *geom.out).transpose(1, 2, 3, 0, 4, 5)
+        source = cols.numpy().reshape(n, c, *geom.kernel, *geom.out)
         run(_fold, source, geom, padded, image)
         return out
 

@@ -24,6 +24,7 @@ from .convolution import (
     check_floating,
     image_input,
     interior,
+    loop_kernels,
     padded_array,
     pair,
     scratch,
@@ -37,6 +38,11 @@ def _max_windows(padded, geom: Geometry, out, winner) -> None:
     """``out`` = each window's maximum (NaN if any value is, as PyTorch); ``winner``, unless
     None, = the tap that holds it: the first of equal maxima, the last NaN (PyTorch's
     picks, whose scan keeps a value greater than the maximum so far, or a NaN)."""
+    kernels = loop_kernels(padded, out)
+    if kernels is not None:
+        won = np.empty(out.shape, np.int8) if winner is None else winner
+        kernels.max_windows(padded, out, won, geom.kernel, geom.stride, geom.dilation)
+        return
     taps = [window(padded, geom, i, j) for i, j in geom.offsets()]
     out[...] = taps[0]
     for values in taps[1:]:
@@ -78,6 +84,13 @@ def _max_spread(gy, winner, geom: Geometry, padded, image) -> None:
     gradient is multiplied by the mask of its tap rather than selected by it (several times
     faster than numpy's masked copies), so a NaN or infinite one reaches its whole window."""
     disjoint = _prepare_spread(geom, padded)
+    kernels = loop_kernels(gy, padded)
+    if kernels is not None:
+        where = (geom.kernel, geom.stride, geom.dilation)
+        kernels.max_spread(gy, winner, padded, *where, not disjoint)
+        if padded is not image:
+            image[...] = interior(padded, geom)
+        return
     won = np.empty(winner.shape, gy.dtype)
     for k, (i, j) in enumerate(geom.offsets()):
         view = window(padded, geom, i, j)

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("sklearn")
 
 import jitgrad as jg  # noqa: E402
-from jitgrad.examples import digits  # noqa: E402
+from jitgrad.examples import _training, digits  # noqa: E402
 from jitgrad.io import load_model  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -51,12 +51,12 @@ def test_digits_read_from_scikit_learns_file_equal_its_loader(monkeypatch):
     from sklearn.datasets import load_digits
 
     bunch = load_digits()
-    pixels, labels = digits._digits()
+    pixels, labels = _training._digits()
     np.testing.assert_array_equal(pixels, bunch.data)
     np.testing.assert_array_equal(labels, bunch.target)
     # without the file where scikit-learn keeps it, the loader gives the same arrays
-    monkeypatch.setattr(digits.Path, "is_file", lambda self: False)
-    pixels, labels = digits._digits()
+    monkeypatch.setattr(_training.Path, "is_file", lambda self: False)
+    pixels, labels = _training._digits()
     np.testing.assert_array_equal(pixels, bunch.data)
     np.testing.assert_array_equal(labels, bunch.target)
 
@@ -77,7 +77,7 @@ def test_main_writes_a_loadable_model_directory(tmp_path, capsys):
     assert digits.main(["--epochs", "2", "--optimizer", "adam", "--output", str(out)]) == 0
     printed = capsys.readouterr()
     assert "test accuracy:" in printed.out and "median step time:" in printed.out
-    assert "epoch   2/2 [" in printed.err and "loss" in printed.err
+    assert "epoch   2/2: 100%" in printed.err and "loss=" in printed.err
     model, manifest = load_model(out)
     assert manifest["signature"]["inputs"] == {"x": {"dtype": "float32", "shape": [-1, 64]}}
     assert manifest["signature"]["outputs"]["output"]["shape"] == [-1, 10]
@@ -107,9 +107,9 @@ def test_bad_flags_are_rejected(capsys):
 
 
 def test_without_scikit_learn_the_job_says_what_to_install(monkeypatch):
-    real = digits.importlib.util.find_spec
+    real = _training.importlib.util.find_spec
     monkeypatch.setattr(
-        digits.importlib.util,
+        _training.importlib.util,
         "find_spec",
         lambda name, *a: None if name == "sklearn" else real(name, *a),
     )

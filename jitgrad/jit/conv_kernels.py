@@ -1,0 +1,180 @@
+"""Loop kernels of the convolutions and max pooling (``ops/convolution.py``,
+``ops/pooling.py``): im2col packing, col2im adding, and max pooling's forward and
+gradient, each one pass over C-contiguous arrays.
+
+numpy does each of these as one strided pass per kernel tap; on the small images of a
+CNN those passes are short and their per-call cost dominates. Here every window's taps
+are read or written together, in one compiled loop nest. The windows' geometry is passed
+as plain ints: one compiled kernel per dtype serves every geometry.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_JIT = dict(cache=True, error_model="numpy", nogil=True)
+
+
+def applies(*arrays, columns=None) -> bool:
+    """Whether the kernels take these arrays: float32 or float64 alike, C-contiguous, and
+    ``columns`` (if given) dense (its axes ordered by stride C-contiguous: a transposed
+    view of a contiguous array) with its last axis contiguous."""
+    dtype = arrays[0].dtype
+    if dtype != np.float32 and dtype != np.float64:
+        return False
+    if not all(a.dtype == dtype and a.flags.c_contiguous for a in arrays):
+        return False
+    if columns is None:
+        return True
+    last = columns.shape[-1] == 1 or columns.strides[-1] == columns.itemsize
+    return columns.dtype == dtype and last and _dense(columns)
+
+
+def _dense(a) -> bool:
+    if a.flags.c_contiguous:
+        return True
+    return a.transpose(_by_stride(a)).flags.c_contiguous
+
+
+def _by_stride(a) -> list[int]:
+    return sorted(range(a.ndim), key=lambda k: -a.strides[k])
+
+
+def _flat(a):
+    """A dense array's memory as a flat array, and its strides in elements."""
+    flat = a.reshape(-1) if a.flags.c_contiguous else a.transpose(_by_stride(a)).reshape(-1)
+    return flat, [s // a.itemsize for s in a.strides]
+
+
+def pack(padded, cols, stride, dilation) -> None:
+    """im2col: ``cols`` (N, C, KH, KW, OH, OW), a dense view with its rows (OW)
+    contiguous, = the windows of ``padded`` (N, C, H, W, C-contiguous)."""
+    flat, (sn, sc, si, sj, sy, _) = _flat(cols)
+    where = (*cols.shape[2:], sn, sc, si, sj, sy, *stride, *dilation)
+    _pack(padded.reshape(-1), flat, *padded.shape, *where)
+
+
+def scatter(cols, padded, stride, dilation) -> None:
+    """col2im: add ``cols`` (N, C, KH, KW, OH, OW), as ``pack`` takes them, into
+    ``padded`` (N, C, H, W) at the windows they came from."""
+    flat, (sn, sc, si, sj, sy, _) = _flat(cols)
+    where = (*cols.shape[2:], sn, sc, si, sj, sy, *stride, *dilation)
+    _scatter(flat, padded.reshape(-1), *padded.shape, *where)
+
+
+# Flat arrays and unsigned indices: numba wraps negative indices around, and the select
+# that costs stops LLVM from vectorising the copies (2x slower packing).
+
+
+@njit(**_JIT)
+def _pack(padded, cols, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sy, sh, sw, dh, dw):
+    for s in range(n):
+        for c in range(channels):
+            for i in range(kh):
+                for j in range(kw):
+                    at = s * sn + c * sc + i * si + j * sj
+                    for y in range(oh):
+                        o = np.uint64(at + y * sy)
+                        row = np.uint64(((s * channels + c) * h + i * dh + y * sh) * w + j * dw)
+                        for x in range(ow):
+                            cols[o + np.uint64(x)] = padded[row + np.uint64(x * sw)]
+
+
+@njit(**_JIT)
+def _scatter(cols, padded, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sy, sh, sw, dh, dw):
+    for s in range(n):
+        for c in range(channels):
+            for i in range(kh):
+                for j in range(kw):
+                    at = s * sn + c * sc + i * si + j * sj
+                    for y in range(oh):
+                        o = np.uint64(at + y * sy)
+                        row = np.uint64(((s * channels + c) * h + i * dh + y * sh) * w + j * dw)
+                        for x in range(ow):
+                            padded[row + np.uint64(x * sw)] += cols[o + np.uint64(x)]
+
+
+def max_windows(padded, out, winner, kernel, stride, dilation) -> None:
+    """``out`` (N, C, OH, OW) = each window's maximum in ``padded`` (N, C, H, W) and
+    ``winner`` its tap: a value greater than the maximum so far or a NaN takes over
+    (PyTorch's scan: the first of equal maxima, the last NaN)."""
+    flat = (padded.reshape(-1), out.reshape(-1), winner.reshape(-1))
+    if kernel == (2, 2) and dilation == (1, 1):  # the common pool, its taps unrolled
+        _max_windows_2x2(*flat, *padded.shape, *out.shape[2:], *stride)
+    else:
+        _max_windows(*flat, *padded.shape, *out.shape[2:], *kernel, *stride, *dilation)
+
+
+def max_spread(gy, winner, padded, kernel, stride, dilation, add: bool) -> None:
+    """Each window's gradient ``gy`` (N, C, OH, OW) times the mask of each of its taps
+    (1 at the ``winner``, 0 elsewhere), written (``add`` False: the windows never share an
+    element) or added into ``padded`` (N, C, H, W). A multiplication rather than a
+    selection, as the numpy path does, so a NaN or infinite gradient reaches its window."""
+    flat = (gy.reshape(-1), winner.reshape(-1), padded.reshape(-1))
+    _max_spread(*flat, *padded.shape, *gy.shape[2:], *kernel, *stride, *dilation, add)
+
+
+@njit(**_JIT)
+def _max_windows(padded, out, winner, n, channels, h, w, oh, ow, kh, kw, sh, sw, dh, dw):
+    o = np.uint64(0)
+    for plane in range(n * channels):
+        for y in range(oh):
+            for x in range(ow):
+                corner = np.uint64((plane * h + y * sh) * w + x * sw)
+                best = padded[corner]
+                won = 0
+                for i in range(kh):
+                    for j in range(kw):
+                        v = padded[corner + np.uint64(i * dh * w + j * dw)]
+                        if v > best or v != v:
+                            best = v
+                            won = i * kw + j
+                out[o] = best
+                winner[o] = won
+                o += np.uint64(1)
+
+
+@njit(**_JIT)
+def _max_windows_2x2(padded, out, winner, n, channels, h, w, oh, ow, sh, sw):
+    o = np.uint64(0)
+    right, below = np.uint64(1), np.uint64(w)
+    for plane in range(n * channels):
+        for y in range(oh):
+            top = np.uint64((plane * h + y * sh) * w)
+            for x in range(ow):
+                corner = top + np.uint64(x * sw)
+                best = padded[corner]
+                won = 0
+                v = padded[corner + right]
+                if v > best or v != v:
+                    best, won = v, 1
+                v = padded[corner + below]
+                if v > best or v != v:
+                    best, won = v, 2
+                v = padded[corner + below + right]
+                if v > best or v != v:
+                    best, won = v, 3
+                out[o] = best
+                winner[o] = won
+                o += np.uint64(1)
+
+
+@njit(**_JIT)
+def _max_spread(gy, winner, padded, n, channels, h, w, oh, ow, kh, kw, sh, sw, dh, dw, add):
+    o = np.uint64(0)
+    for plane in range(n * channels):
+        for y in range(oh):
+            for x in range(ow):
+                corner = np.uint64((plane * h + y * sh) * w + x * sw)
+                g = gy[o]
+                won = winner[o]
+                o += np.uint64(1)
+                for i in range(kh):
+                    for j in range(kw):
+                        v = g if i * kw + j == won else g * 0.0
+                        at = corner + np.uint64(i * dh * w + j * dw)
+                        if add:
+                            padded[at] += v
+                        else:
+                            padded[at] = v

@@ -1,0 +1,107 @@
+"""The loop kernels of the convolutions and max pooling (jitgrad/jit/conv_kernels.py)
+compute what the numpy passes of the reference backend compute: values, gradients, the
+winning taps of ties and NaNs, and a NaN gradient spread over its window."""
+
+import numpy as np
+import pytest
+
+import jitgrad as jg
+import jitgrad.nn.functional as F
+from jitgrad._config import config
+from jitgrad.ops import convolution
+
+GEOMETRIES = [
+    dict(stride=1, padding=1, dilation=1),
+    dict(stride=2, padding=0, dilation=1),
+    dict(stride=(2, 1), padding=(1, 2), dilation=(2, 1)),
+]
+
+
+def on_both_backends(run):
+    """``run()``'s results with the kernels and with the reference backend's numpy."""
+    results = {}
+    for backend in ("jit", "reference"):
+        previous, config.backend = config.backend, backend
+        try:
+            results[backend] = run()
+        finally:
+            config.backend = previous
+    return results["jit"], results["reference"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("geometry", GEOMETRIES)
+@pytest.mark.parametrize("groups", [1, 2])
+@pytest.mark.parametrize("image", [(9, 8), (20, 19)])  # (20, 19): products by sample
+def test_convolutions_and_their_gradients_equal_the_numpy_passes(dtype, geometry, groups, image):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 4, *image)).astype(dtype)
+    w = rng.standard_normal((6, 4 // groups, 3, 2)).astype(dtype)
+    b = rng.standard_normal(6).astype(dtype)
+
+    def run():
+        leaves = [jg.tensor(a, requires_grad=True) for a in (x, w, b)]
+        y = F.conv2d(*leaves, groups=groups, **geometry)
+        up = F.conv_transpose2d(y, leaves[1], groups=groups, stride=geometry["stride"])
+        (y.sum() + (up * up).sum()).backward()
+        return [y.numpy(), up.numpy(), *(leaf.grad.numpy() for leaf in leaves)]
+
+    rtol = 1e-4 if dtype == np.float32 else 1e-10
+    for got, expected in zip(*on_both_backends(run)):
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "geometry",
+    [
+        dict(kernel_size=2),
+        dict(kernel_size=3, stride=2, padding=1),
+        dict(kernel_size=(2, 3), stride=1, dilation=(1, 2)),
+    ],
+)
+def test_max_pooling_and_its_gradient_equal_the_numpy_passes(dtype, geometry):
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 4, (2, 3, 7, 8)).astype(dtype)  # many ties
+    x[0, 0, 1, 1] = x[1, 2, 4, 5] = x[1, 2, 4, 6] = np.nan
+    g = rng.standard_normal((2, 3, 7, 8)).astype(dtype)
+
+    def run():
+        leaf = jg.tensor(x, requires_grad=True)
+        y, indices = F.max_pool2d(leaf, return_indices=True, **geometry)
+        grad = g[..., : y.shape[2], : y.shape[3]].copy()
+        grad[0, 1, 0, 0] = np.nan  # reaches the whole window, on both paths
+        y.backward(jg.tensor(grad))
+        return y.numpy(), indices.numpy(), leaf.grad.numpy()
+
+    (y, indices, grad), (y_ref, indices_ref, grad_ref) = on_both_backends(run)
+    np.testing.assert_array_equal(y, y_ref)
+    np.testing.assert_array_equal(indices, indices_ref)
+    # (overlapping windows add up in another order: rounding apart; NaNs where they are)
+    np.testing.assert_allclose(grad, grad_ref, rtol=1e-6, atol=1e-6)
+    assert np.isnan(grad_ref).sum() > 1  # the NaN gradient reached its whole window
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_products_by_sample_equal_pytorch(groups):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(s) for s in ((5, 4, 18, 17), (6, 4 // groups, 3, 3), (6,))]
+    g = rng.standard_normal((5, 6, 18, 17))
+    ours = [jg.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    assert convolution.sample_products(
+        convolution.Geometry((3, 3), *[(1, 1)] * 4, (18, 17), (18, 17))
+    )
+    y = F.conv2d(*ours, padding=1, groups=groups)
+    ty = torch.nn.functional.conv2d(*theirs, padding=1, groups=groups)
+    y.backward(jg.tensor(g))
+    ty.backward(torch.tensor(g))
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+    for leaf, twin in zip(ours, theirs):
+        np.testing.assert_allclose(leaf.grad.numpy(), twin.grad.numpy(), rtol=1e-10, atol=1e-10)
+    up = F.conv_transpose2d(jg.tensor(g), ours[1].detach(), groups=groups, padding=1)
+    tup = torch.nn.functional.conv_transpose2d(
+        torch.tensor(g), theirs[1].detach(), groups=groups, padding=1
+    )
+    np.testing.assert_allclose(up.numpy(), tup.numpy(), rtol=1e-10, atol=1e-10)
