@@ -330,6 +330,7 @@ class _Split:
     among threads as they come (``threads.run``)."""
 
     __slots__ = ("fn", "where", "n_outs", "bounds")
+    shares_threads = True  # (blas.switched_once: BLAS stays on one thread beside it)
 
     def __init__(self, fn, where: Layout, n_outs: int, parts: int):
         self.fn, self.where, self.n_outs = fn, where, n_outs

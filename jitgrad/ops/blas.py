@@ -89,11 +89,16 @@ def matmul_on_one_thread(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
 def switched_once(calls: list) -> list | None:
     """``calls`` ((function, arguments) pairs, a jitted plan's) rewritten to run all inside
     one ``one_thread`` block, their small products as plain matmuls: one switch instead of
-    one per product (each costs about 0.5 µs). None when that does not apply: fewer than
-    two small products, or any other call that may use BLAS (a large product, a recorded
-    numpy computation)."""
+    one per product (each costs about 0.5 µs). That applies to a plan of two or more small
+    products and no other call that may use BLAS (a large product, a recorded numpy
+    computation), and to any plan with BLAS calls and launches shared among jitgrad's
+    threads (``shares_threads``): OpenBLAS's threads spin on after a product and take the
+    cores those launches wait for. None where it does not apply."""
     functions = [fn for fn, _ in calls]
-    if functions.count(matmul_on_one_thread) < 2 or np.matmul in functions or _into in functions:
+    small = functions.count(matmul_on_one_thread)
+    other_blas = np.matmul in functions or _into in functions
+    shares = any(getattr(fn, "shares_threads", False) for fn in functions)
+    if not ((small >= 2 and not other_blas) or (shares and (small or other_blas))):
         return None
     return [(np.matmul if fn is matmul_on_one_thread else fn, args) for fn, args in calls]
 

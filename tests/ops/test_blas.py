@@ -116,6 +116,20 @@ def test_switched_once_needs_two_small_products_and_nothing_else_that_uses_blas(
     ]
 
 
+def test_a_plan_with_launches_shared_among_threads_keeps_every_product_on_one_thread():
+    from jitgrad.recording import _into
+
+    class Shared:  # a launch that jitgrad's threads share (lowering._Split)
+        shares_threads = True
+
+    small, shared = blas.matmul_on_one_thread, Shared()
+    assert blas.switched_once([(shared, 1), (small, 2)]) == [(shared, 1), (np.matmul, 2)]
+    assert blas.switched_once([(np.matmul, 1), (shared, 2)]) == [(np.matmul, 1), (shared, 2)]
+    assert blas.switched_once([(_into, 1), (shared, 2)]) == [(_into, 1), (shared, 2)]
+    assert blas.switched_once([(shared, 1), (shared, 2)]) is None  # (no BLAS to switch)
+    assert blas.switched_once([(np.matmul, 1), (object(), 2)]) is None
+
+
 def test_a_replay_of_small_products_switches_blas_once(setter):
     a, b, c = (operands(16, 16, 16, np.float64)[0] for _ in range(3))
     step = jg.jit(lambda x, y, z: jg.relu(x @ y) @ z)
