@@ -49,6 +49,10 @@ class Backend(Protocol):
     ) -> Tensor:
         """The logits' gradient of integer-label cross-entropy."""
 
+    def window_loops(self, *arrays, columns=None):
+        """The loops of convolutions and max pooling over windows (``pack``, ``scatter``,
+        ``max_windows``, ``max_spread``) when they take these arrays, else None."""
+
 
 _installed: Backend | None = None
 

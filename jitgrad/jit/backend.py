@@ -1,10 +1,10 @@
 """jitgrad's kernel ``Backend`` (``jitgrad/backend.py``): numba kernels generated from the
-ops' formulas (``lowering``), the reductions' kernels (``reduction``) and the fused
-cross-entropy rows (``rows``)."""
+ops' formulas (``lowering``), the reductions' kernels (``reduction``), the fused
+cross-entropy rows (``rows``) and the convolutions' window loops (``conv_kernels``)."""
 
 from __future__ import annotations
 
-from . import lowering, reduction, rows
+from . import conv_kernels, lowering, reduction, rows
 
 
 class Kernels:
@@ -17,6 +17,10 @@ class Kernels:
     cross_entropy_applies = staticmethod(rows.applies)
     cross_entropy_forward = staticmethod(rows.cross_entropy_forward)
     cross_entropy_backward = staticmethod(rows.cross_entropy_backward)
+
+    @staticmethod
+    def window_loops(*arrays, columns=None):
+        return conv_kernels if conv_kernels.applies(*arrays, columns=columns) else None
 
 
 KERNELS = Kernels()

@@ -111,18 +111,10 @@ def scratch(image: np.ndarray, geom: Geometry) -> np.ndarray:
 
 
 def loop_kernels(*arrays, columns=None):
-    """``jitgrad.jit.conv_kernels`` when kernels run (``config.backend`` "jit") and its
-    loops take ``arrays`` and ``columns``, else None (numpy's strided passes do the
-    work)."""
-    global _conv_kernels
-    if backend.kernels() is None:
-        return None
-    if _conv_kernels is None:  # (imported on first use: the jit layer builds on the ops)
-        from ..jit import conv_kernels as _conv_kernels
-    return _conv_kernels if _conv_kernels.applies(*arrays, columns=columns) else None
-
-
-_conv_kernels = None
+    """The kernel backend's window loops when kernels run (``config.backend`` "jit") and
+    they take ``arrays`` and ``columns``, else None (numpy's strided passes do the work)."""
+    kernels = backend.kernels()
+    return None if kernels is None else kernels.window_loops(*arrays, columns=columns)
 
 
 def _pack(padded: np.ndarray, geom: Geometry, cols: np.ndarray) -> None:
