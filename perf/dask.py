@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 import numpy as np
 
@@ -89,7 +90,7 @@ def _rounds(call, rounds: int) -> list[float]:
 def chain_times(client, elements: int, rounds: int) -> dict[str, list[float]]:
     """Seconds per round of the chain on the workers: jitgrad's and numpy's chunks."""
     import dask.array as da
-    from distributed import wait
+    from distributed import futures_of, wait
 
     import jitgrad as jg
     import jitgrad.dask as jgd
@@ -102,19 +103,20 @@ def chain_times(client, elements: int, rounds: int) -> dict[str, list[float]]:
     wait([x_np, x_jg])
     chain = _chain_jitgrad()
     sides = {
-        "jitgrad": lambda: x_jg.map_blocks(chain, meta=x_jg._meta),
-        "numpy": lambda: x_np.map_blocks(chain_numpy),
+        "jitgrad": lambda name: x_jg.map_blocks(chain, meta=x_jg._meta, name=name),
+        "numpy": lambda name: x_np.map_blocks(chain_numpy, name=name),
     }
 
     def persisted(side):
         def call():
-            y = sides[side]().persist()
-            wait(y)
+            # A name of its own: a result of the same name still held would be reused.
+            y = client.persist(sides[side](f"chain-{side}-{uuid.uuid4().hex}"))
+            wait(futures_of(y))
             del y
 
         return call
 
-    first = {side: sides[side]()[:1000].compute() for side in sides}
+    first = {side: sides[side](f"check-{side}")[:1000].compute() for side in sides}
     np.testing.assert_allclose(first["jitgrad"].numpy(), first["numpy"], rtol=1e-5, atol=1e-6)
     return {side: _rounds(persisted(side), rounds) for side in sides}
 
