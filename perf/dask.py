@@ -140,6 +140,12 @@ def _training(client, seed: int = 0):
     return dp, step
 
 
+def task_round_trip(client, rounds: int) -> list[float]:
+    """Seconds from submitting an empty task to a worker to holding its result."""
+    worker = sorted(client.nthreads())[0]
+    return _rounds(lambda: client.submit(len, (), workers=[worker], pure=False).result(), rounds)
+
+
 def examples_per_second(client, steps: int) -> float:
     dp, step = _training(client)
     for _ in range(3):  # trace, fuse and compile, replay
@@ -220,6 +226,7 @@ def dask_lines(quick: bool = False) -> list[str]:
         with cluster(2, os.path.join(base, "two")) as client:
             chain = chain_times(client, elements, rounds)
             two = examples_per_second(client, steps)
+            round_trip = task_round_trip(client, 30)
         with cluster(1, os.path.join(base, "one")) as client:
             one = examples_per_second(client, steps)
             joins = joining_steps(client, base)
@@ -248,6 +255,11 @@ def dask_lines(quick: bool = False) -> list[str]:
         "|---|---:|",
         f"| 1 | {one:.0f} |",
         f"| 2 | {two:.0f} |",
+        "",
+        "A step waits for tasks that depend on each other (each worker's gradient; on two "
+        "workers their sum; each worker's update), each a few milliseconds of compute on "
+        "this model: an empty task's round trip from the client takes "
+        f"{_ms(round_trip)}.",
         "",
         "A worker (a `dask worker` process, its kernel cache directory empty) joining that "
         "training on one worker: its first steps (the step it joins in receives a replica; "

@@ -56,7 +56,7 @@ class DataParallel:
         self.client, self.check_every, self.loss_fn = client, check_every, loss_fn
         self.workers = _live_workers(client)
         self.key = f"jitgrad-data-parallel-{uuid.uuid4().hex}"
-        self.steps = 0
+        self.steps, self.closed = 0, False
         setup(client)
         client.run(_install, self.key, model, optimizer, loss_fn, workers=self.workers)
         # The first worker's count of compiled kernels while it still compiles (None after).
@@ -108,6 +108,8 @@ class DataParallel:
         advanced replica (by steps applied) to every worker without one or not at its
         step (looked for only when the workers changed, or with ``compare``). Its (steps,
         the loss of its last step)."""
+        if self.closed:
+            raise RuntimeError("this DataParallel is closed: its replicas were dropped")
         live = _live_workers(self.client)
         if live == self.workers and not compare:
             return self.steps, None
@@ -208,6 +210,7 @@ class DataParallel:
 
     def close(self) -> None:
         """Drop the replicas from the workers."""
+        self.closed = True
         self.client.run(_drop, self.key, workers=_live_workers(self.client), on_error="ignore")
 
 
