@@ -10,7 +10,18 @@ import subprocess
 import sys
 import tempfile
 
-from . import ROWS, Context, eager, isolated, launch_env, models, serving, startup, transformer
+from . import (
+    ROWS,
+    Context,
+    dask,
+    eager,
+    isolated,
+    launch_env,
+    models,
+    serving,
+    startup,
+    transformer,
+)
 from . import rows as _rows  # noqa: F401  (registers the rows)
 from . import rows_compute as _rows_compute  # noqa: F401
 from . import rows_corpus as _rows_corpus  # noqa: F401
@@ -106,6 +117,7 @@ def main(argv=None) -> int:
             *eager.eager_lines(eager.comparator_torch() if installed["torch"] else None),
             *models.models_lines(),
             *transformer.transformer_lines(installed),
+            *dask.dask_lines(),
         ]
     print("\n".join(sections))
 

@@ -4,7 +4,10 @@ each worker, gradients averaged across workers, the same update applied everywhe
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import pickle
+import threading
 import uuid
 
 from distributed import wait
@@ -35,8 +38,14 @@ class DataParallel:
     mismatch raises ``RuntimeError``. A parameter the loss does not reach is updated with a
     zero gradient (its optimizer sees a gradient on every step).
 
-    Replicas live on the workers present at construction; ``state_dict()`` gives the
-    trained state (``model.load_state_dict(dp.state_dict())``), ``close()`` drops them.
+    Replicas follow the cluster's workers: each step starts on the workers present, and a
+    worker lost before or during a step (its process killed, its nanny restarting it) is
+    dropped, its step's tasks cancelled, and the step run again on the others. A worker
+    with no replica, or one behind the others, receives a copy of the most advanced
+    surviving replica (model and optimizer state, as of the last step all replicas
+    applied), so the training continues exactly where it was. ``state_dict()`` gives the
+    trained state (``model.load_state_dict(dp.state_dict())``), ``close()`` drops the
+    replicas.
     """
 
     def __init__(self, loss_fn, model, optimizer, client, *, check_every: int = 10):
@@ -44,12 +53,10 @@ class DataParallel:
 
         if check_every < 1:
             raise ValueError(f"check_every must be a positive number of steps, got {check_every}")
-        self.client, self.check_every = client, check_every
-        self.workers = sorted(client.nthreads())
-        if not self.workers:
-            raise RuntimeError("the Dask cluster has no workers to hold replicas")
+        self.client, self.check_every, self.loss_fn = client, check_every, loss_fn
+        self.workers = _live_workers(client)
         self.key = f"jitgrad-data-parallel-{uuid.uuid4().hex}"
-        self.steps = 0
+        self.steps, self.closed = 0, False
         setup(client)
         client.run(_install, self.key, model, optimizer, loss_fn, workers=self.workers)
         # The first worker's count of compiled kernels while it still compiles (None after).
@@ -58,46 +65,135 @@ class DataParallel:
     def step(self, *batch) -> float:
         """One training step on ``batch`` (tensors of equal first dimension); the batch's
         mean loss before the update."""
-        shards = _shards(batch, len(self.workers))
-        gradients = self._on_workers(_gradients, [(self.key, *s) for s in shards], scatter=True)
-        total = _tree_sum(self.client, gradients)
-        rows = len(batch[0])
-        applied = self._on_workers(_apply, [(self.key, total, rows)] * len(self.workers))
-        losses = self.client.gather(applied)
-        if self._compiled is not None:
-            compiled = self._first_worker_compiled()
-            self._compiled = None if compiled == self._compiled else compiled
+        _check_batch(batch)
+        retry = False
+        while True:
+            steps, loss = self._follow_workers(compare=retry)
+            if steps > self.steps:  # applied by a replica before another was lost
+                break
+            try:
+                loss = self._step_on_workers(batch)
+                break
+            except _ReplicaLost:
+                retry = True
         self.steps += 1
         if self.steps % self.check_every == 0:
             self.check()
+        return loss
+
+    def _step_on_workers(self, batch) -> float:
+        futures = []
+        try:
+            shards = _shards(batch, len(self.workers))
+            gradients = self._on_workers(
+                _gradients, [(self.key, self.steps, *s) for s in shards], futures, scatter=True
+            )
+            total = _tree_sum(self.client, gradients)
+            futures.append(total)
+            step = self.steps + 1
+            applied = self._on_workers(
+                _apply, [(self.key, total, len(batch[0]), step)] * len(self.workers), futures
+            )
+            losses = self._gather(applied)
+            if self._compiled is not None:
+                compiled = self._first_worker_compiled()
+                self._compiled = None if compiled == self._compiled else compiled
+        except _ReplicaLost:
+            self.client.cancel(futures)
+            raise
         return losses[0]
+
+    def _follow_workers(self, compare: bool = False) -> tuple[int, float | None]:
+        """Match the replicas to the cluster's workers: drop the lost, and copy the most
+        advanced replica (by steps applied) to every worker without one or not at its
+        step (looked for only when the workers changed, or with ``compare``). Its (steps,
+        the loss of its last step)."""
+        if self.closed:
+            raise RuntimeError("this DataParallel is closed: its replicas were dropped")
+        live = _live_workers(self.client)
+        if live == self.workers and not compare:
+            return self.steps, None
+        progress = self.client.run(_progress, self.key, workers=live, on_error="return")
+        held = {w: p for w, p in progress.items() if isinstance(p, tuple)}
+        if not held:
+            raise RuntimeError(
+                f"every replica of the model was lost with its worker after step {self.steps}"
+            )
+        source = max(held, key=lambda w: held[w][0])
+        steps, loss = held[source]
+        behind = [w for w in live if held.get(w, (None,))[0] != steps]
+        if behind:
+            share_kernels(self.client)
+            snapshot = self.client.run(_snapshot, self.key, workers=[source])[source]
+            self.client.run(_install_snapshot, self.key, snapshot, self.loss_fn, workers=behind)
+        self.workers = live
+        return steps, loss
+
+    def _lost(self) -> bool:
+        return not set(self.workers) <= set(self.client.nthreads())
+
+    @contextlib.contextmanager
+    def _noticing_lost_workers(self):
+        """Turn an error from the cluster into ``_ReplicaLost`` when a replica's worker is
+        gone."""
+        try:
+            yield
+        except _ReplicaLost:
+            raise
+        except Exception as exc:
+            if self._lost():
+                raise _ReplicaLost from exc
+            raise
+
+    def _gather(self, futures: list) -> list:
+        """The futures' results; ``_ReplicaLost`` as soon as a replica's worker is gone
+        (its tasks, pinned to it, would wait for it forever)."""
+        with self._noticing_lost_workers():
+            while True:
+                try:
+                    wait(futures, timeout=_POLL_SECONDS)
+                except TimeoutError:
+                    if self._lost():
+                        raise _ReplicaLost from None
+                    continue
+                return self.client.gather(futures)
 
     def _first_worker_compiled(self) -> int:
         first = self.workers[0]
-        return self.client.run(_compiled, workers=[first])[first]
+        with self._noticing_lost_workers():
+            return self.client.run(_compiled, workers=[first])[first]
 
-    def _on_workers(self, fn, args_per_worker, scatter: bool = False) -> list:
-        """``fn(*args)`` as a task on each worker (the tensors after the key scattered to
-        it first, with ``scatter``). Until a step in which the first worker compiles
-        nothing (``jg.jit`` fuses a plan's kernels at its first replay, the second step),
-        the first worker's task runs alone, then the kernels it compiled are shared, then
-        the others' run and find them."""
+    def _on_workers(self, fn, args_per_worker, submitted: list, scatter: bool = False) -> list:
+        """``fn(*args)`` as a task on each worker (the tensors after the key and the step
+        scattered to it first, with ``scatter``), each future also appended to
+        ``submitted``. Until a step in which the first worker compiles nothing (``jg.jit``
+        fuses a plan's kernels at its first replay, the second step), the first worker's
+        task runs alone, then the kernels it compiled are shared, then the others' run and
+        find them."""
         futures = []
         for w, args in zip(self.workers, args_per_worker):
             if scatter:
-                shard = self.client.scatter(list(args[1:]), workers=[w], hash=False)
+                try:
+                    shard = self.client.scatter(list(args[1:]), workers=[w], hash=False)
+                except Exception as exc:
+                    if self._lost():
+                        raise _ReplicaLost from exc
+                    raise
+                submitted.extend(shard)
                 args = (args[0], *shard)
             futures.append(
                 self.client.submit(fn, *args, workers=[w], allow_other_workers=False, pure=False)
             )
+            submitted.append(futures[-1])
             if self._compiled is not None and len(futures) == 1:
-                wait(futures[0])
+                self._gather(futures)
                 share_kernels(self.client)
         return futures
 
     def check(self) -> None:
         """Raise ``RuntimeError`` unless every replica's parameters and buffers are the same
-        bytes."""
+        bytes (replicas first placed on workers that joined, and dropped with workers lost)."""
+        self._follow_workers()
         sums = self.client.run(_checksum, self.key, workers=self.workers)
         if len(set(sums.values())) > 1:
             shown = ", ".join(f"{w}: {s[:12]}" for w, s in sorted(sums.items()))
@@ -108,15 +204,33 @@ class DataParallel:
 
     def state_dict(self) -> dict:
         """The trained model's state, from the first worker's replica."""
+        self._follow_workers()
         first = self.workers[0]
         return self.client.run(_state_dict, self.key, workers=[first])[first]
 
     def close(self) -> None:
         """Drop the replicas from the workers."""
-        self.client.run(_drop, self.key, workers=self.workers)
+        self.closed = True
+        self.client.run(_drop, self.key, workers=_live_workers(self.client), on_error="ignore")
 
 
-def _shards(batch, n: int) -> list[tuple]:
+# How often a step waiting for its tasks looks for lost workers, in seconds.
+_POLL_SECONDS = 0.2
+
+
+class _ReplicaLost(Exception):
+    """A worker holding a replica left the cluster during a step, or a replica is not at
+    the step the others are (a task of an abandoned step ran on it)."""
+
+
+def _live_workers(client) -> list[str]:
+    workers = sorted(client.nthreads())
+    if not workers:
+        raise RuntimeError("the Dask cluster has no workers to hold replicas")
+    return workers
+
+
+def _check_batch(batch) -> None:
     if not batch or not all(isinstance(t, TensorBase) for t in batch):
         raise TypeError("step takes the batch as jitgrad tensors")
     rows = len(batch[0])
@@ -124,6 +238,10 @@ def _shards(batch, n: int) -> list[tuple]:
         raise ValueError(
             f"the batch's tensors differ in their first dimension: {[len(t) for t in batch]}"
         )
+
+
+def _shards(batch, n: int) -> list[tuple]:
+    rows = len(batch[0])
     if rows < n:
         raise ValueError(f"a batch of {rows} rows cannot be shared among {n} workers")
     bounds = [rows * i // n for i in range(n + 1)]
@@ -144,8 +262,11 @@ def _tree_sum(client, futures: list):
 
 
 class _Replica:
-    def __init__(self, model, optimizer, loss_fn):
+    def __init__(self, model, optimizer, loss_fn, steps: int = 0, loss: float | None = None):
         self.model, self.optimizer = model, optimizer
+        # Steps applied and the last one's loss; the lock keeps a copy from reading a step
+        # half applied.
+        self.steps, self.loss, self.lock = steps, loss, threading.Lock()
         self.parameters = [p for g in optimizer.param_groups for p in g["params"]]
         self.dtype = result_type(*self.parameters)
 
@@ -171,10 +292,37 @@ def _install(key: str, model, optimizer, loss_fn) -> None:
     _replicas[key] = _Replica(model, optimizer, loss_fn)
 
 
-def _gradients(key: str, *shard):
-    """(the shard's gradient, its loss), both times its rows: a term of the batch's sum."""
+def _progress(key: str) -> tuple[int, float | None] | None:
+    """(steps applied, the last one's loss) of this worker's replica; None without one."""
+    replica = _replicas.get(key)
+    if replica is None:
+        return None
+    with replica.lock:
+        return replica.steps, replica.loss
+
+
+def _snapshot(key: str) -> bytes:
+    """The replica's model, optimizer, steps and last loss, pickled together (the
+    optimizer's parameters stay the model's)."""
     replica = _replicas[key]
-    loss = replica.gradients(*shard)
+    with replica.lock:
+        state = (replica.model, replica.optimizer, replica.steps, replica.loss)
+        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _install_snapshot(key: str, snapshot: bytes, loss_fn) -> None:
+    model, optimizer, steps, loss = pickle.loads(snapshot)
+    _replicas[key] = _Replica(model, optimizer, loss_fn, steps, loss)
+
+
+def _gradients(key: str, steps: int, *shard):
+    """(the shard's gradient, its loss), both times its rows: a term of the batch's sum,
+    from a replica that has applied ``steps`` steps."""
+    replica = _replicas[key]
+    with replica.lock:
+        if replica.steps != steps:
+            raise _ReplicaLost(f"the replica has applied {replica.steps} steps, not {steps}")
+        loss = replica.gradients(*shard)
     rows = len(shard[0])
     with no_grad():
         flat = movement.concatenate(
@@ -192,11 +340,15 @@ def _add(a, b):
     return (a[0] + b[0], a[1] + b[1])
 
 
-def _apply(key: str, total, rows: int) -> float:
+def _apply(key: str, total, rows: int, step: int) -> float:
+    """Apply step ``step``'s gradient once (a replica already past it keeps its state)."""
     replica = _replicas[key]
     flat, loss = total
-    replica.apply(flat / rows)
-    return loss / rows
+    with replica.lock:
+        if replica.steps == step - 1:
+            replica.apply(flat / rows)
+            replica.steps, replica.loss = step, loss / rows
+        return replica.loss
 
 
 def _compiled() -> int:
