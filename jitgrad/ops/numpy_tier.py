@@ -1,9 +1,12 @@
-"""The numpy tier of elementwise ops (``jitgrad/tiers.py`` says when numpy runs eager work).
+"""The numpy tier of elementwise ops and reductions (``jitgrad/tiers.py`` says when numpy
+runs eager work).
 
 numpy computes the op's formula (the reference evaluator's) on the tensors' arrays, and the
 result's array becomes the new tensor's storage, without a copy. A formula's work is its
 output's elements times the numpy calls it makes: up to ``config.numpy_tier_work`` it runs
-here, beyond it in a kernel, which fuses the formula into one pass.
+here, beyond it in a kernel, which fuses the formula into one pass. Each signature's call
+is worked out once, as a function of its operands alone (``ElementwiseLaunch.direct``,
+``_reduction_call``), which ``tiers.calls`` remembers.
 """
 
 from __future__ import annotations
