@@ -724,8 +724,8 @@ def ascontiguousarray(a, dtype=None, *, like=None) -> Tensor:
     >>> jg.ascontiguousarray(jg.ones((2, 3)).T).stride()
     (2, 1)
     """
-    t = asarray(a, dtype)
-    return movement.contiguous(movement.reshape(t, 1) if t.ndim == 0 else t)
+    t = a if dtype is None and a.__class__ is Tensor else asarray(a, dtype)
+    return movement.contiguous(movement.reshape(t, 1) if not t._shape else t)
 
 
 def asfortranarray(a, dtype=None, *, like=None) -> Tensor:

@@ -366,7 +366,9 @@ class TensorBase:
     def _copied(self, dtype=None) -> TensorBase:
         """A contiguous copy in a fresh storage: nothing to check about a destination that
         nothing else can see or overlap."""
-        d = self._storage.dtype if dtype is None else dtypes.as_dtype(dtype)
+        if dtype is None or dtype.__class__ is not dtypes.DType:
+            dtype = self._storage.dtype if dtype is None else dtypes.as_dtype(dtype)
+        d = dtype
         signature = ("copy", self.__class__, self._storage.dtype, self._shape, self._strides, d)
         if config.thread.tape is None:  # (a trace records the kernel's copy)
             call = tiers.calls.get(signature)
@@ -830,9 +832,15 @@ def _numpy_copy(like: TensorBase, storage_type):
     shape, strides = like._shape, layout.contiguous_strides(like._shape)
     dtype, cls = storage_type._numpy, like.__class__
     errors = tiers.numpy_errors
+    # (a contiguous source that fills its storage is its storage's own elements)
+    whole = layout.numel(shape) if like._strides == strides and not like._storage._half else -1
 
     def call(t):
-        source = t.numpy()
+        source = t._storage.kernel_array
+        if t._offset or source.size != whole:
+            source = t.numpy()
+        elif len(shape) != 1:
+            source = source.reshape(shape)
         if errors is None:
             copied = tiers.quietly(source.astype, dtype, "C")
         else:

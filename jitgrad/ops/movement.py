@@ -549,20 +549,23 @@ def astype(x, dtype, /, copy: bool = True, *, device=None) -> Tensor:
     """
     if device is not None:
         check_device(device)
-    x = as_tensor(x)
-    d = dtypes.as_dtype(dtype)
+    if x.__class__ is not Tensor:
+        x = as_tensor(x)
+    d = dtype if dtype.__class__ is dtypes.DType else dtypes.as_dtype(dtype)
     if d is x._storage.dtype and not copy:
         return x
     return x._copied(d) if records_nothing(x) else Cast(d)(x)
 
 
 def clone(x) -> Tensor:
-    x = as_tensor(x)
+    if x.__class__ is not Tensor:
+        x = as_tensor(x)
     return x._copied() if records_nothing(x) else Cast(x.dtype)(x)
 
 
 def contiguous(x) -> Tensor:
-    x = as_tensor(x)
+    if x.__class__ is not Tensor:
+        x = as_tensor(x)
     return x if x.is_contiguous() else clone(x)
 
 
