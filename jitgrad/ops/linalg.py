@@ -46,13 +46,13 @@ def _product_signature(a: Tensor, b: Tensor) -> tuple:
 def _matrix_product(a: Tensor, b: Tensor):
     """The product of matrices laid out as ``a`` and ``b`` (one dtype), by BLAS into a new
     array that becomes the result's storage, as one call of the two tensors."""
+    storage_type = type(a._storage)
+    if storage_type._half:  # (float16's storage holds its bits: numpy's product, wrapped)
+        return lambda a, b: numpy_tier.tensor_of(np.matmul(a.numpy(), b.numpy()))
     array_a, array_b = numpy_tier.array_getter(a), numpy_tier.array_getter(b)
     shape, strides = (a._shape[0], b._shape[1]), (b._shape[1], 1)
-    storage_type = type(a._storage)
     dtype = np.dtype(storage_type._numpy)
     product = blas.matmul_for(a.numpy(), b.numpy(), np.empty(shape, dtype))
-    if storage_type._half:
-        return lambda a, b: numpy_tier.tensor_of(np.matmul(a.numpy(), b.numpy()))
 
     def call(a, b):
         out = np.empty(shape, dtype)
