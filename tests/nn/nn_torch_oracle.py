@@ -31,8 +31,19 @@ def assert_matches_torch(jg_fn, torch_fn, *arrays, rtol=1e-10, atol=1e-12, grad=
     return jy
 
 
+def as_jg(t, requires_grad=False):
+    """A jitgrad tensor of a torch tensor's values."""
+    return jg.tensor(t.detach().numpy(), requires_grad=requires_grad)
+
+
+def close(got, expected, tol=1e-10):
+    """A jitgrad result equals a torch one to ``tol``, relative and absolute."""
+    np.testing.assert_allclose(got.numpy(), expected.detach().numpy(), rtol=tol, atol=tol)
+
+
 def copy_parameters(module, torch_module) -> None:
     """Give ``module`` the values of ``torch_module``'s parameters and buffers (matched by
-    state_dict key)."""
-    state = {k: jg.tensor(v.detach().numpy()) for k, v in torch_module.state_dict().items()}
-    module.load_state_dict(state)
+    state_dict key), every key of one found in the other."""
+    state = {k: as_jg(v) for k, v in torch_module.state_dict().items()}
+    missing, unexpected = module.load_state_dict(state)
+    assert not missing and not unexpected, (missing, unexpected)

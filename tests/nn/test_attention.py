@@ -5,21 +5,15 @@ import math
 
 import numpy as np
 import pytest
+from nn_torch_oracle import as_jg, close, copy_parameters
 
 import jitgrad as jg
 import jitgrad.nn.functional as F
 from jitgrad import nn
 
 torch = pytest.importorskip("torch")
+
 TF = torch.nn.functional
-
-
-def as_jg(t, requires_grad=False):
-    return jg.tensor(t.detach().numpy(), requires_grad=requires_grad)
-
-
-def close(got, expected, tol=1e-10):
-    np.testing.assert_allclose(got.numpy(), expected.detach().numpy(), rtol=tol, atol=tol)
 
 
 def randn(rng, *shape):
@@ -168,13 +162,6 @@ def test_sdpa_refuses_bad_input_naming_the_problem(call, error, match):
 # -- MultiheadAttention -----------------------------------------------------------------------
 
 
-def load_from_torch(module, reference):
-    missing, unexpected = module.load_state_dict(
-        {name: as_jg(t) for name, t in reference.state_dict().items()}
-    )
-    assert not missing and not unexpected
-
-
 MHA_CONFIGS = {
     "default": {},
     "batch_first": {"batch_first": True},
@@ -222,7 +209,7 @@ def test_multihead_attention_with_torch_weights_matches_torch(config, masks):
     reference = torch.nn.MultiheadAttention(8, 2, **kwargs, dtype=torch.float64)
     mha = nn.MultiheadAttention(8, 2, **kwargs)
     assert list(mha.state_dict()) == list(reference.state_dict())
-    load_from_torch(mha, reference)
+    copy_parameters(mha, reference)
     inputs = _mha_inputs(rng, kwargs)
     mask_args = _mha_masks(rng, masks)
     for need_weights, average in ((True, True), (True, False), (False, True)):
@@ -256,7 +243,7 @@ def test_multihead_attention_unbatched_and_causal_match_torch(batch_first):
         6, 3, batch_first=batch_first, add_zero_attn=True, dtype=torch.float64
     )
     mha = nn.MultiheadAttention(6, 3, batch_first=batch_first, add_zero_attn=True)
-    load_from_torch(mha, reference)
+    copy_parameters(mha, reference)
     x = randn(rng, 5, 6)
     causal = torch.nn.Transformer.generate_square_subsequent_mask(5, dtype=torch.float64)
     padding = torch.tensor([False, False, False, True, True])
@@ -309,7 +296,7 @@ def test_multihead_attention_dropout_is_seeded_and_off_in_eval():
     assert not np.array_equal(first, second)  # the generator draws on
     a.eval()
     reference = torch.nn.MultiheadAttention(8, 2, dropout=0.5, dtype=torch.float64).eval()
-    load_from_torch(a, reference)
+    copy_parameters(a, reference)
     t = torch.tensor(x.numpy())
     close(a(x, x, x)[0], reference(t, t, t)[0])
 
@@ -392,7 +379,7 @@ def test_multihead_attention_in_float32_matches_torch():
     rng = np.random.default_rng(6)
     reference = torch.nn.MultiheadAttention(8, 4, batch_first=True)
     mha = nn.MultiheadAttention(8, 4, batch_first=True, dtype=jg.float32)
-    load_from_torch(mha, reference)
+    copy_parameters(mha, reference)
     x = torch.tensor(rng.standard_normal((2, 5, 8)), dtype=torch.float32)
     padding = torch.tensor(rng.random((2, 5)) > 0.7)
     out, weights = reference(x, x, x, key_padding_mask=padding)

@@ -5,28 +5,13 @@ import math
 
 import numpy as np
 import pytest
+from nn_torch_oracle import as_jg, close, copy_parameters
 
 import jitgrad as jg
 import jitgrad.nn.functional as F
 from jitgrad import nn
 
 torch = pytest.importorskip("torch")
-
-
-def as_jg(t, requires_grad=False):
-    return jg.tensor(t.detach().numpy(), requires_grad=requires_grad)
-
-
-def close(got, expected, tol=1e-10):
-    np.testing.assert_allclose(got.numpy(), expected.detach().numpy(), rtol=tol, atol=tol)
-
-
-def load_from_torch(module, reference):
-    missing, unexpected = module.load_state_dict(
-        {name: as_jg(t) for name, t in reference.state_dict().items()}
-    )
-    assert not missing and not unexpected
-
 
 CONFIGS = {
     "one layer": {},
@@ -53,7 +38,7 @@ def test_recurrent_layer_with_torch_weights_matches_torch(kind, config, given_st
     reference = getattr(torch.nn, kind)(3, 4, **kwargs, dtype=torch.float64)
     layer = getattr(nn, kind)(3, 4, **kwargs)
     assert list(layer.state_dict()) == list(reference.state_dict())
-    load_from_torch(layer, reference)
+    copy_parameters(layer, reference)
     L, N = 6, 2
     x = torch.tensor(
         rng.standard_normal((N, L, 3) if kwargs.get("batch_first") else (L, N, 3)),
@@ -92,7 +77,7 @@ def test_unbatched_input_matches_torch(kind):
     rng = np.random.default_rng(0)
     reference = getattr(torch.nn, kind)(3, 5, num_layers=2, dtype=torch.float64)
     layer = getattr(nn, kind)(3, 5, num_layers=2)
-    load_from_torch(layer, reference)
+    copy_parameters(layer, reference)
     x = torch.tensor(rng.standard_normal((4, 3)))
     h0, c0 = (torch.tensor(rng.standard_normal((2, 5))) for _ in range(2))
     out, state = reference(x, _states(kind, h0, c0))
@@ -129,7 +114,7 @@ def test_cells_with_torch_weights_match_torch(kind, bias):
     reference = getattr(torch.nn, kind)(3, 4, bias=bias, dtype=torch.float64)
     cell = getattr(nn, kind)(3, 4, bias=bias)
     assert list(cell.state_dict()) == list(reference.state_dict())
-    load_from_torch(cell, reference)
+    copy_parameters(cell, reference)
     x = torch.tensor(rng.standard_normal((2, 3)), requires_grad=True)
     h, c = (torch.tensor(rng.standard_normal((2, 4)), requires_grad=True) for _ in range(2))
     jx, jh, jc = (as_jg(t, requires_grad=True) for t in (x, h, c))
@@ -202,7 +187,7 @@ def test_float32_layers_match_torch(kind):
     rng = np.random.default_rng(9)
     reference = getattr(torch.nn, kind)(3, 4, num_layers=2)
     layer = getattr(nn, kind)(3, 4, num_layers=2, dtype=jg.float32)
-    load_from_torch(layer, reference)
+    copy_parameters(layer, reference)
     x = torch.tensor(rng.standard_normal((5, 2, 3)), dtype=torch.float32)
     out, _ = reference(x)
     j_out, _ = layer(as_jg(x))

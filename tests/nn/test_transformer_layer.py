@@ -3,28 +3,13 @@ loaded (dropout 0), and a jitted training step against the eager one."""
 
 import numpy as np
 import pytest
+from nn_torch_oracle import as_jg, close, copy_parameters
 
 import jitgrad as jg
 import jitgrad.nn.functional as F
 from jitgrad import nn
 
 torch = pytest.importorskip("torch")
-
-
-def as_jg(t, requires_grad=False):
-    return jg.tensor(t.detach().numpy(), requires_grad=requires_grad)
-
-
-def close(got, expected, tol=1e-10):
-    np.testing.assert_allclose(got.numpy(), expected.detach().numpy(), rtol=tol, atol=tol)
-
-
-def load_from_torch(module, reference):
-    missing, unexpected = module.load_state_dict(
-        {name: as_jg(t) for name, t in reference.state_dict().items()}
-    )
-    assert not missing and not unexpected
-
 
 LAYER_CONFIGS = {
     "default": {},
@@ -81,7 +66,7 @@ def test_encoder_layer_with_torch_weights_matches_torch(config, masks):
     rng = np.random.default_rng(0)
     reference, layer = _pair(LAYER_CONFIGS[config])
     assert list(layer.state_dict()) == list(reference.state_dict())
-    load_from_torch(layer, reference)
+    copy_parameters(layer, reference)
     L, N = 5, 3
     shape = (N, L, 8) if LAYER_CONFIGS[config].get("batch_first") else (L, N, 8)
     x = torch.tensor(rng.standard_normal(shape), requires_grad=True)
@@ -96,7 +81,7 @@ def test_encoder_layer_takes_a_callable_activation():
         8, 4, 16, dropout=0.0, activation=torch.nn.functional.silu, dtype=torch.float64
     )
     layer = nn.TransformerEncoderLayer(8, 4, 16, dropout=0.0, activation=F.silu)
-    load_from_torch(layer, reference)
+    copy_parameters(layer, reference)
     x = torch.tensor(rng.standard_normal((4, 2, 8)), requires_grad=True)
     _compare(reference, layer, x, {}, rng)
     with pytest.raises(NotImplementedError, match="callable activation"):
@@ -119,7 +104,7 @@ def test_encoder_stack_with_torch_weights_matches_torch(norm):
     with torch.no_grad():
         for p in reference.parameters():
             p.add_(torch.tensor(rng.standard_normal(p.shape)) * 0.1)
-    load_from_torch(encoder, reference)
+    copy_parameters(encoder, reference)
     x = torch.tensor(rng.standard_normal((3, 6, 8)), requires_grad=True)
     _compare(reference, encoder, x, _masks(rng, "padding", 6, 3), rng)
     rebuilt = nn.from_config(encoder.config())
@@ -179,7 +164,7 @@ def test_encoder_in_eval_mode_matches_torch_s_inference_path():
     t_layer = torch.nn.TransformerEncoderLayer(8, 2, 12, dropout=0.3, dtype=torch.float64)
     reference = torch.nn.TransformerEncoder(t_layer, 2, enable_nested_tensor=False).eval()
     encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 12, dropout=0.3), 2).eval()
-    load_from_torch(encoder, reference)
+    copy_parameters(encoder, reference)
     x = torch.tensor(rng.standard_normal((5, 3, 8)))
     with torch.no_grad():
         expected = reference(x)
