@@ -50,17 +50,21 @@ def _flat(a):
 def pack(padded, cols, stride, dilation) -> None:
     """im2col: ``cols`` (N, C, KH, KW, OH, OW), a dense view with its rows (OW)
     contiguous, = the windows of ``padded`` (N, C, H, W, C-contiguous)."""
-    flat, (sn, sc, si, sj, sy, _) = _flat(cols)
-    where = (*cols.shape[2:], sn, sc, si, sj, sy, *stride, *dilation)
+    flat, where = _windows(cols, stride, dilation)
     _pack(padded.reshape(-1), flat, *padded.shape, *where)
 
 
 def scatter(cols, padded, stride, dilation) -> None:
     """col2im: add ``cols`` (N, C, KH, KW, OH, OW), as ``pack`` takes them, into
     ``padded`` (N, C, H, W) at the windows they came from."""
-    flat, (sn, sc, si, sj, sy, _) = _flat(cols)
-    where = (*cols.shape[2:], sn, sc, si, sj, sy, *stride, *dilation)
+    flat, where = _windows(cols, stride, dilation)
     _scatter(flat, padded.reshape(-1), *padded.shape, *where)
+
+
+def _windows(cols, stride, dilation):
+    """(``cols`` flat, the windows' geometry as ``_pack`` and ``_scatter`` take it)."""
+    flat, (sn, sc, si, sj, sy, _) = _flat(cols)
+    return flat, (*cols.shape[2:], sn, sc, si, sj, sy, *stride, *dilation)
 
 
 # Flat arrays and unsigned indices: numba wraps negative indices around, and the select
