@@ -826,21 +826,41 @@ class TensorFlags:
         return "\n".join(f"  {k} : {self._values[k]}" for k in shown)
 
 
+def array_getter(like: TensorBase):
+    """The quickest way to the numpy array of tensors laid out as ``like`` (its dtype,
+    shape and strides): a contiguous tensor's own elements (reshaped to its shape) where
+    it fills its storage, else its view (``numpy()``); a 0-d tensor's element as an array
+    of one element, which broadcasts as the 0-d array does."""
+    shape = like._shape
+    if like._storage._half or like._strides != layout.contiguous_strides(shape):
+        return TensorBase.numpy
+    if not shape:  # (as an array of one element: no view to make, numpy's result an array)
+
+        def element(x):
+            at = x._offset
+            return x._storage.kernel_array[at : at + 1]
+
+        return element
+    whole, reshape = layout.numel(shape), len(shape) != 1
+
+    def array(x):
+        a = x._storage.kernel_array
+        if x._offset or a.size != whole:
+            return x.numpy()
+        return a.reshape(shape) if reshape else a
+
+    return array
+
+
 def _numpy_copy(like: TensorBase, storage_type):
     """The contiguous copy of tensors laid out as ``like`` into a new storage of
     ``storage_type``, by numpy's copy and cast loops, as one call of the tensor."""
     shape, strides = like._shape, layout.contiguous_strides(like._shape)
-    dtype, cls = storage_type._numpy, like.__class__
+    dtype, cls, array = storage_type._numpy, like.__class__, array_getter(like)
     errors = tiers.numpy_errors
-    # (a contiguous source that fills its storage is its storage's own elements)
-    whole = layout.numel(shape) if like._strides == strides and not like._storage._half else -1
 
     def call(t):
-        source = t._storage.kernel_array
-        if t._offset or source.size != whole:
-            source = t.numpy()
-        elif len(shape) != 1:
-            source = source.reshape(shape)
+        source = array(t)
         if errors is None:
             copied = tiers.quietly(source.astype, dtype, "C")
         else:

@@ -16,7 +16,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, uninitialised
 from ..recording import compute, run
 from ..strided import layout
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase, array_getter, wrap_numpy
 from . import blas, numpy_tier, reduce
 from .elementwise import multiply
 from .movement import Unview, broadcast_to, diagonal, permute, reshape, sum_to
@@ -49,7 +49,7 @@ def _matrix_product(a: Tensor, b: Tensor):
     storage_type = type(a._storage)
     if storage_type._half:  # (float16's storage holds its bits: numpy's product, wrapped)
         return lambda a, b: numpy_tier.tensor_of(np.matmul(a.numpy(), b.numpy()))
-    array_a, array_b = numpy_tier.array_getter(a), numpy_tier.array_getter(b)
+    array_a, array_b = array_getter(a), array_getter(b)
     shape, strides = (a._shape[0], b._shape[1]), (b._shape[1], 1)
     dtype = np.dtype(storage_type._numpy)
     product = blas.matmul_for(a.numpy(), b.numpy(), np.empty(shape, dtype))

@@ -20,7 +20,7 @@ from .._config import config
 from ..autograd.tensor import Tensor
 from ..storage import storage_class
 from ..strided import layout
-from ..tensor import wrap_numpy
+from ..tensor import array_getter, wrap_numpy
 from ..tiers import IGNORE_ERRORS, numpy_errors
 from . import reference
 
@@ -251,32 +251,6 @@ def _formula_of(op):
 
 # The common calls (one or two operands, no casts) in one frame each, every
 # fixed value bound (``new_tensor``'s work inline): the per-op hot path of small eager work.
-
-
-def array_getter(like: Tensor):
-    """The quickest way to the numpy array of tensors laid out as ``like`` (its dtype,
-    shape and strides): a contiguous tensor's own elements (reshaped to its shape) where
-    it fills its storage, else its view (``numpy()``); a 0-d tensor's element as an array
-    of one element, which broadcasts as the 0-d array does."""
-    shape = like._shape
-    if like._storage._half or like._strides != layout.contiguous_strides(shape):
-        return Tensor.numpy
-    if not shape:  # (as an array of one element: no view to make, numpy's result an array)
-
-        def element(x):
-            at = x._offset
-            return x._storage.kernel_array[at : at + 1]
-
-        return element
-    whole, reshape = layout.numel(shape), len(shape) != 1
-
-    def array(x):
-        a = x._storage.kernel_array
-        if x._offset or a.size != whole:
-            return x.numpy()
-        return a.reshape(shape) if reshape else a
-
-    return array
 
 
 def _two_operands(decision: ElementwiseLaunch, f, xs):
