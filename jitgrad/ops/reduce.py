@@ -194,14 +194,16 @@ def _check_dtype_argument(dtype) -> None:
         )
 
 
-def _remembered(kind: str, x, axis, keepdims):
-    """The signature of a reduction that records nothing, of a tensor of type Tensor over
-    ``axis`` as given (its key among ``tiers.calls``), or None for any other call."""
+def _remembered(kind: str, x, axis, keepdims) -> tuple:
+    """(signature, call) of a reduction that records nothing, of a tensor of type Tensor
+    over ``axis`` as given: its key among ``tiers.calls`` and the call remembered there
+    (None before its first call); (None, None) for any other call."""
     if x.__class__ is Tensor and not x._requires_grad and not config.tracing:
         # Python ints alone: a bool (refused) or numpy's bool_ equals and hashes as an int
         if (axis is None or axis.__class__ is int or _ints(axis)) and keepdims.__class__ is bool:
-            return (kind, x._storage.dtype, x._shape, x._strides, axis, keepdims)
-    return None
+            signature = (kind, x._storage.dtype, x._shape, x._strides, axis, keepdims)
+            return signature, tiers.calls.get(signature)
+    return None, None
 
 
 def _ints(axis) -> bool:
@@ -264,11 +266,9 @@ def sum(  # noqa: A001
     """
     signature = None
     if dtype is None and out is None and initial is None and where is True:
-        signature = _remembered("sum", x, axis, keepdims)
-        if signature is not None:
-            call = tiers.calls.get(signature)
-            if call is not None:
-                return call(x)
+        signature, call = _remembered("sum", x, axis, keepdims)
+        if call is not None:
+            return call(x)
     summed, dtype = _accumulated(x if where is True else _only(where, x, 0), dtype)
     if summed is not x:  # (a copy: what is remembered reduces x itself)
         signature = None
@@ -297,14 +297,13 @@ def mean(x, /, axis=None, dtype=None, out=None, keepdims=False, *, where=True) -
     3.5
     """
     if dtype is None and out is None and where is True:
-        signature = _remembered("mean", x, axis, keepdims)
-        if signature is not None:
-            call = tiers.calls.get(signature)
-            if call is not None:
-                return call(x)
-            if x._storage.dtype in _OWN_MEAN_DTYPES and tiers.small(layout.numel(x._shape)):
-                axes = normalize_axes(axis, len(x._shape))
-                return numpy_tier.reduce("mean", x, axes, keepdims, None, signature)
+        signature, call = _remembered("mean", x, axis, keepdims)
+        if call is not None:
+            return call(x)
+        own = signature is not None and x._storage.dtype in _OWN_MEAN_DTYPES
+        if own and tiers.small(layout.numel(x._shape)):
+            axes = normalize_axes(axis, len(x._shape))
+            return numpy_tier.reduce("mean", x, axes, keepdims, None, signature)
     _check_dtype_argument(dtype)
     x = as_tensor(x)
     if where is not True:  # the mean of the elements where ``where`` holds
@@ -384,11 +383,9 @@ def _extreme(x, axis, out, keepdims, initial, where, largest: bool) -> Tensor:
     name = "max" if largest else "min"
     signature = None
     if out is None and initial is None and where is True:
-        signature = _remembered(name, x, axis, keepdims)
-        if signature is not None:
-            call = tiers.calls.get(signature)
-            if call is not None:
-                return call(x)
+        signature, call = _remembered(name, x, axis, keepdims)
+        if call is not None:
+            return call(x)
     x = as_tensor(x)
     if where is not True:
         if initial is None:
