@@ -366,9 +366,11 @@ class TensorBase:
     def _copied(self, dtype=None) -> TensorBase:
         """A contiguous copy in a fresh storage: nothing to check about a destination that
         nothing else can see or overlap."""
-        if dtype is None or dtype.__class__ is not dtypes.DType:
-            dtype = self._storage.dtype if dtype is None else dtypes.as_dtype(dtype)
         d = dtype
+        if d is None:
+            d = self._storage.dtype
+        elif d.__class__ is not dtypes.DType:
+            d = dtypes.as_dtype(d)
         signature = ("copy", self.__class__, self._storage.dtype, self._shape, self._strides, d)
         if config.thread.tape is None:  # (a trace records the kernel's copy)
             call = tiers.calls.get(signature)
