@@ -277,7 +277,12 @@ class _HookHandle:
 
 def uninitialised(shape, dtype) -> Tensor:
     """A new contiguous tensor whose elements are yet to be written: every op's result."""
-    return Tensor._uninitialised(shape, dtype)
+    t = Tensor._uninitialised(shape, dtype)
+    if config.tracing:
+        tape = config.thread.tape
+        if tape is not None:
+            tape.made(t._storage)
+    return t
 
 
 def filled(shape, dtype, value) -> Tensor:

@@ -16,7 +16,6 @@ import numpy as np
 
 from .._config import config
 from ..tensor import TensorBase
-from .lowering import Launch
 
 
 def owner(a: np.ndarray) -> int:
@@ -47,7 +46,7 @@ def launch_slots(steps) -> dict[int, tuple[np.ndarray, Slots] | None]:
     (those buffers keep copying)."""
     found: dict[int, tuple[np.ndarray, Slots] | None] = {}
     for fn, args in steps:
-        if not isinstance(fn, Launch):
+        if not kernel_step(fn):
             for key in owners_in(args):
                 found[key] = None
             continue
@@ -67,6 +66,21 @@ def launch_slots(steps) -> dict[int, tuple[np.ndarray, Slots] | None]:
             entry[1].places.append((fn.args, position, offset_position, traced))
             entry[1].written |= position >= outs_from
     return found
+
+
+def kernel_step(fn) -> bool:
+    """Whether a step is a kernel call over arrays it names (a ``Launch``, a
+    ``reduction.Reduce``): which it reads and which it writes is known."""
+    return hasattr(fn, "array_positions")
+
+
+def accesses(fn, args) -> tuple[list[int], list[int]]:
+    """(the allocations a step reads, those it writes): for any other step than a
+    kernel's, every allocation its arguments reach, both ways."""
+    if kernel_step(fn):
+        return [owner(a) for a in fn.arrays], [owner(o) for o in fn.outs]
+    touched = owners_in(args)
+    return touched, touched
 
 
 def slots_of(found, tensor: TensorBase) -> Slots | None:

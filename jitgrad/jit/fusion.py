@@ -16,7 +16,7 @@ import numpy as np
 
 from ..strided import layout
 from . import cache, ir, lowering
-from .binding import owner, owners_in
+from .binding import accesses, owner
 
 
 def fuse(steps: list, keep: list[np.ndarray]) -> list:
@@ -73,11 +73,8 @@ def _readers(steps, keep) -> dict[int, set[int]]:
     """For each memory owner, the indices of the steps that use it (-1: must be kept)."""
     users: dict[int, set[int]] = {}
     for fn, args in steps:
-        if isinstance(fn, lowering.Launch):
-            owners = [owner(a) for a in list(fn.arrays) + list(fn.outs)]
-        else:
-            owners = owners_in(args)
-        for key in owners:
+        reads, writes = accesses(fn, args)
+        for key in reads + writes:
             users.setdefault(key, set()).add(id(fn))
     for a in keep:
         users.setdefault(owner(a), set()).add(-1)
@@ -122,19 +119,26 @@ def _merge(group, readers) -> lowering.Launch:
             produced[id(out)] = (e, dtype)
             outputs.append((out, e, dtype))
     stored = [out for out in outputs if readers.get(owner(out[0]), set()) - members]
-    outs = [out for out, _, _ in stored]
-    exprs = [e for _, e, _ in stored]
-    out_dtypes = tuple(dtype for _, _, dtype in stored)
+    return build(shape, group[0].ct, (arrays, offsets, strides, loads), scalars, stored)
+
+
+def build(shape, ct: str, inputs, scalars: list, outputs: list) -> lowering.Launch:
+    """The launch computing ``outputs``, (array, expression, dtype) triples, from
+    ``inputs``, (arrays, offsets, strides, loads) over ``shape``, and ``scalars``."""
+    arrays, offsets, strides, loads = inputs
+    outs = [out for out, _, _ in outputs]
+    exprs = [e for _, e, _ in outputs]
+    out_dtypes = tuple(dtype for _, _, dtype in outputs)
     where = lowering.plan_layout(shape, strides)
     aliases = lowering.in_place_aliases(where.pattern, arrays, offsets, outs)
     source = lowering._source(
-        exprs, tuple(loads), group[0].ct, out_dtypes, len(scalars), where.pattern, aliases
+        exprs, tuple(loads), ct, out_dtypes, len(scalars), where.pattern, aliases
     )
     # The source is the key: a fused group has no smaller description. The debug log
     # names it by its hash (JITGRAD_DEBUG=2 prints it).
     kernel = cache.get(("fused", source), lambda: source)
     return lowering.Launch(
-        kernel, where, arrays, offsets, tuple(loads), scalars, group[0].ct, outs, out_dtypes, exprs
+        kernel, where, arrays, offsets, tuple(loads), scalars, ct, outs, out_dtypes, exprs
     )
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from .._config import config
 from ..autograd.tensor import uninitialised
 from ..recording import run
 from ..strided import layout
@@ -209,17 +210,40 @@ def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool, dtype=None):
         variant = "strided"
     else:
         variant = "inner"
-    # The arrays are arguments of the recorded call: a traced plan's fusion sees what the
-    # reduction reads.
-    run(
-        kernel.call(variant),
+    args = [
         x._storage.kernel_array,
         x._offset,
         np.array(sizes, dtype=np.int64),
         np.array(strides, dtype=np.int64),
         out._storage.kernel_array,
-    )
+    ]
+    if config.thread.tape is None:
+        kernel.call(variant)(*args)
+    else:  # a traced plan's scheduler reads what the reduction reads, over which axes
+        run(Reduce(kernel.call(variant), args, kind, x, axes, out))
     return out
+
+
+class Reduce:
+    """One recorded reduction: its kernel call over fixed arrays, and what a plan's
+    scheduler needs to fuse it (the kind, the operand's layout, the reduced axes)."""
+
+    def __init__(self, call, args, kind: str, x, axes: tuple, out):
+        self.call, self.args, self.kind, self.axes = call, args, kind, axes
+        self.array, self.offset = args[0], args[1]
+        self.shape, self.strides, self.load = x.shape, x.stride(), x.dtype.name
+        self.out, self.out_dtype, self.out_shape = args[4], out.dtype.name, out.shape
+        self.arrays, self.outs = [self.array], [self.out]
+
+    def array_positions(self) -> list[tuple[int, int | None]]:
+        """(position of an array in ``args``, of its offset or None), as ``Launch``'s."""
+        return [(0, 1), (4, None)]
+
+    def __call__(self) -> None:
+        self.call(*self.args)
+
+    def direct(self) -> tuple:
+        return self.call.direct(self.args), self.args
 
 
 _FLOATS = (dtypes.float32, dtypes.float64)

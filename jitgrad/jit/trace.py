@@ -47,6 +47,7 @@ import threading
 import time
 import types
 import warnings
+import weakref
 
 import numpy as np
 
@@ -57,8 +58,9 @@ from ..storage import kernels
 from ..strided import layout
 from ..tensor import TensorBase
 from . import binding, cache
-from .fusion import fuse
 from .lowering import Launch
+from .reduction import Reduce
+from .schedule import schedule
 
 log = logging.getLogger("jitgrad.jit")
 _AS_IS = contextlib.nullcontext()
@@ -75,6 +77,17 @@ class Tape:
         self.fresh: set[int] = set()  # leaves whose .grad was None before the call
         self.reset: dict[int, Tensor] = {}  # leaves whose .grad the function itself assigned
         self.guards: dict[int, tuple] = {}  # id -> (object, its state function, state)
+        self._made: list[tuple] = []  # (weak reference to a storage, its array)
+
+    def made(self, storage) -> None:
+        """``storage`` was allocated by the traced call (an op's result)."""
+        self._made.append((weakref.ref(storage), storage.kernel_array))
+
+    def internal(self) -> set[int]:
+        """The allocations of the call that nothing outside the plan can reach: their
+        storages are gone once the function has returned, so a step that only writes
+        them, with no later reader, can be dropped."""
+        return {binding.owner(a) for storage, a in self._made if storage() is None}
 
     def guard(self, obj, state) -> None:
         """``obj`` took part in the trace: a replay needs ``state(obj)`` as it was at its
@@ -393,7 +406,7 @@ class Jitted:
             {id(buffer) for buffer, _ in written},
             inputs,
         )
-        tape.steps = fuse(tape.steps, _kept_arrays(tape, inputs, result))
+        tape.steps = schedule(tape.steps, _kept_arrays(tape, inputs, result), tape.internal())
         plan = Plan(tape, inputs, result, time.perf_counter() - start, written, _by_identity(args))
         passed = plan.passed_back(args)
         if not (tape.grad_outputs or tape.grad_inputs) and any(
@@ -584,10 +597,8 @@ def _check_no_hidden_alias(name, steps, originals, versions, written, inputs) ->
     copies arguments into buffers of its own, so the two would drift apart silently."""
     used = set()
     for fn, args in steps:
-        if isinstance(fn, Launch):
-            used.update(binding.owner(a) for a in (*fn.arrays, *fn.outs))
-        else:
-            used.update(binding.owners_in(args))
+        reads, writes = binding.accesses(fn, args)
+        used.update(reads, writes)
     for (path, storage), version, (buffer, _) in zip(originals, versions, inputs):
         writes = storage._version != version
         reads = id(buffer) in written and binding.owner(storage.kernel_array) in used
@@ -699,7 +710,7 @@ def _direct_calls(steps) -> list:
     (``Launch.direct``, ``Call.direct``)."""
     calls = []
     for fn, args in steps:
-        if isinstance(fn, Launch):
+        if isinstance(fn, (Launch, Reduce)):
             fn, args = fn.direct()
         elif isinstance(fn, cache.Call):
             fn = fn.direct(args)

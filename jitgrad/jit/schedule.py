@@ -1,0 +1,223 @@
+"""The scheduler of a traced tape: which kernels a plan runs, and what they store.
+
+Three passes over the recorded steps:
+
+- ``fuse`` merges runs of elementwise launches over one shape into one kernel (``fusion``)
+  and row-wise work, reductions over the last axis with the elementwise work around them,
+  into row kernels (``row_fusion``);
+- ``recompute`` lets a kernel compute what it would load from an earlier kernel's output
+  from that kernel's own inputs instead, when that reads no more arrays: a backward then
+  recomputes the forward's cheap intermediates from ``x`` rather than reading them back;
+- ``eliminate_dead`` drops the outputs nothing reads: results, gradients and memory the
+  caller can reach are kept, and so is everything a step other than a kernel touches.
+
+What remains reads each input about once and writes what leaves the group once.
+"""
+
+from __future__ import annotations
+
+from ..strided import layout
+from . import ir
+from .binding import accesses, kernel_step, owner
+from .fusion import _same_value, build, fuse
+from .lowering import Launch
+
+# Expressions larger than this are loaded, not recomputed: past it the arithmetic outweighs
+# the memory it saves, and kernels take long to compile.
+MAX_RECOMPUTED_NODES = 200
+
+
+def schedule(steps: list, keep: list, internal: set[int]) -> list:
+    """The plan's steps for a tape's ``steps``. ``keep``: arrays whose contents the caller
+    sees; ``internal``: the allocations only the plan can reach (``Tape.internal``)."""
+    steps = fuse(steps, keep)
+    steps = recompute(steps)
+    return eliminate_dead(steps, keep, internal)
+
+
+def recompute(steps: list) -> list:
+    """``steps`` with loads of earlier launches' outputs replaced by the expressions that
+    computed them, where that reads no more arrays (``_recomputing``)."""
+    writers: dict[int, list[int]] = {}
+    for i, (fn, args) in enumerate(steps):
+        for key in accesses(fn, args)[1]:
+            writers.setdefault(key, []).append(i)
+    producers: dict[int, tuple] = {}  # owner -> (step index, launch, output index)
+    out = list(steps)
+    for i, (fn, _) in enumerate(steps):
+        if isinstance(fn, Launch) and fn.exprs is not None:
+            new = _recomputing(fn, i, producers, writers)
+            if new is not None:
+                fn = new
+                out[i] = (new, ())
+            for k, o in enumerate(fn.outs):
+                producers[owner(o)] = (i, fn, k)
+    return out
+
+
+def _written_between(key: int, first: int, last: int, writers) -> bool:
+    """Whether a step in [first, last) writes allocation ``key``."""
+    return any(first <= w < last for w in writers.get(key, ()))
+
+
+def _recomputing(launch: Launch, at: int, producers, writers) -> Launch | None:
+    """``launch`` (step ``at``) recomputing the earlier outputs it loads, or None."""
+    shape = launch.shape
+    contiguous = layout.contiguous_strides(shape)
+    inputs = [
+        (a, o, s, load)
+        for a, o, s, load in zip(launch.arrays, launch.offsets, launch.strides, launch.loads)
+    ]
+    scalars = list(launch.scalars)
+    exprs = list(launch.exprs)
+    changed = False
+    k = 0
+    while k < len(inputs):
+        a, o, s, load = inputs[k]
+        found = producers.get(owner(a))
+        k += 1
+        if found is None:
+            continue
+        p, producer, j = found
+        if not (
+            producer.shape == shape
+            and producer.ct == launch.ct
+            and a is producer.outs[j]
+            and o == 0
+            and s == contiguous
+            and _same_value((None, producer.out_dtypes[j]), load, launch.ct)
+            and not _written_between(owner(a), p + 1, at, writers)
+            and not any(_written_between(owner(b), p, at, writers) for b in producer.arrays)
+        ):
+            continue
+        loaded = {_key(i) for i in inputs}
+        new = [
+            m
+            for m, i in enumerate(_inputs_of(producer))
+            if _key(i) not in loaded and _full(i[2], shape)
+        ]
+        if len(new) > 1 or (new and not _full(s, shape)):
+            continue  # it would read more arrays than it saves
+        value = producer.exprs[j]
+        if len(ir.topological([value])) > MAX_RECOMPUTED_NODES:
+            continue
+        # The producer's loads and scalars as this launch's.
+        where = {_key(i): n for n, i in enumerate(inputs)}
+        load_map = {}
+        for m, i in enumerate(_inputs_of(producer)):
+            if _key(i) not in where:
+                where[_key(i)] = len(inputs)
+                inputs.append(i)
+            load_map[m] = ir.load(where[_key(i)])
+        scalar_map = {m: ir.scalar(len(scalars) + m) for m in range(len(producer.scalars))}
+        scalars.extend(producer.scalars)
+        (value,) = _substitute([value], load_map, scalar_map)
+        exprs = _substitute(exprs, {k - 1: value}, {})
+        changed = True
+    if not changed:
+        return None
+    return rebuilt(launch, inputs, scalars, list(zip(launch.outs, exprs, launch.out_dtypes)))
+
+
+def eliminate_dead(steps: list, keep: list, internal: set[int]) -> list:
+    """``steps`` without the kernels' outputs that nothing later reads and nothing outside
+    the plan can reach (and without kernels left with none)."""
+    live = {owner(a) for a in keep}
+    kept = []
+    for fn, args in reversed(steps):
+        if kernel_step(fn):
+            dead = [
+                k for k, o in enumerate(fn.outs) if owner(o) in internal and owner(o) not in live
+            ]
+            if len(dead) == len(fn.outs):
+                continue
+            if dead and isinstance(fn, Launch) and fn.exprs is not None:
+                outputs = [
+                    out
+                    for k, out in enumerate(zip(fn.outs, fn.exprs, fn.out_dtypes))
+                    if k not in dead
+                ]
+                fn = rebuilt(fn, _inputs_of(fn), list(fn.scalars), outputs)
+                args = ()
+        live.update(accesses(fn, args)[0])
+        kept.append((fn, args))
+    kept.reverse()
+    return kept
+
+
+def rebuilt(launch: Launch, inputs: list, scalars: list, outputs: list) -> Launch:
+    """A launch over ``launch``'s shape computing ``outputs`` ((array, expression, dtype)
+    triples), reading only the ``inputs`` and ``scalars`` they use."""
+    nodes = ir.topological([e for _, e, _ in outputs])
+    used = sorted({e.value for e in nodes if e.op == "load"})
+    # Scalars of equal value are one (the constants of ops that were fused or recomputed
+    # twice), so that their expressions become one too.
+    values: dict[tuple, int] = {}
+    scalar_map = {}
+    for m in sorted({e.value for e in nodes if e.op == "scalar"}):
+        n = values.setdefault((type(scalars[m]), scalars[m].tobytes()), len(values))
+        scalar_map[m] = ir.scalar(n)
+    exprs = _substitute(
+        [e for _, e, _ in outputs], {m: ir.load(n) for n, m in enumerate(used)}, scalar_map
+    )
+    exprs = _shared(exprs)
+    kept_scalars = [None] * len(values)
+    for m, e in scalar_map.items():
+        kept_scalars[e.value] = scalars[m]
+    chosen = [inputs[m] for m in used]
+    columns = tuple(list(column) for column in zip(*chosen)) if chosen else ([], [], [], [])
+    return build(
+        launch.shape,
+        launch.ct,
+        columns,
+        kept_scalars,
+        [(o, e, d) for (o, _, d), e in zip(outputs, exprs)],
+    )
+
+
+def _inputs_of(launch: Launch) -> list[tuple]:
+    return list(zip(launch.arrays, launch.offsets, launch.strides, launch.loads))
+
+
+def _key(item: tuple) -> tuple:
+    a, o, s, load = item
+    return id(a), o, s, load
+
+
+def _full(strides, shape) -> bool:
+    """Whether an operand of these strides varies over ``shape`` (is not one element)."""
+    return any(s != 0 for s, n in zip(strides, shape) if n > 1)
+
+
+def _shared(exprs: list) -> list:
+    """``exprs`` with equal subexpressions made one node (recomputed values that several
+    loads brought in are computed once)."""
+    seen: dict[tuple, ir.Expr] = {}
+    memo: dict[int, ir.Expr] = {}
+    for e in ir.topological(exprs):
+        args = tuple(memo[a.id] for a in e.args)
+        value = (type(e.value), e.value) if e.op == "literal" else e.value
+        key = (e.op, tuple(a.id for a in args), value)
+        new = seen.get(key)
+        if new is None:
+            new = e if all(a is b for a, b in zip(args, e.args)) else ir.Expr(e.op, args, e.value)
+            seen[key] = new
+        memo[e.id] = new
+    return [memo[e.id] for e in exprs]
+
+
+def _substitute(exprs: list, loads: dict, scalars: dict) -> list:
+    """``exprs`` with the loads and scalars named in ``loads`` and ``scalars`` (by index)
+    replaced by those expressions."""
+    memo: dict[int, ir.Expr] = {}
+    for e in ir.topological(exprs):
+        if e.op == "load" and e.value in loads:
+            new = loads[e.value]
+        elif e.op == "scalar" and e.value in scalars:
+            new = scalars[e.value]
+        elif e.args and any(memo[a.id] is not a for a in e.args):
+            new = ir.Expr(e.op, tuple(memo[a.id] for a in e.args), e.value)
+        else:
+            new = e
+        memo[e.id] = new
+    return [memo[e.id] for e in exprs]
