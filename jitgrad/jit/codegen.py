@@ -141,8 +141,8 @@ def _function(outputs: list[ir.Expr], sig: Signature) -> str:
 class _Body:
     """Straight-line code for the DAG, one local per shared node."""
 
-    def __init__(self, sig: Signature):
-        self.sig = sig
+    def __init__(self, sig: Signature, prefix: str = "t"):
+        self.sig, self.prefix = sig, prefix
         self.lines: list[str] = []
         # Nodes that depend on scalars and literals only (an optimizer's bias corrections)
         # are computed once before the loop, with plain libm: no vectorised code to inline.
@@ -177,7 +177,7 @@ class _Body:
         a = [self.names[arg.id] for arg in e.args]
         invariant = all(a.op in ("scalar", "literal") or a.id in self.invariant for a in e.args)
         code = self._expression(e.op, a, vectorised=not invariant)
-        name = f"t{len(self.lines) + len(self.prologue)}"
+        name = f"{self.prefix}{len(self.lines) + len(self.prologue)}"
         if invariant:
             self.invariant.add(e.id)
             self.prologue.append(f"{name} = {code}")

@@ -114,7 +114,7 @@ def _merge(group, readers) -> lowering.Launch:
             load_map[k] = ir.load(inputs[key])
         scalar_map = {j: ir.scalar(len(scalars) + j) for j in range(len(launch.scalars))}
         scalars.extend(launch.scalars)
-        exprs = _rewrite(launch.exprs, load_map, scalar_map)
+        exprs = ir.substitute(launch.exprs, load_map, scalar_map)
         for out, e, dtype in zip(launch.outs, exprs, launch.out_dtypes):
             produced[id(out)] = (e, dtype)
             outputs.append((out, e, dtype))
@@ -152,25 +152,3 @@ def _same_value(made, load, ct: str) -> bool:
     if np.dtype(out_dtype).kind in "iu" and np.dtype(out_dtype).itemsize < 8:
         return False  # computed in 64 bits (numba's integer arithmetic), wrapped when stored
     return out_dtype == dtype == ct and not as_bool
-
-
-def _rewrite(exprs, load_map, scalar_map):
-    memo: dict[int, ir.Expr] = {}
-
-    def visit(e: ir.Expr) -> ir.Expr:
-        if e.id in memo:
-            return memo[e.id]
-        if e.op == "load":
-            new = load_map[e.value]
-        elif e.op == "scalar":
-            new = scalar_map[e.value]
-        elif not e.args:
-            new = e
-        else:
-            new = ir.Expr(e.op, tuple(visit(a) for a in e.args), e.value)
-        memo[e.id] = new
-        return new
-
-    for node in ir.topological(exprs):
-        visit(node)
-    return [memo[e.id] for e in exprs]

@@ -201,3 +201,37 @@ def evaluate(outputs, inputs: list, m) -> list:
             fn = _OPERATORS.get(e.op) or getattr(m, e.op)
             values[e.id] = fn(*args)
     return [values[e.id] for e in outputs]
+
+
+def shared(exprs: list) -> list:
+    """``exprs`` with equal subexpressions made one node (recomputed values that several
+    loads brought in are computed once)."""
+    seen: dict[tuple, Expr] = {}
+    memo: dict[int, Expr] = {}
+    for e in topological(exprs):
+        args = tuple(memo[a.id] for a in e.args)
+        value = (type(e.value), e.value) if e.op == "literal" else e.value
+        key = (e.op, tuple(a.id for a in args), value)
+        new = seen.get(key)
+        if new is None:
+            new = e if all(a is b for a, b in zip(args, e.args)) else Expr(e.op, args, e.value)
+            seen[key] = new
+        memo[e.id] = new
+    return [memo[e.id] for e in exprs]
+
+
+def substitute(exprs: list, loads: dict, scalars: dict) -> list:
+    """``exprs`` with the loads and scalars named in ``loads`` and ``scalars`` (by index)
+    replaced by those expressions."""
+    memo: dict[int, Expr] = {}
+    for e in topological(exprs):
+        if e.op == "load" and e.value in loads:
+            new = loads[e.value]
+        elif e.op == "scalar" and e.value in scalars:
+            new = scalars[e.value]
+        elif e.args and any(memo[a.id] is not a for a in e.args):
+            new = Expr(e.op, tuple(memo[a.id] for a in e.args), e.value)
+        else:
+            new = e
+        memo[e.id] = new
+    return [memo[e.id] for e in exprs]

@@ -21,6 +21,7 @@ from . import ir
 from .binding import accesses, kernel_step, owner
 from .fusion import _same_value, build, fuse
 from .lowering import Launch
+from .row_fusion import fuse_rows
 
 # Expressions larger than this are loaded, not recomputed: past it the arithmetic outweighs
 # the memory it saves, and kernels take long to compile.
@@ -30,9 +31,8 @@ MAX_RECOMPUTED_NODES = 200
 def schedule(steps: list, keep: list, internal: set[int]) -> list:
     """The plan's steps for a tape's ``steps``. ``keep``: arrays whose contents the caller
     sees; ``internal``: the allocations only the plan can reach (``Tape.internal``)."""
-    steps = fuse(steps, keep)
-    steps = recompute(steps)
-    return eliminate_dead(steps, keep, internal)
+    steps = eliminate_dead(recompute(fuse(steps, keep)), keep, internal)
+    return eliminate_dead(fuse_rows(steps, keep), keep, internal)
 
 
 def recompute(steps: list) -> list:
@@ -111,8 +111,8 @@ def _recomputing(launch: Launch, at: int, producers, writers) -> Launch | None:
             load_map[m] = ir.load(where[_key(i)])
         scalar_map = {m: ir.scalar(len(scalars) + m) for m in range(len(producer.scalars))}
         scalars.extend(producer.scalars)
-        (value,) = _substitute([value], load_map, scalar_map)
-        exprs = _substitute(exprs, {k - 1: value}, {})
+        (value,) = ir.substitute([value], load_map, scalar_map)
+        exprs = ir.substitute(exprs, {k - 1: value}, {})
         changed = True
     if not changed:
         return None
@@ -157,10 +157,10 @@ def rebuilt(launch: Launch, inputs: list, scalars: list, outputs: list) -> Launc
     for m in sorted({e.value for e in nodes if e.op == "scalar"}):
         n = values.setdefault((type(scalars[m]), scalars[m].tobytes()), len(values))
         scalar_map[m] = ir.scalar(n)
-    exprs = _substitute(
+    exprs = ir.substitute(
         [e for _, e, _ in outputs], {m: ir.load(n) for n, m in enumerate(used)}, scalar_map
     )
-    exprs = _shared(exprs)
+    exprs = ir.shared(exprs)
     kept_scalars = [None] * len(values)
     for m, e in scalar_map.items():
         kept_scalars[e.value] = scalars[m]
@@ -187,37 +187,3 @@ def _key(item: tuple) -> tuple:
 def _full(strides, shape) -> bool:
     """Whether an operand of these strides varies over ``shape`` (is not one element)."""
     return any(s != 0 for s, n in zip(strides, shape) if n > 1)
-
-
-def _shared(exprs: list) -> list:
-    """``exprs`` with equal subexpressions made one node (recomputed values that several
-    loads brought in are computed once)."""
-    seen: dict[tuple, ir.Expr] = {}
-    memo: dict[int, ir.Expr] = {}
-    for e in ir.topological(exprs):
-        args = tuple(memo[a.id] for a in e.args)
-        value = (type(e.value), e.value) if e.op == "literal" else e.value
-        key = (e.op, tuple(a.id for a in args), value)
-        new = seen.get(key)
-        if new is None:
-            new = e if all(a is b for a, b in zip(args, e.args)) else ir.Expr(e.op, args, e.value)
-            seen[key] = new
-        memo[e.id] = new
-    return [memo[e.id] for e in exprs]
-
-
-def _substitute(exprs: list, loads: dict, scalars: dict) -> list:
-    """``exprs`` with the loads and scalars named in ``loads`` and ``scalars`` (by index)
-    replaced by those expressions."""
-    memo: dict[int, ir.Expr] = {}
-    for e in ir.topological(exprs):
-        if e.op == "load" and e.value in loads:
-            new = loads[e.value]
-        elif e.op == "scalar" and e.value in scalars:
-            new = scalars[e.value]
-        elif e.args and any(memo[a.id] is not a for a in e.args):
-            new = ir.Expr(e.op, tuple(memo[a.id] for a in e.args), e.value)
-        else:
-            new = e
-        memo[e.id] = new
-    return [memo[e.id] for e in exprs]

@@ -1,0 +1,546 @@
+"""Row kernels: reductions over the last axis fused with the elementwise work around them.
+
+Softmax, log_softmax, layer normalisation and their gradients reduce each row and then
+use the row's result in elementwise work over that row. Traced op by op, that is a
+kernel per reduction and per elementwise group, each reading and writing whole tensors.
+A row kernel takes one row at a time, (R, C) after merging the leading axes: each
+reduction is a loop over the row (the elementwise work that produces its operand is
+computed in that loop, into a row-sized scratch that the blocked sum then adds up), the
+row's results (max, sum, mean, variance) stay in locals, and a last loop over the row
+writes the elementwise outputs that anything outside the kernel reads. A row stays in
+cache between the loops, so memory sees one read of the inputs and one write of the
+outputs. Rows are shared out among threads.
+
+Sums add up in float64 in the same blocked order as the reduction kernels
+(``reduction``), so a fused sum equals the one it replaces.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import threads
+from .._config import config
+from ..ops.primitives import PRIMITIVES
+from ..strided import layout
+from . import cache, codegen, ir
+from .binding import accesses, owner
+from .fusion import _same_value
+from .lowering import Launch
+from .reduction import Reduce
+
+_HELPERS = """
+
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
+def row_sum(v, n):
+    total = 0.0
+    for b in range(0, n, 4096):
+        end = min(b + 4096, n)
+        whole = end - (end - b) % 8
+        r0 = r1 = r2 = r3 = r4 = r5 = r6 = r7 = 0.0
+        for i in range(b, whole, 8):
+            r0 += v[i]
+            r1 += v[i + 1]
+            r2 += v[i + 2]
+            r3 += v[i + 3]
+            r4 += v[i + 4]
+            r5 += v[i + 5]
+            r6 += v[i + 6]
+            r7 += v[i + 7]
+        part = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        for i in range(whole, end):
+            part += v[i]
+        total += part
+    return total
+
+
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
+def row_max(v, n):
+    acc = v[0]
+    for i in range(1, n):
+        a = v[i]
+        acc = a if (a > acc or a != a) else acc
+        if acc != acc:
+            return acc
+    return acc
+
+
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
+def row_min(v, n):
+    acc = v[0]
+    for i in range(1, n):
+        a = v[i]
+        acc = a if (a < acc or a != a) else acc
+        if acc != acc:
+            return acc
+    return acc
+"""
+
+
+def fuse_rows(steps: list, keep: list) -> list:
+    """``steps`` with each reduction over the last axis fused, as a row kernel, with the
+    elementwise launches around it over the same rows."""
+    readers = _readers(steps, keep)
+    out: list = []
+    group: _Group | None = None
+    for step in steps:
+        fn, args = step
+        if group is not None and group.join(fn):
+            continue
+        if isinstance(fn, Reduce):
+            started = _Group.starting(fn)
+            if started is not None:
+                if group is not None:
+                    out.extend(group.close(readers))
+                group = started
+                # The launches just before it that feed its rows join it too.
+                while out and isinstance(out[-1][0], Launch) and group.join(out[-1][0], 0):
+                    out.pop()
+                continue
+        if group is not None:
+            if group.independent(fn, args):
+                out.append(step)  # runs before the group, which waits for more members
+                continue
+            out.extend(group.close(readers))
+            group = None
+        out.append(step)
+    if group is not None:
+        out.extend(group.close(readers))
+    return out
+
+
+def _readers(steps, keep) -> dict[int, set[int]]:
+    """For each allocation, the steps that read it (``-1``: the caller sees it)."""
+    users: dict[int, set[int]] = {}
+    for fn, args in steps:
+        for key in accesses(fn, args)[0]:
+            users.setdefault(key, set()).add(id(fn))
+    for a in keep:
+        users.setdefault(owner(a), set()).add(-1)
+    return users
+
+
+def _rows_of(shape) -> tuple[int, int]:
+    return layout.numel(shape[:-1]), shape[-1]
+
+
+def _row_strides(shape, strides, full_shape) -> tuple[int, int] | None:
+    """(row stride, column stride) of an operand laid over ``full_shape``'s rows (its
+    leading axes merged into one), or None when they do not merge."""
+    lead, lead_strides = full_shape[:-1], strides[:-1]
+    merged, merged_strides = layout.coalesce(list(lead), list(lead_strides))
+    kept = [s for n, s in zip(merged, merged_strides) if n > 1]
+    if len(kept) > 1:
+        return None
+    return (kept[0] if kept else 0), strides[-1]
+
+
+class _Group:
+    """The members of one row kernel, as they join: their values over rows ``R`` and
+    columns ``C``, the external inputs they read and the outputs they write."""
+
+    def __init__(self, shape, ct: str):
+        self.shape, self.ct = shape, ct
+        self.rows, self.cols = _rows_of(shape)
+        self.members: list = []
+        self.inputs: list[tuple] = []  # (array, offset, (row stride, col stride), load)
+        self.scalars: list = []
+        self.values: dict[int, tuple] = {}  # owner -> ("element" | "row", expression, array)
+        self.row_values: list[tuple] = []  # ("map", expr) or (kind, element expr)
+        self.outputs: list[tuple] = []  # (array, level, expression, dtype)
+        self.read: set[int] = set()  # allocations read from outside the group
+        self.written: set[int] = set()
+
+    @classmethod
+    def starting(cls, reduce: Reduce) -> _Group | None:
+        shape = reduce.shape
+        if (
+            len(shape) < 1
+            or reduce.axes != (len(shape) - 1,)
+            or reduce.load not in ("float32", "float64")
+            or reduce.out_dtype != reduce.load
+            or shape[-1] < 2
+            or layout.numel(shape) == 0
+        ):
+            return None
+        group = cls(shape, reduce.load)
+        return group if group.join(reduce) else None
+
+    # -- joining -----------------------------------------------------------------------------
+
+    def join(self, fn, at: int | None = None) -> bool:
+        """Add ``fn`` (at the end, or at position ``at``: a launch that ran just before
+        the group's first member) when it computes over the group's rows."""
+        if at is not None and self.members and not self._feeds(fn):
+            return False
+        saved = (
+            list(self.inputs),
+            list(self.scalars),
+            dict(self.values),
+            list(self.row_values),
+            list(self.outputs),
+            set(self.read),
+            set(self.written),
+        )
+        if at is not None:
+            # Re-derive every member after this one: its values come first.
+            members = [fn, *self.members]
+            self._reset()
+            ok = all(self._add(m) for m in members)
+        else:
+            members = [*self.members, fn]
+            ok = self._add(fn)
+        if not ok:
+            (
+                self.inputs,
+                self.scalars,
+                self.values,
+                self.row_values,
+                self.outputs,
+                self.read,
+                self.written,
+            ) = saved
+            return False
+        self.members = members
+        return True
+
+    def _feeds(self, fn) -> bool:
+        return isinstance(fn, Launch) and any(owner(o) in self.read for o in fn.outs)
+
+    def _reset(self) -> None:
+        self.inputs, self.scalars, self.values = [], [], {}
+        self.row_values, self.outputs, self.read, self.written = [], [], set(), set()
+
+    def _add(self, fn) -> bool:
+        if isinstance(fn, Reduce):
+            return self._add_reduce(fn)
+        if isinstance(fn, Launch) and fn.exprs is not None and fn.ct == self.ct:
+            return self._add_launch(fn)
+        return False
+
+    def _level(self, shape) -> str | None:
+        if tuple(shape) == tuple(self.shape):
+            return "element"
+        if tuple(shape) in (self.shape[:-1] + (1,), self.shape[:-1]):
+            return "row"
+        return None
+
+    def _operand(self, array, offset, strides, load, shape, level: str):
+        """The expression reading one operand of a member of ``level`` over ``shape``:
+        a value of the group, or a new input; None when the group cannot read it."""
+        found = self.values.get(owner(array))
+        if found is not None:
+            kind, value, stored = found
+            if array is not stored or offset != 0:
+                return None
+            if kind == "element":
+                ok = level == "element" and strides == layout.contiguous_strides(shape)
+            else:
+                ok = _row_strides(shape, strides, shape) in ((1, 0), (1, 1), (0, 0))
+                ok = ok and (self.rows == 1 or _row_strides(shape, strides, shape)[0] == 1)
+            dtype = next(d for a, _, _, d in self.outputs if a is stored)
+            if not (ok and _same_value((None, dtype), load, self.ct)):
+                return None
+            return value
+        if owner(array) in self.written:
+            return None  # (written by the group in another layout)
+        if level == "row":
+            if len(shape) == len(self.shape):
+                full = tuple(strides[:-1]) + (0,)
+            else:
+                full = tuple(strides) + (0,)
+            strides = full
+        rs = _row_strides(self.shape, strides, self.shape)
+        if rs is None:
+            return None
+        key = (id(array), offset, rs, load)
+        for k, (a, o, s, d) in enumerate(self.inputs):
+            if (id(a), o, s, d) == key:
+                return ir.load(k)
+        self.inputs.append((array, offset, rs, load))
+        self.read.add(owner(array))
+        return ir.load(len(self.inputs) - 1)
+
+    def _row_level(self, e: ir.Expr) -> bool:
+        """Whether an expression is one value per row: it loads no input along the row."""
+        return all(n.op != "load" or self.inputs[n.value][2][1] == 0 for n in ir.topological([e]))
+
+    def _add_launch(self, launch: Launch) -> bool:
+        level = self._level(launch.shape)
+        if level is None:
+            return False
+        load_map = {}
+        for k, (a, o, s, load) in enumerate(
+            zip(launch.arrays, launch.offsets, launch.strides, launch.loads)
+        ):
+            value = self._operand(a, o, s, load, launch.shape, level)
+            if value is None or (level == "row" and not self._row_level(value)):
+                return False
+            load_map[k] = value
+        if any(owner(o) in self.read for o in launch.outs):
+            return False  # it overwrites what the group reads
+        scalar_map = {m: ir.scalar(len(self.scalars) + m) for m in range(len(launch.scalars))}
+        self.scalars.extend(launch.scalars)
+        exprs = ir.substitute(launch.exprs, load_map, scalar_map)
+        for o, e, dtype in zip(launch.outs, exprs, launch.out_dtypes):
+            if level == "row":
+                self.row_values.append(("map", e))
+                e = ir.Expr("row", (), len(self.row_values) - 1)
+            self.values[owner(o)] = (level, e, o)
+            self.outputs.append((o, level, e, dtype))
+            self.written.add(owner(o))
+        return True
+
+    def _add_reduce(self, reduce: Reduce) -> bool:
+        if (
+            tuple(reduce.shape) != tuple(self.shape)
+            or reduce.axes != (len(self.shape) - 1,)
+            or reduce.load != self.ct
+            or reduce.out_dtype != self.ct
+        ):
+            return False
+        value = self._operand(
+            reduce.array, reduce.offset, reduce.strides, (reduce.load, False), self.shape, "element"
+        )
+        if value is None or owner(reduce.out) in self.read:
+            return False
+        self.row_values.append((reduce.kind, value))
+        e = ir.Expr("row", (), len(self.row_values) - 1)
+        self.values[owner(reduce.out)] = ("row", e, reduce.out)
+        self.outputs.append((reduce.out, "row", e, reduce.out_dtype))
+        self.written.add(owner(reduce.out))
+        return True
+
+    def independent(self, fn, args) -> bool:
+        """Whether a step that cannot join may run before the group's kernel: it reads
+        nothing the group writes and writes nothing the group reads."""
+        reads, writes = accesses(fn, args)
+        return not (set(reads) & self.written or set(writes) & (self.read | self.written))
+
+    # -- closing -----------------------------------------------------------------------------
+
+    def close(self, readers) -> list:
+        """The steps that run the group: one row kernel, or its members as they were when
+        it holds no reduction."""
+        if not any(kind != "map" for kind, _ in self.row_values):
+            return [(m, ()) for m in self.members]
+        members = {id(m) for m in self.members}
+        stored = [
+            (a, level, e, dtype)
+            for a, level, e, dtype in self.outputs
+            if readers.get(owner(a), set()) - members
+        ]
+        return [(RowLaunch(self, stored), ())]
+
+
+class RowLaunch:
+    """One row kernel over fixed arrays (``_Group``'s members): a step of a plan, which
+    binding and scheduling see like a ``Launch`` (``arrays``, ``outs``, ``args``)."""
+
+    def __init__(self, group: _Group, stored: list):
+        inputs = group.inputs
+        self.shape, self.ct = group.shape, group.ct
+        self.arrays = [a for a, _, _, _ in inputs]
+        self.outs = [a for a, _, _, _ in stored]
+        self.members = group.members
+        source = _source(group, stored)
+        self.kernel = cache.get(("rows", source), lambda: source)
+        self._call = self.kernel.call("serial")
+        self.args = [group.rows, group.cols]
+        for a, o, (rs, cs), _ in inputs:
+            self.args += [a, o, rs, cs]
+        self.args += list(group.scalars) + self.outs
+        self._first_out = len(self.args) - len(self.outs)
+        self._row_outs = [level == "row" for _, level, _, _ in stored]
+        numel = layout.numel(self.shape)
+        threshold = config.parallel_from(True)
+        parts = threads.pieces(numel, threshold) if numel >= threshold else 1
+        self._bounds = threads.bounds(group.rows, 1, parts) if parts > 1 else None
+
+    def array_positions(self) -> list[tuple[int, int | None]]:
+        inputs = [(2 + 4 * k, 3 + 4 * k) for k in range(len(self.arrays))]
+        return inputs + [(self._first_out + k, None) for k in range(len(self.outs))]
+
+    def __call__(self) -> None:
+        self._run(self._call, self.args)
+
+    def direct(self) -> tuple:
+        fn = self._call.direct(self.args)
+        if self._bounds is None or fn is self._call:
+            return fn, self.args
+        return (lambda *args: self._run(fn, args)), self.args
+
+    def _run(self, fn, args) -> None:
+        if self._bounds is None or self._call.compiled is None:
+            fn(*args)  # (the first call compiles, in this thread)
+            return
+        bounds, cols, first_out, row_outs = self._bounds, args[1], self._first_out, self._row_outs
+        n_inputs = len(self.arrays)
+
+        def piece(k):
+            lo, hi = bounds[k]
+            share = list(args)
+            share[0] = hi - lo
+            for k in range(n_inputs):  # (array, offset, row stride, column stride)
+                share[3 + 4 * k] = args[3 + 4 * k] + lo * args[4 + 4 * k]
+            for j, row in enumerate(row_outs):
+                out = args[first_out + j]
+                share[first_out + j] = out[lo:hi] if row else out[lo * cols : hi * cols]
+            fn(*share)
+
+        threads.run(piece, len(bounds))
+
+
+def _source(group: _Group, stored: list) -> str:
+    """The module of a row kernel computing ``stored`` ((array, level, expression, dtype))."""
+    inputs = group.inputs
+    sig = codegen.Signature(
+        input_dtypes=tuple(load[0] for _, _, _, load in inputs),
+        bool_inputs=tuple(load[1] for _, _, _, load in inputs),
+        compute=group.ct,
+        output_dtypes=tuple(d for _, _, _, d in stored),
+        n_scalars=len(group.scalars),
+        loop="rows",
+        ndim=0,
+        broadcast=(),
+    )
+    kinds = ["zero" if cs == 0 else "unit" if cs == 1 else "any" for _, _, (_, cs), _ in inputs]
+    # The loops of one row, in order: a reduction's operand per needed row value (a row
+    # map is no loop), then the stored elements. One DAG for all: a value that several
+    # members computed is one node.
+    row_values = group.row_values
+    needed = sorted(_needed(row_values, [e for _, _, e, _ in stored]))
+    elements = [k for k, (_, level, _, _) in enumerate(stored) if level == "element"]
+    shared = ir.shared([row_values[k][1] for k in needed] + [stored[k][2] for k in elements])
+    definitions = dict(zip(needed, shared))
+    element_exprs = shared[len(needed) :]
+    loops = [[definitions[k]] for k in needed if row_values[k][0] != "map"]
+    if elements:
+        loops.append(element_exprs)
+    # Transcendental values that more than one loop needs are computed once, in the first,
+    # and kept in a row-sized buffer that later loops read: a row stays in cache.
+    seen_in: dict[int, int] = {}
+    heavy: dict[int, ir.Expr] = {}
+    for n, exprs in enumerate(loops):
+        for node in ir.topological(exprs):
+            first = seen_in.setdefault(node.id, n)
+            if first != n and _transcendental(node) and _varies(node, kinds):
+                heavy[node.id] = node
+    held: set[int] = set()
+    scalar_lines: list[str] = []
+
+    def loop(exprs, prefix, index="j"):
+        """The body of one loop over a row: loads, the held values, the code."""
+        body = codegen._Body(sig, prefix)
+        loaded_held = []
+        for node in ir.topological(exprs):
+            if node.op == "row":
+                body.names[node.id] = f"r{node.value}"
+            elif node.id in held:
+                body.names[node.id] = f"hv{node.id}"
+                loaded_held.append(f"hv{node.id} = h{node.id}[{index}]")
+        values = [body.value(e) for e in exprs]
+        scalar_lines.extend(body.prologue)
+        keep = []
+        for node in ir.topological(exprs):
+            if node.id in heavy and node.id not in held:
+                keep.append(f"h{node.id}[{index}] = {body.names[node.id]}")
+        held.update(n.id for n in ir.topological(exprs) if n.id in heavy)
+        used = sorted(
+            {n.value for n in ir.topological(exprs) if n.op == "load" and kinds[n.value] != "zero"}
+        )
+        loads = [
+            f"x{i} = "
+            + body.load(
+                i, f"v{i}[{index}]" if kinds[i] == "unit" else f"a{i}[b{i} + {index} * cs{i}]"
+            )
+            for i in used
+        ]
+        return values, loads + loaded_held + body.lines + keep
+
+    body_lines: list[str] = []
+    for k in needed:
+        kind, _ = row_values[k]
+        e = definitions[k]
+        if kind == "map":
+            body = codegen._Body(sig, f"m{k}_")
+            for node in ir.topological([e]):
+                if node.op == "row":
+                    body.names[node.id] = f"r{node.value}"
+            value = body.value(e)
+            scalar_lines.extend(body.prologue)
+            body_lines += [*body.lines, f"r{k} = {value}"]
+            continue
+        (value,), lines = loop([e], f"e{k}_")
+        body_lines.append("for j in range(cols):")
+        body_lines += [f"    {line}" for line in lines]
+        body_lines.append(f"    scratch[j] = {value}")
+        body_lines.append(f"r{k} = DT(row_{kind}(scratch, cols))")
+    if elements:
+        values, lines = loop(element_exprs, "y")
+        for k in elements:
+            body_lines.append(f"w{k} = out{k}[r * cols:(r + 1) * cols]")
+        body_lines.append("for j in range(cols):")
+        body_lines += [f"    {line}" for line in lines]
+        for k, value in zip(elements, values):
+            save = "store_half" if stored[k][3] == "float16" else "store"
+            body_lines.append(f"    {save}(w{k}, j, {value})")
+    for k, (_, level, e, dtype) in enumerate(stored):
+        if level == "row":
+            save = "store_half" if dtype == "float16" else "store"
+            body_lines.append(f"{save}(out{k}, r, r{e.value})")
+    params = ["rows", "cols"]
+    params += [f"a{i}, o{i}, rs{i}, cs{i}" for i in range(len(inputs))]
+    params += [f"s{j}" for j in range(len(group.scalars))]
+    params += [f"out{k}" for k in range(len(stored))]
+    lines = [
+        "@njit(cache=True, error_model='numpy', nogil=True)",
+        f"def serial({', '.join(params)}):",
+        "    scratch = np.empty(cols, np.float64)",
+        *[f"    h{n} = np.empty(cols, DT)" for n in heavy],
+        *[f"    {line}" for line in scalar_lines],
+        "    for r in range(rows):",
+    ]
+    for i, kind in enumerate(kinds):
+        lines.append(f"        b{i} = o{i} + r * rs{i}")
+        if kind == "zero":
+            lines.append(f"        x{i} = {codegen._Body(sig).load(i, f'a{i}[b{i}]')}")
+        elif kind == "unit":
+            lines.append(f"        v{i} = a{i}[b{i}:b{i} + cols]")
+    lines += [f"        {line}" for line in body_lines]
+    header = [
+        "import math",
+        "import numpy as np",
+        "from numba import njit",
+        "from jitgrad.jit import vmath as vm",
+        "from jitgrad.storage.convert import half_to_float, store, store_half",
+        "",
+        f"DT = np.{group.ct}",
+    ]
+    source = "\n".join(header) + "\n" + _HELPERS + "\n\n" + "\n".join(lines) + "\n"
+    # Node ids name the held buffers: renumbered, so equal kernels have equal sources.
+    for n, node_id in enumerate(heavy):
+        source = re.sub(rf"\bh(v?){node_id}\b", rf"h\g<1>_{n}", source)
+    return source
+
+
+def _transcendental(node: ir.Expr) -> bool:
+    primitive = PRIMITIVES.get(node.op)
+    return primitive is not None and primitive.vmath is not None
+
+
+def _varies(node: ir.Expr, kinds) -> bool:
+    """Whether a value changes along the row (it loads an element)."""
+    return any(n.op == "load" and kinds[n.value] != "zero" for n in ir.topological([node]))
+
+
+def _needed(row_values, exprs) -> set[int]:
+    """The row values that ``exprs`` use, directly or through other row values."""
+    needed: set[int] = set()
+    pending = list(exprs)
+    while pending:
+        for node in ir.topological([pending.pop()]):
+            if node.op == "row" and node.value not in needed:
+                needed.add(node.value)
+                pending.append(row_values[node.value][1])
+    return needed
