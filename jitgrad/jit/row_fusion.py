@@ -161,6 +161,11 @@ class _Group:
             or reduce.out_dtype != reduce.load
             or shape[-1] < 2
             or layout.numel(shape) == 0
+            # One long row would run on one thread, where the reduction shares it out.
+            or (
+                layout.numel(shape[:-1]) < threads.count()
+                and shape[-1] >= config.parallel_threshold
+            )
         ):
             return None
         group = cls(shape, reduce.load)
@@ -229,27 +234,24 @@ class _Group:
         """The expression reading one operand of a member of ``level`` over ``shape``:
         a value of the group, or a new input; None when the group cannot read it."""
         found = self.values.get(owner(array))
+        lead = len(self.shape) - 1
+        if level == "row":  # its strides as the row value's over the whole shape
+            strides = tuple(strides[:lead]) + (0,)
         if found is not None:
             kind, value, stored = found
-            if array is not stored or offset != 0:
-                return None
+            dtype = next(d for a, _, _, d in self.outputs if a is stored)
             if kind == "element":
                 ok = level == "element" and strides == layout.contiguous_strides(shape)
-            else:
-                ok = _row_strides(shape, strides, shape) in ((1, 0), (1, 1), (0, 0))
-                ok = ok and (self.rows == 1 or _row_strides(shape, strides, shape)[0] == 1)
-            dtype = next(d for a, _, _, d in self.outputs if a is stored)
-            if not (ok and _same_value((None, dtype), load, self.ct)):
+            else:  # a row value is read once per row, in the rows' order
+                rows = layout.contiguous_strides(self.shape[:lead])
+                ok = strides[lead] == 0 and all(
+                    strides[k] == rows[k] for k in range(lead) if self.shape[k] > 1
+                )
+            if not (ok and array is stored and offset == 0):
                 return None
-            return value
+            return value if _same_value((None, dtype), load, self.ct) else None
         if owner(array) in self.written:
             return None  # (written by the group in another layout)
-        if level == "row":
-            if len(shape) == len(self.shape):
-                full = tuple(strides[:-1]) + (0,)
-            else:
-                full = tuple(strides) + (0,)
-            strides = full
         rs = _row_strides(self.shape, strides, self.shape)
         if rs is None:
             return None
