@@ -101,14 +101,19 @@ def fresh_storage_like(storage, numel: int | None = None):
 
 
 def owners_in(value) -> list[int]:
-    """The allocations a recorded call's arguments reach: arrays and tensors, inside
+    """The allocations a recorded call's arguments reach (``arrays_in``)."""
+    return [owner(a) for a in arrays_in(value)]
+
+
+def arrays_in(value) -> list[np.ndarray]:
+    """The arrays a recorded call's arguments reach: arrays and tensors' storages, inside
     lists, tuples and dicts (an optimizer step's work list)."""
     if isinstance(value, np.ndarray):
-        return [owner(value)]
+        return [value]
     if isinstance(value, TensorBase):
-        return [owner(value._storage.kernel_array)]
+        return [value._storage.kernel_array]
     if isinstance(value, (list, tuple)):
-        return [k for v in value for k in owners_in(v)]
+        return [a for v in value for a in arrays_in(v)]
     if isinstance(value, dict):
-        return [k for v in value.values() for k in owners_in(v)]
+        return [a for v in value.values() for a in arrays_in(v)]
     return []

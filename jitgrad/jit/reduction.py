@@ -239,6 +239,9 @@ class Reduce:
         """(position of an array in ``args``, of its offset or None), as ``Launch``'s."""
         return [(0, 1), (4, None)]
 
+    def read_bytes(self) -> int:
+        return layout.numel(self.shape) * self.array.itemsize
+
     def __call__(self) -> None:
         self.call(*self.args)
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .binding import arrays_in
 from .cache import Kernel, stats
+from .reduction import Reduce
+from .row_fusion import RowLaunch
+from .schedule import traffic
 
 
 def _describe(kernel: Kernel) -> str:
@@ -36,6 +40,7 @@ def explain_jitted(jitted) -> str:
             + f"\n  trace took {plan.trace_seconds:.3f} s; replayed {plan.replays} time(s) (the "
             "kernels' calls count the first replay, not the direct calls of later ones)"
         )
+        lines.append(_traffic(plan))
         seen = set()
         for fn, _ in plan.steps:
             kernel = getattr(fn, "kernel", None)
@@ -45,7 +50,44 @@ def explain_jitted(jitted) -> str:
     return "\n\n".join(lines)
 
 
+def _traffic(plan) -> str:
+    """The bytes each kernel reads and writes, and the plan's total against the least its
+    inputs and outputs need: a missed fusion shows as the ratio."""
+    rows, kernels, other = [], 0, 0
+    for k, (fn, args) in enumerate(plan.steps):
+        moved = traffic(fn)
+        if moved is None:
+            other += sum(a.nbytes for a in {id(a): a for a in arrays_in(args)}.values())
+            continue
+        kernels += sum(moved)
+        rows.append(
+            f"  step {k}: {_step_name(fn)} reads {_size(moved[0])}, writes {_size(moved[1])}"
+        )
+    total = kernels + other
+    ratio = f" ({total / plan.minimum_bytes:.2f}x)" if plan.minimum_bytes else ""
+    return "\n".join(
+        [
+            f"  memory traffic: {_size(total)} moved{ratio} against a minimum of "
+            f"{_size(plan.minimum_bytes)} (inputs read once, outputs written once); kernels "
+            f"{_size(kernels)}, other steps touch {_size(other)}",
+            *rows,
+        ]
+    )
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
 def _step_name(fn) -> str:
+    if isinstance(fn, RowLaunch):
+        return "row kernel"
+    if isinstance(fn, Reduce):
+        return "reduction"
     if isinstance(getattr(fn, "kernel", None), Kernel):
         return "fused kernel"
     return getattr(fn, "__name__", type(fn).__name__)

@@ -363,6 +363,13 @@ class RowLaunch:
         inputs = [(2 + 4 * k, 3 + 4 * k) for k in range(len(self.arrays))]
         return inputs + [(self._first_out + k, None) for k in range(len(self.outs))]
 
+    def read_bytes(self) -> int:
+        rows, cols = self.args[0], self.args[1]
+        return sum(
+            a.itemsize * (rows if rs else 1) * (cols if cs else 1)
+            for a, _, rs, cs in zip(*[iter(self.args[2 : 2 + 4 * len(self.arrays)])] * 4)
+        )
+
     def __call__(self) -> None:
         self._run(self._call, self.args)
 

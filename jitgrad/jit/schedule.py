@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..strided import layout
 from . import ir
-from .binding import accesses, kernel_step, owner
+from .binding import accesses, arrays_in, kernel_step, owner
 from .fusion import _same_value, build, fuse
 from .lowering import Launch
 from .row_fusion import fuse_rows
@@ -187,3 +187,43 @@ def _key(item: tuple) -> tuple:
 def _full(strides, shape) -> bool:
     """Whether an operand of these strides varies over ``shape`` (is not one element)."""
     return any(s != 0 for s, n in zip(strides, shape) if n > 1)
+
+
+def traffic(fn) -> tuple[int, int] | None:
+    """(bytes a kernel step reads, bytes it writes): each input element it reads once, each
+    output element once; None for other steps."""
+    if not kernel_step(fn):
+        return None
+    written = sum(o.nbytes for o in fn.outs)
+    if isinstance(fn, Launch):
+        shape = fn.shape
+        read = sum(
+            a.itemsize * layout.numel([n for n, s in zip(shape, strides) if s != 0])
+            for a, strides in zip(fn.arrays, fn.strides)
+        )
+    else:
+        read = fn.read_bytes()
+    return read, written
+
+
+def minimum_traffic(steps: list, keep: list) -> int:
+    """The bytes a plan must move at least: every allocation it reads before writing it
+    read once, every one the caller sees that it writes written once."""
+    kept = {owner(a): a for a in keep}
+    seen: set[int] = set()
+    read = written = 0
+    written_keys: set[int] = set()
+    for fn, args in steps:
+        reads, writes = accesses(fn, args)
+        arrays = {owner(a): a for a in (fn.arrays if kernel_step(fn) else arrays_in(args))}
+        for key in reads:
+            if key not in seen:
+                seen.add(key)
+                if key in arrays:
+                    read += arrays[key].nbytes
+        for key in writes:
+            seen.add(key)
+            if key in kept and key not in written_keys:
+                written_keys.add(key)
+                written += kept[key].nbytes
+    return read + written

@@ -60,7 +60,7 @@ from ..tensor import TensorBase
 from . import binding, cache
 from .lowering import Launch
 from .reduction import Reduce
-from .schedule import schedule
+from .schedule import minimum_traffic, schedule
 
 log = logging.getLogger("jitgrad.jit")
 _AS_IS = contextlib.nullcontext()
@@ -406,8 +406,10 @@ class Jitted:
             {id(buffer) for buffer, _ in written},
             inputs,
         )
-        tape.steps = schedule(tape.steps, _kept_arrays(tape, inputs, result), tape.internal())
+        kept = _kept_arrays(tape, inputs, result)
+        tape.steps = schedule(tape.steps, kept, tape.internal())
         plan = Plan(tape, inputs, result, time.perf_counter() - start, written, _by_identity(args))
+        plan.minimum_bytes = minimum_traffic(tape.steps, kept)
         passed = plan.passed_back(args)
         if not (tape.grad_outputs or tape.grad_inputs) and any(
             isinstance(t, Tensor) and t.requires_grad and all(t is not b for b, _ in passed)
