@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from .. import threads
 from .._config import config
 from ..ops.primitives import PRIMITIVES
@@ -56,30 +58,61 @@ def row_sum(v, n):
 
 @njit(cache=True, error_model="numpy", nogil=True, inline="always")
 def row_max(v, n):
-    acc = v[0]
-    for i in range(1, n):
-        a = v[i]
-        acc = a if (a > acc or a != a) else acc
-        if acc != acc:
-            return acc
-    return acc
+    return row_extreme(v, n, True)
 
 
 @njit(cache=True, error_model="numpy", nogil=True, inline="always")
 def row_min(v, n):
-    acc = v[0]
-    for i in range(1, n):
-        a = v[i]
-        acc = a if (a < acc or a != a) else acc
-        if acc != acc:
-            return acc
-    return acc
+    return row_extreme(v, n, False)
+
+
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
+def row_extreme(v, n, largest):
+    # v's max (or min), NaN if it holds one: eight running values, a select each, which
+    # LLVM vectorises (a compare and branch per element ran 3x slower), then one pass
+    # looking for NaN.
+    whole = n - n % 8
+    r0 = r1 = r2 = r3 = r4 = r5 = r6 = r7 = v[0]
+    for i in range(0, whole, 8):
+        r0 = pick(r0, v[i], largest)
+        r1 = pick(r1, v[i + 1], largest)
+        r2 = pick(r2, v[i + 2], largest)
+        r3 = pick(r3, v[i + 3], largest)
+        r4 = pick(r4, v[i + 4], largest)
+        r5 = pick(r5, v[i + 5], largest)
+        r6 = pick(r6, v[i + 6], largest)
+        r7 = pick(r7, v[i + 7], largest)
+    low = pick(pick(r0, r1, largest), pick(r2, r3, largest), largest)
+    high = pick(pick(r4, r5, largest), pick(r6, r7, largest), largest)
+    acc = pick(low, high, largest)
+    for i in range(whole, n):
+        acc = pick(acc, v[i], largest)
+    nan = False
+    for i in range(n):
+        nan |= v[i] != v[i]
+    return np.nan if nan else acc
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def combine(parts, out):
+    # The pieces' partial sums over the rows, added up in order.
+    for j in range(parts.shape[1]):
+        total = 0.0
+        for p in range(parts.shape[0]):
+            total += parts[p, j]
+        out[j] = DT(total)
+
+
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
+def pick(acc, a, largest):
+    return a if (a > acc if largest else a < acc) else acc
 """
 
 
 def fuse_rows(steps: list, keep: list) -> list:
-    """``steps`` with each reduction over the last axis fused, as a row kernel, with the
-    elementwise launches around it over the same rows."""
+    """``steps`` with each reduction over the rows' last axis, or summing over the rows, fused
+    with the elementwise launches and reductions around it over the same rows into a
+    row kernel."""
     readers = _readers(steps, keep)
     out: list = []
     group: _Group | None = None
@@ -93,8 +126,10 @@ def fuse_rows(steps: list, keep: list) -> list:
                 if group is not None:
                     out.extend(group.close(readers))
                 group = started
-                # The launches just before it that feed its rows join it too.
-                while out and isinstance(out[-1][0], Launch) and group.join(out[-1][0], 0):
+                # The kernels just before it over the same rows join it too.
+                while (
+                    out and isinstance(out[-1][0], (Launch, Reduce)) and group.join(out[-1][0], 0)
+                ):
                     out.pop()
                 continue
         if group is not None:
@@ -148,15 +183,21 @@ class _Group:
         self.values: dict[int, tuple] = {}  # owner -> ("element" | "row", expression, array)
         self.row_values: list[tuple] = []  # ("map", expr) or (kind, element expr)
         self.outputs: list[tuple] = []  # (array, level, expression, dtype)
+        # Sums over the rows, finished once every row is done: (kind, expression, array,
+        # dtype), kind "column" (each column's sum), "total" (of every element) or
+        # "row total" (of a row value over the rows).
+        self.accumulations: list[tuple] = []
         self.read: set[int] = set()  # allocations read from outside the group
         self.written: set[int] = set()
 
     @classmethod
     def starting(cls, reduce: Reduce) -> _Group | None:
+        """A group over the rows of ``reduce``'s operand: one reducing each row, or
+        (once launches before it join) one summing over the rows of a matrix or more."""
         shape = reduce.shape
         if (
             len(shape) < 1
-            or reduce.axes != (len(shape) - 1,)
+            or (reduce.axes != (len(shape) - 1,) and len(shape) < 2)
             or reduce.load not in ("float32", "float64")
             or reduce.out_dtype != reduce.load
             or shape[-1] < 2
@@ -176,14 +217,13 @@ class _Group:
     def join(self, fn, at: int | None = None) -> bool:
         """Add ``fn`` (at the end, or at position ``at``: a launch that ran just before
         the group's first member) when it computes over the group's rows."""
-        if at is not None and self.members and not self._feeds(fn):
-            return False
         saved = (
             list(self.inputs),
             list(self.scalars),
             dict(self.values),
             list(self.row_values),
             list(self.outputs),
+            list(self.accumulations),
             set(self.read),
             set(self.written),
         )
@@ -202,6 +242,7 @@ class _Group:
                 self.values,
                 self.row_values,
                 self.outputs,
+                self.accumulations,
                 self.read,
                 self.written,
             ) = saved
@@ -209,12 +250,10 @@ class _Group:
         self.members = members
         return True
 
-    def _feeds(self, fn) -> bool:
-        return isinstance(fn, Launch) and any(owner(o) in self.read for o in fn.outs)
-
     def _reset(self) -> None:
         self.inputs, self.scalars, self.values = [], [], {}
-        self.row_values, self.outputs, self.read, self.written = [], [], set(), set()
+        self.row_values, self.outputs, self.accumulations = [], [], []
+        self.read, self.written = set(), set()
 
     def _add(self, fn) -> bool:
         if isinstance(fn, Reduce):
@@ -294,23 +333,41 @@ class _Group:
         return True
 
     def _add_reduce(self, reduce: Reduce) -> bool:
-        if (
-            tuple(reduce.shape) != tuple(self.shape)
-            or reduce.axes != (len(self.shape) - 1,)
-            or reduce.load != self.ct
-            or reduce.out_dtype != self.ct
+        if reduce.load != self.ct or reduce.out_dtype != self.ct or owner(reduce.out) in self.read:
+            return False
+        n = len(self.shape)
+        shape, axes = tuple(reduce.shape), reduce.axes
+        if shape == tuple(self.shape):
+            if axes == (n - 1,):
+                kind = reduce.kind
+            elif reduce.kind == "sum" and axes == tuple(range(n - 1)) and n > 1:
+                kind = "column"
+            elif reduce.kind == "sum" and axes == tuple(range(n)):
+                kind = "total"
+            else:
+                return False
+            level = "element"
+        elif (
+            self._level(shape) == "row"
+            and reduce.kind == "sum"
+            and axes == tuple(range(len(shape)))
         ):
+            kind, level = "row total", "row"
+        else:
             return False
         value = self._operand(
-            reduce.array, reduce.offset, reduce.strides, (reduce.load, False), self.shape, "element"
+            reduce.array, reduce.offset, reduce.strides, (reduce.load, False), shape, level
         )
-        if value is None or owner(reduce.out) in self.read:
+        if value is None or (level == "row" and not self._row_level(value)):
             return False
-        self.row_values.append((reduce.kind, value))
+        self.written.add(owner(reduce.out))
+        if kind in ("column", "total", "row total"):
+            self.accumulations.append((kind, value, reduce.out, reduce.out_dtype))
+            return True
+        self.row_values.append((kind, value))
         e = ir.Expr("row", (), len(self.row_values) - 1)
         self.values[owner(reduce.out)] = ("row", e, reduce.out)
         self.outputs.append((reduce.out, "row", e, reduce.out_dtype))
-        self.written.add(owner(reduce.out))
         return True
 
     def independent(self, fn, args) -> bool:
@@ -322,32 +379,33 @@ class _Group:
     # -- closing -----------------------------------------------------------------------------
 
     def close(self, readers) -> list:
-        """The steps that run the group: one row kernel, or its members as they were when
-        it holds no reduction."""
-        if not any(kind != "map" for kind, _ in self.row_values):
-            return [(m, ()) for m in self.members]
+        """The steps that run the group: one row kernel, or a lone reduction as it was."""
+        if len(self.members) < 2:
+            return [(m, ()) for m in self.members]  # a reduction alone, as recorded
         members = {id(m) for m in self.members}
-        stored = [
-            (a, level, e, dtype)
-            for a, level, e, dtype in self.outputs
-            if readers.get(owner(a), set()) - members
-        ]
-        return [(RowLaunch(self, stored), ())]
+        stored = [o for o in self.outputs if readers.get(owner(o[0]), set()) - members]
+        accumulated = [a for a in self.accumulations if readers.get(owner(a[2]), set()) - members]
+        return [(RowLaunch(self, stored, accumulated), ())]
 
 
 class RowLaunch:
     """One row kernel over fixed arrays (``_Group``'s members): a step of a plan, which
-    binding and scheduling see like a ``Launch`` (``arrays``, ``outs``, ``args``)."""
+    binding and scheduling see like a ``Launch`` (``arrays``, ``outs``, ``args``).
 
-    def __init__(self, group: _Group, stored: list):
+    Its rows are shared out among threads in pieces; each piece adds its rows' sums over
+    the rows (``accumulated``) into a partial row of its own, and ``combine`` adds those
+    up once every piece is done."""
+
+    def __init__(self, group: _Group, stored: list, accumulated: list):
         inputs = group.inputs
         self.shape, self.ct = group.shape, group.ct
         self.arrays = [a for a, _, _, _ in inputs]
-        self.outs = [a for a, _, _, _ in stored]
+        self.outs = [a for a, _, _, _ in stored] + [a for _, _, a, _ in accumulated]
         self.members = group.members
-        source = _source(group, stored)
+        source = _source(group, stored, accumulated)
         self.kernel = cache.get(("rows", source), lambda: source)
         self._call = self.kernel.call("serial")
+        self._combine = self.kernel.call("combine")
         self.args = [group.rows, group.cols]
         for a, o, (rs, cs), _ in inputs:
             self.args += [a, o, rs, cs]
@@ -357,7 +415,11 @@ class RowLaunch:
         numel = layout.numel(self.shape)
         threshold = config.parallel_from(True)
         parts = threads.pieces(numel, threshold) if numel >= threshold else 1
-        self._bounds = threads.bounds(group.rows, 1, parts) if parts > 1 else None
+        self._bounds = threads.bounds(group.rows, 1, parts)
+        self._parts = [
+            np.zeros((len(self._bounds), group.cols if kind == "column" else 1))
+            for kind, _, _, _ in accumulated
+        ]
 
     def array_positions(self) -> list[tuple[int, int | None]]:
         inputs = [(2 + 4 * k, 3 + 4 * k) for k in range(len(self.arrays))]
@@ -371,37 +433,44 @@ class RowLaunch:
         )
 
     def __call__(self) -> None:
-        self._run(self._call, self.args)
+        self._run(self._call, self._combine, self.args)
 
     def direct(self) -> tuple:
-        fn = self._call.direct(self.args)
-        if self._bounds is None or fn is self._call:
-            return fn, self.args
-        return (lambda *args: self._run(fn, args)), self.args
+        if self._call.compiled is None:
+            return self, []
+        n = len(self.args) - len(self._parts)
+        fn = self._call.direct(self.args[:n] + [p[0] for p in self._parts])
+        combine = self._combine.direct([self._parts[0], self.args[n]]) if self._parts else None
+        return (lambda *args: self._run(fn, combine, args)), self.args
 
-    def _run(self, fn, args) -> None:
-        if self._bounds is None or self._call.compiled is None:
-            fn(*args)  # (the first call compiles, in this thread)
-            return
-        bounds, cols, first_out, row_outs = self._bounds, args[1], self._first_out, self._row_outs
-        n_inputs = len(self.arrays)
+    def _run(self, fn, combine, args) -> None:
+        bounds, cols, first_out = self._bounds, args[1], self._first_out
+        parts, row_outs = self._parts, self._row_outs
+        n = len(args) - len(parts)  # the kernel's own arguments; then the sums' outputs
 
         def piece(k):
             lo, hi = bounds[k]
-            share = list(args)
+            share = list(args[:n])
             share[0] = hi - lo
-            for k in range(n_inputs):  # (array, offset, row stride, column stride)
-                share[3 + 4 * k] = args[3 + 4 * k] + lo * args[4 + 4 * k]
+            for i in range(len(self.arrays)):  # (array, offset, row stride, column stride)
+                share[3 + 4 * i] = args[3 + 4 * i] + lo * args[4 + 4 * i]
             for j, row in enumerate(row_outs):
                 out = args[first_out + j]
                 share[first_out + j] = out[lo:hi] if row else out[lo * cols : hi * cols]
-            fn(*share)
+            fn(*share, *[p[k] for p in parts])
 
-        threads.run(piece, len(bounds))
+        if len(bounds) == 1 or self._call.compiled is None:
+            for k in range(len(bounds)):  # (the first call compiles, in this thread)
+                piece(k)
+        else:
+            threads.run(piece, len(bounds))
+        for p, out in zip(parts, args[n:]):
+            combine(p, out)
 
 
-def _source(group: _Group, stored: list) -> str:
-    """The module of a row kernel computing ``stored`` ((array, level, expression, dtype))."""
+def _source(group: _Group, stored: list, accumulated: list) -> str:
+    """The module of a row kernel computing ``stored`` ((array, level, expression, dtype))
+    and the sums ``accumulated`` ((kind, expression, array, dtype)) into partial rows."""
     inputs = group.inputs
     sig = codegen.Signature(
         input_dtypes=tuple(load[0] for _, _, _, load in inputs),
@@ -414,18 +483,35 @@ def _source(group: _Group, stored: list) -> str:
         broadcast=(),
     )
     kinds = ["zero" if cs == 0 else "unit" if cs == 1 else "any" for _, _, (_, cs), _ in inputs]
-    # The loops of one row, in order: a reduction's operand per needed row value (a row
-    # map is no loop), then the stored elements. One DAG for all: a value that several
-    # members computed is one node.
+    # The loops of one row, in order: the reductions' operands (those depending on the same
+    # earlier row values share a loop; a row map is no loop), then the stored elements and
+    # the sums over the rows. One DAG for all: a value several members computed is one node.
     row_values = group.row_values
-    needed = sorted(_needed(row_values, [e for _, _, e, _ in stored]))
+    needed = sorted(
+        _needed(row_values, [e for _, _, e, _ in stored] + [e for _, e, _, _ in accumulated])
+    )
     elements = [k for k, (_, level, _, _) in enumerate(stored) if level == "element"]
-    shared = ir.shared([row_values[k][1] for k in needed] + [stored[k][2] for k in elements])
+    per_element = [k for k, (kind, _, _, _) in enumerate(accumulated) if kind != "row total"]
+    shared = ir.shared(
+        [row_values[k][1] for k in needed]
+        + [stored[k][2] for k in elements]
+        + [e for _, e, _, _ in accumulated]
+    )
     definitions = dict(zip(needed, shared))
-    element_exprs = shared[len(needed) :]
-    loops = [[definitions[k]] for k in needed if row_values[k][0] != "map"]
-    if elements:
-        loops.append(element_exprs)
+    element_exprs = shared[len(needed) : len(needed) + len(elements)]
+    sums = shared[len(needed) + len(elements) :]
+    phase: dict[int, int] = {}
+    for k in needed:
+        deps = [phase[n.value] for n in ir.topological([definitions[k]]) if n.op == "row"]
+        phase[k] = max(deps, default=0) + (row_values[k][0] != "map")
+    reductions: dict[int, list[int]] = {}
+    for k in needed:
+        if row_values[k][0] != "map":
+            reductions.setdefault(phase[k], []).append(k)
+    last = element_exprs + [sums[k] for k in per_element]
+    loops = [[definitions[k] for k in ks] for _, ks in sorted(reductions.items())]
+    if last:
+        loops.append(last)
     # Transcendental values that more than one loop needs are computed once, in the first,
     # and kept in a row-sized buffer that later loops read: a row stays in cache.
     seen_in: dict[int, int] = {}
@@ -438,55 +524,77 @@ def _source(group: _Group, stored: list) -> str:
     held: set[int] = set()
     scalar_lines: list[str] = []
 
-    def loop(exprs, prefix, index="j"):
-        """The body of one loop over a row: loads, the held values, the code."""
-        body = codegen._Body(sig, prefix)
-        loaded_held = []
+    def named(body, exprs):
         for node in ir.topological(exprs):
             if node.op == "row":
                 body.names[node.id] = f"r{node.value}"
-            elif node.id in held:
+        return body
+
+    def loop(exprs, prefix):
+        """The body of one loop over a row: loads, the held values, the code."""
+        body = named(codegen._Body(sig, prefix), exprs)
+        loaded_held = []
+        for node in ir.topological(exprs):
+            if node.id in held:
                 body.names[node.id] = f"hv{node.id}"
-                loaded_held.append(f"hv{node.id} = h{node.id}[{index}]")
+                loaded_held.append(f"hv{node.id} = h{node.id}[j]")
         values = [body.value(e) for e in exprs]
         scalar_lines.extend(body.prologue)
-        keep = []
-        for node in ir.topological(exprs):
-            if node.id in heavy and node.id not in held:
-                keep.append(f"h{node.id}[{index}] = {body.names[node.id]}")
+        keep = [
+            f"h{node.id}[j] = {body.names[node.id]}"
+            for node in ir.topological(exprs)
+            if node.id in heavy and node.id not in held
+        ]
         held.update(n.id for n in ir.topological(exprs) if n.id in heavy)
         used = sorted(
             {n.value for n in ir.topological(exprs) if n.op == "load" and kinds[n.value] != "zero"}
         )
         loads = [
             f"x{i} = "
-            + body.load(
-                i, f"v{i}[{index}]" if kinds[i] == "unit" else f"a{i}[b{i} + {index} * cs{i}]"
-            )
+            + body.load(i, f"v{i}[j]" if kinds[i] == "unit" else f"a{i}[b{i} + j * cs{i}]")
             for i in used
         ]
         return values, loads + loaded_held + body.lines + keep
 
     body_lines: list[str] = []
-    for k in needed:
-        kind, _ = row_values[k]
-        e = definitions[k]
-        if kind == "map":
-            body = codegen._Body(sig, f"m{k}_")
-            for node in ir.topological([e]):
-                if node.op == "row":
-                    body.names[node.id] = f"r{node.value}"
-            value = body.value(e)
-            scalar_lines.extend(body.prologue)
-            body_lines += [*body.lines, f"r{k} = {value}"]
-            continue
-        (value,), lines = loop([e], f"e{k}_")
-        body_lines.append("for j in range(cols):")
-        body_lines += [f"    {line}" for line in lines]
-        body_lines.append(f"    scratch[j] = {value}")
-        body_lines.append(f"r{k} = DT(row_{kind}(scratch, cols))")
-    if elements:
-        values, lines = loop(element_exprs, "y")
+    scratches: list[str] = []
+
+    def row_level(exprs, prefix) -> list[str]:
+        body = named(codegen._Body(sig, prefix), exprs)
+        values = [body.value(e) for e in exprs]
+        scalar_lines.extend(body.prologue)
+        body_lines.extend(body.lines)
+        return values
+
+    def row_maps(p):
+        for k in needed:
+            if row_values[k][0] == "map" and phase[k] == p:
+                (value,) = row_level([definitions[k]], f"m{k}_")
+                body_lines.append(f"r{k} = {value}")
+
+    row_maps(0)
+    for p, ks in sorted(reductions.items()):
+        # An operand that is an input's row as it is: reduced where it lies.
+        direct = {
+            k: definitions[k].value
+            for k in ks
+            if definitions[k].op == "load"
+            and kinds[definitions[k].value] == "unit"
+            and inputs[definitions[k].value][3][0] == group.ct
+        }
+        looped = [k for k in ks if k not in direct]
+        if looped:
+            values, lines = loop([definitions[k] for k in looped], f"e{p}_")
+            body_lines.append("for j in range(cols):")
+            body_lines += [f"    {line}" for line in lines]
+            body_lines += [f"    scratch{k}[j] = {value}" for k, value in zip(looped, values)]
+            scratches.extend(f"scratch{k}" for k in looped)
+        for k in ks:
+            operand = f"v{direct[k]}" if k in direct else f"scratch{k}"
+            body_lines.append(f"r{k} = DT(row_{row_values[k][0]}({operand}, cols))")
+        row_maps(p)
+    if last:
+        values, lines = loop(last, "y")
         for k in elements:
             body_lines.append(f"w{k} = out{k}[r * cols:(r + 1) * cols]")
         body_lines.append("for j in range(cols):")
@@ -494,6 +602,19 @@ def _source(group: _Group, stored: list) -> str:
         for k, value in zip(elements, values):
             save = "store_half" if stored[k][3] == "float16" else "store"
             body_lines.append(f"    {save}(w{k}, j, {value})")
+        for k, value in zip(per_element, values[len(elements) :]):
+            if accumulated[k][0] == "column":
+                body_lines.append(f"    part{k}[j] += {value}")
+            else:
+                body_lines.append(f"    total{k}[j] = {value}")
+                scratches.append(f"total{k}")
+        for k in per_element:
+            if accumulated[k][0] == "total":
+                body_lines.append(f"part{k}[0] += row_sum(total{k}, cols)")
+    for k, (kind, _, _, _) in enumerate(accumulated):
+        if kind == "row total":
+            (value,) = row_level([sums[k]], f"t{k}_")
+            body_lines.append(f"part{k}[0] += {value}")
     for k, (_, level, e, dtype) in enumerate(stored):
         if level == "row":
             save = "store_half" if dtype == "float16" else "store"
@@ -502,11 +623,13 @@ def _source(group: _Group, stored: list) -> str:
     params += [f"a{i}, o{i}, rs{i}, cs{i}" for i in range(len(inputs))]
     params += [f"s{j}" for j in range(len(group.scalars))]
     params += [f"out{k}" for k in range(len(stored))]
+    params += [f"part{k}" for k in range(len(accumulated))]
     lines = [
         "@njit(cache=True, error_model='numpy', nogil=True)",
         f"def serial({', '.join(params)}):",
-        "    scratch = np.empty(cols, np.float64)",
+        *[f"    {name} = np.empty(cols, np.float64)" for name in scratches],
         *[f"    h{n} = np.empty(cols, DT)" for n in heavy],
+        *[f"    part{k}[:] = 0.0" for k in range(len(accumulated))],
         *[f"    {line}" for line in scalar_lines],
         "    for r in range(rows):",
     ]
