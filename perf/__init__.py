@@ -116,7 +116,7 @@ ROWS: dict[str, Row] = {}
 SECTIONS: dict[str, str] = {}  # a section's title -> what its rows measure
 
 # The modules whose ``@row``s register the rows, in the report's order.
-_ROW_MODULES = ("rows", "rows_compute", "rows_corpus")
+_ROW_MODULES = ("rows", "rows_compute", "rows_corpus", "rows_fusion")
 
 
 def row(
