@@ -362,6 +362,7 @@ def _weighted(build):
 class _RowwiseOp:
     sides: Callable  # (ctx, data, backward) -> (jitgrad, numpy, torch, jax) callables
     spelling: str  # the op as a jitgrad user writes it, for the note
+    about: str = ""  # what the spelling leaves out, for the note
     # the size of its results' elements at (rows, cols), forward and backward: the
     # absolute tolerance of the check is 1e-4 of it
     sizes: Callable = lambda rows, cols: (1.0, 1.0)
@@ -369,14 +370,21 @@ class _RowwiseOp:
 
 _OPS = {
     "softmax": _RowwiseOp(
-        _weighted(_softmax), "F.softmax(x, dim=1)", lambda rows, cols: (1 / cols, 1 / cols)
+        _weighted(_softmax),
+        "F.softmax(x, dim=1)",
+        sizes=lambda rows, cols: (1 / cols, 1 / cols),
     ),
     "log-softmax": _RowwiseOp(_weighted(_log_softmax), "F.log_softmax(x, dim=1)"),
-    "layer-norm": _RowwiseOp(_weighted(_layer_norm), "nn.LayerNorm(cols) with scale and shift"),
+    "layer-norm": _RowwiseOp(
+        _weighted(_layer_norm),
+        "layer(x)",
+        "layer = nn.LayerNorm(cols), its scale and shift random",
+    ),
     "cross-entropy": _RowwiseOp(
         _cross_entropy_sides,
-        "F.cross_entropy(x, labels), integer labels",
-        lambda rows, cols: (1.0, 1 / (rows * cols)),
+        "F.cross_entropy(x, labels)",
+        "integer labels",
+        sizes=lambda rows, cols: (1.0, 1 / (rows * cols)),
     ),
 }
 
@@ -403,16 +411,17 @@ def _rowwise_case(ctx, op: str, shape: tuple[int, int], backward: bool) -> Case:
 
 
 def _register(op: str, shape: tuple[int, int], backward: bool) -> None:
-    spelling = _OPS[op].spelling
+    spelling, about = _OPS[op].spelling, _OPS[op].about
     if backward and op == "cross-entropy":
-        what = f"forward + backward: x.grad of {spelling}.backward()"
+        what = f"forward + backward: x.grad after {spelling}.backward()"
     elif backward:
-        what = f"forward + backward: x.grad of ({spelling} * w).sum().backward()"
+        what = f"forward + backward: x.grad after ({spelling} * w).sum().backward()"
     else:
         what = f"forward: {spelling}"
+    note = f"{what} under jg.jit" + f"; {about}" * bool(about)
     name = f"{op}-{'backward' if backward else 'forward'}-{shape[0]}x{shape[1]}"
 
-    @fusion_row(name, target=3.0, vs_jax=1.0, note=f"{what}, under jg.jit")
+    @fusion_row(name, target=3.0, vs_jax=1.0, note=note)
     def _(ctx):
         return _rowwise_case(ctx, op, shape, backward)
 
