@@ -43,7 +43,12 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--quick", action="store_true", help="small sizes and few repeats: a smoke check"
     )
-    parser.add_argument("--rows", nargs="+", metavar="NAME", help="run only these rows")
+    parser.add_argument(
+        "--rows",
+        nargs="+",
+        metavar="NAME",
+        help="run only these rows (without startup, serving, models and the other sections)",
+    )
     parser.add_argument("--repeat", type=int, help="timed rounds per row (default 15, quick 3)")
     parser.add_argument(
         "--wait-quiet",
@@ -105,7 +110,7 @@ def main(argv=None) -> int:
         )
     print("\n".join(tables(results, installed) + other_targets(results, installed)))
     sections = []
-    if not args.quick:
+    if not args.quick and not args.rows:  # measurements beyond the rows, minutes each
         sections = [
             *startup.startup_lines(installed["jax"]),
             *serving.serving_lines(),
