@@ -7,7 +7,9 @@ where the row gives them) on PyTorch and JAX, each in a process of its own right
 row's times depend on the rows that ran before it. Rows are registered
 with ``@row``; a row's function builds its data (smaller with ``--quick``) from
 ``ctx.rng``, which starts from the same seed for every row in every process, and returns a
-``Case`` of callables. ``python -m perf`` runs them and writes ``perf/RESULTS.md``.
+``Case`` of callables. ``python -m perf`` runs them and writes ``perf/RESULTS.md``. Rows
+registered through a ``section`` get a table of their own under its heading; a row's
+targets beyond numpy (``vs_torch``, ``vs_jax``, ``floor``) are reported in one table.
 
 Adding a row::
 
@@ -20,9 +22,11 @@ Adding a row::
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -67,6 +71,7 @@ class Case:
     alloc_bytes: int = 0
     reset: Callable[[], Any] | None = None
     rtol: float = 0.0  # results may differ by rounding (fused kernels, polynomial math)
+    atol: float | None = None  # the absolute tolerance beside rtol; None: rtol itself
     bytes_moved: int = 0  # bytes read + written once by one call: reported as GB/s
     bandwidth: float = 0.0  # this run's copy bandwidth (bytes/s) to compare GB/s with
     # Python functions jitgrad's side enters per op, counted once after the warm-up: a
@@ -100,18 +105,53 @@ class Row:
     build: Callable[[Context], Case]
     note: str = ""
     vs_torch: float | None = None  # the speed-up over PyTorch eager to reach; None: none
+    vs_jax: float | None = None  # the speed-up over jax.jit to reach; None: none
+    # jitgrad's time over the memory floor (the Case's bytes_moved at its bandwidth) to stay
+    # within; None: none
+    floor: float | None = None
+    section: str = ""  # the report's section (see ``section``); "": the main table
 
 
 ROWS: dict[str, Row] = {}
+SECTIONS: dict[str, str] = {}  # a section's title -> what its rows measure
+
+# The modules whose ``@row``s register the rows, in the report's order.
+_ROW_MODULES = ("rows", "rows_compute", "rows_corpus", "rows_fusion")
 
 
-def row(name: str, target: float | None = None, note: str = "", vs_torch: float | None = None):
+def row(
+    name: str,
+    target: float | None = None,
+    note: str = "",
+    vs_torch: float | None = None,
+    vs_jax: float | None = None,
+    floor: float | None = None,
+    section: str = "",
+):
     """Register ``fn(ctx) -> Case`` as the row ``name`` (in definition order)."""
+    if section and section not in SECTIONS:
+        raise ValueError(f"unknown perf section {section!r}: declare it with section()")
 
     def register(fn):
         if name in ROWS:
             raise ValueError(f"duplicate perf row {name!r}")
-        ROWS[name] = Row(name, target, fn, note, vs_torch)
+        ROWS[name] = Row(name, target, fn, note, vs_torch, vs_jax, floor, section)
         return fn
 
     return register
+
+
+def section(title: str, about: str):
+    """Declare the report section ``title``, whose rows get a table of their own under that
+    heading, introduced by ``about``: returns ``row`` with the section filled in."""
+    if title in SECTIONS:
+        raise ValueError(f"duplicate perf section {title!r}")
+    SECTIONS[title] = about
+    return partial(row, section=title)
+
+
+def register_rows() -> None:
+    """Import the row modules, which register every row (they import jitgrad: a
+    comparator's process calls this only after importing its library)."""
+    for module in _ROW_MODULES:
+        importlib.import_module(f"{__name__}.{module}")

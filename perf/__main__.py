@@ -18,26 +18,24 @@ from . import (
     isolated,
     launch_env,
     models,
+    register_rows,
     serving,
     startup,
     transformer,
 )
-from . import rows as _rows  # noqa: F401  (registers the rows)
-from . import rows_compute as _rows_compute  # noqa: F401
-from . import rows_corpus as _rows_corpus  # noqa: F401
 from .runner import (
     COMPARATORS,
     Result,
-    against_torch,
     measure,
-    notes,
+    other_targets,
     plot,
     report,
-    table,
+    tables,
     threading_layer,
 )
 
 _RESULTS = os.path.join(os.path.dirname(__file__), "RESULTS.md")
+register_rows()
 
 
 def main(argv=None) -> int:
@@ -45,7 +43,12 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--quick", action="store_true", help="small sizes and few repeats: a smoke check"
     )
-    parser.add_argument("--rows", nargs="+", metavar="NAME", help="run only these rows")
+    parser.add_argument(
+        "--rows",
+        nargs="+",
+        metavar="NAME",
+        help="run only these rows (without startup, serving, models and the other sections)",
+    )
     parser.add_argument("--repeat", type=int, help="timed rounds per row (default 15, quick 3)")
     parser.add_argument(
         "--wait-quiet",
@@ -63,9 +66,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     if args.list:
+        width = max(map(len, ROWS))
         for r in ROWS.values():
             target = "informational" if r.target is None else f"target ≥ {r.target:g}×"
-            print(f"{r.name:24} {target}")
+            print(f"{r.name:{width}} {target}")
         return 0
     names = args.rows or list(ROWS)
     unknown = [n for n in names if n not in ROWS]
@@ -104,13 +108,9 @@ def main(argv=None) -> int:
             "installs them)",
             file=sys.stderr,
         )
-    print(
-        "\n".join(
-            table(results, installed) + [""] + notes(results) + against_torch(results, installed)
-        )
-    )
+    print("\n".join(tables(results, installed) + other_targets(results, installed)))
     sections = []
-    if not args.quick:
+    if not args.quick and not args.rows:  # measurements beyond the rows, minutes each
         sections = [
             *startup.startup_lines(installed["jax"]),
             *serving.serving_lines(),

@@ -140,11 +140,13 @@ def jax_op_chain(jax, x, length: int):
 
 
 # -- the digits MLP training step (64 → 128 → ReLU → 10, float32, cross-entropy) -----------
+# Every side's step returns the first layer's weight after its update: the first step's,
+# compared with numpy's, checks the forward, the gradients and the update at once.
 
 
-def torch_digits_step(torch, params, x, y, lr: float):
+def torch_digits_step(torch, params, x, y, lr: float, momentum: float = 0.9):
     """PyTorch eager: nn.Linear layers holding ``params`` (w1, b1, w2, b2 in PyTorch's
-    (out, in) layout), ``F.cross_entropy`` and ``torch.optim.SGD`` with momentum 0.9."""
+    (out, in) layout), ``F.cross_entropy`` and ``torch.optim.SGD`` with ``momentum``."""
     if torch is None:
         return None
     nn = torch.nn
@@ -152,7 +154,7 @@ def torch_digits_step(torch, params, x, y, lr: float):
     with torch.no_grad():
         for p, a in zip(model.parameters(), params):
             p.copy_(torch.from_numpy(a))
-    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
     tx, ty = torch.from_numpy(x), torch.from_numpy(y).long()
 
     def step():
@@ -160,16 +162,18 @@ def torch_digits_step(torch, params, x, y, lr: float):
         loss = nn.functional.cross_entropy(model(tx), ty)
         loss.backward()
         opt.step()
-        return loss.detach()
+        return model[0].weight.detach()
 
     return step
 
 
-def jax_digits_step(jax, params, x, y, optimizer: str = "sgd", lr: float | None = None):
+def jax_digits_step(
+    jax, params, x, y, optimizer: str = "sgd", lr: float | None = None, momentum: float = 0.9
+):
     """``jax.jit`` of a hand-written step on ``params`` (w1, b1, w2, b2, (out, in) layout):
-    SGD with momentum 0.9 or Adam with PyTorch's defaults. The parameters and optimizer
-    state are donated, so XLA updates them in place, as the other sides do. Returns a
-    callable that runs one step."""
+    SGD with ``momentum`` (none at 0) or Adam with PyTorch's defaults. The parameters and
+    optimizer state are donated, so XLA updates them in place, as the other sides do.
+    Returns a callable that runs one step."""
     if jax is None:
         return None
     jnp = jax.numpy
@@ -182,9 +186,13 @@ def jax_digits_step(jax, params, x, y, optimizer: str = "sgd", lr: float | None 
 
     def sgd(p, velocity, x, y):  # from zero, the first step's buffer is its gradient
         loss, g = jax.value_and_grad(loss_fn)(p, x, y)
-        velocity = tuple(0.9 * v + gi for v, gi in zip(velocity, g))
+        velocity = tuple(momentum * v + gi for v, gi in zip(velocity, g))
         p = tuple(pi - lr * v for pi, v in zip(p, velocity))
         return p, velocity, loss
+
+    def plain_sgd(p, state, x, y):
+        loss, g = jax.value_and_grad(loss_fn)(p, x, y)
+        return tuple(pi - lr * gi for pi, gi in zip(p, g)), state, loss
 
     def adam(p, state, x, y, b1=0.9, b2=0.999, eps=1e-8):
         m, v, t = state
@@ -199,7 +207,9 @@ def jax_digits_step(jax, params, x, y, optimizer: str = "sgd", lr: float | None 
     lr = (0.02 if optimizer == "sgd" else 1e-3) if lr is None else lr
     p = tuple(jax.device_put(a) for a in params)
     zeros = tuple(jnp.zeros_like(a) for a in p)
-    if optimizer == "sgd":
+    if optimizer == "sgd" and not momentum:
+        update, state = plain_sgd, ()
+    elif optimizer == "sgd":
         update, state = sgd, zeros
     elif optimizer == "adam":
         update, state = adam, (zeros, tuple(jnp.zeros_like(a) for a in p), jnp.float32(0))
@@ -212,6 +222,6 @@ def jax_digits_step(jax, params, x, y, optimizer: str = "sgd", lr: float | None 
     def step():
         carry[0], carry[1], loss = fn(carry[0], carry[1], jx, jy)
         jax.block_until_ready((carry[0], loss))
-        return loss
+        return carry[0][0]
 
     return step

@@ -30,7 +30,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
-from . import ROWS, Context, comparators, launch_env
+from . import ROWS, Context, comparators, launch_env, register_rows
 from .runner import COMPARATORS, Result, measure
 
 
@@ -151,7 +151,7 @@ def serve(library: str, quick: bool) -> None:
         return
     about = comparators.about(library, module)  # (before jitgrad changes the environment)
     # The rows import jitgrad: only after the library (see comparators.load).
-    from . import rows, rows_compute, rows_corpus  # noqa: F401  (register the rows)
+    register_rows()
 
     send({"installed": True, "about": about})
     for line in sys.stdin:
