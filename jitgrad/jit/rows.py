@@ -1,16 +1,20 @@
-"""Softmax cross-entropy over the rows of (N, C) logits with integer labels, as two kernels.
+"""Softmax cross-entropy over the rows of (N, C) logits with integer labels, as row
+kernels shared out among threads.
 
 The composite form (log_softmax, a one-hot target, a product and two sums) costs a
 dozen launches and a label-dependent numpy step per training step; PyTorch and every
-other framework fuse it. The forward kernel computes each row's log-sum-exp and loss and
-the reduced loss in one pass; the backward kernel recomputes the row's softmax (cheaper
+other framework fuse it. The forward kernel computes each row's log-sum-exp and loss in
+one pass, then the reduced loss; the backward kernel recomputes the row's softmax (cheaper
 than storing it) and writes ``scale · (softmax − onehot)``. Labels are checked inside
 the kernel as well, since a replayed plan never runs the Python checks again.
 """
 
 from __future__ import annotations
 
-from .. import dtypes
+import numpy as np
+
+from .. import dtypes, threads
+from .._config import config
 from ..autograd.tensor import Tensor, uninitialised
 from ..recording import run
 from . import cache
@@ -65,14 +69,14 @@ def label_of(labels, i, n_classes, ignore_index):
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def forward(z, labels, ignore_index, mean, losses, total, count):
+def forward(z, labels, ignore_index, losses, counted):
+    """Each row's loss (0 for an ignored label); counted[0]: the rows counted."""
     n, c = z.shape
     tops, sums = exp_shifted(z, np.empty((n, c), DT))
     # The logarithms first, in a loop of their own that vectorises (in the loop below,
     # with its label lookups, each was a scalar call: 7x slower)
     for i in range(n):
         losses[i] = vm.log_{suffix}(sums[i])
-    acc = 0.0
     valid = 0
     for i in range(n):
         label = label_of(labels, i, c, ignore_index)
@@ -81,8 +85,19 @@ def forward(z, labels, ignore_index, mean, losses, total, count):
             continue
         # (z - top) first, as log_softmax does: top + log(s) would round away log(s).
         losses[i] -= z[i, label] - tops[i]
-        acc += losses[i]
         valid += 1
+    counted[0] = valid
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def reduced(losses, counted, mean, total, count):
+    """The pieces' row losses and counts, reduced: their sum, or mean over the counted."""
+    acc = 0.0
+    for i in range(losses.shape[0]):
+        acc += losses[i]
+    valid = 0
+    for k in range(counted.shape[0]):
+        valid += counted[k]
     count[0] = valid
     total[0] = DT(acc / valid) if mean else DT(acc)
 
@@ -106,6 +121,32 @@ def backward(z, labels, ignore_index, mean, g, per_row, count, dz):
 '''
 
 
+class _Pieces:
+    """A row kernel run over pieces of its rows on several threads (``threads``): the
+    first axis of each of the ``split`` arguments is cut, the others pass whole."""
+
+    def __init__(self, call, rows: int, split: tuple[bool, ...]):
+        threshold = config.parallel_from(True)
+        parts = threads.pieces(rows * 64, threshold) if rows * 64 >= threshold else 1
+        self.call, self.split = call, split
+        self.bounds = threads.bounds(rows, 1, parts)
+        self.piece_counts = None  # one count per piece (forward's ``counted``), if any
+
+    def __call__(self, *args) -> None:
+        def piece(k):
+            lo, hi = self.bounds[k]
+            share = [a[lo:hi] if cut else a for a, cut in zip(args, self.split)]
+            if self.piece_counts is not None:
+                share[-1] = self.piece_counts[k : k + 1]
+            self.call(*share)
+
+        if len(self.bounds) == 1 or self.call.compiled is None:
+            for k in range(len(self.bounds)):  # (the first call compiles, in this thread)
+                piece(k)
+        else:
+            threads.run(piece, len(self.bounds))
+
+
 def applies(logits, target) -> bool:
     """Whether the kernels cover these operands: (N, C) float32/64 logits, 1-d labels."""
     return (
@@ -126,16 +167,19 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
     """(loss, count): the reduced loss (0-d) or per-row losses for ``reduction="none"``,
     and the number of counted labels (a 1-element int64 tensor the backward reads)."""
     kernel = _kernel(z.dtype)
-    losses = uninitialised((z.shape[0],), z.dtype)
+    n = z.shape[0]
+    losses = uninitialised((n,), z.dtype)
     total = uninitialised((), z.dtype)
     count = uninitialised((1,), dtypes.int64)
+    rows = _Pieces(kernel.call("forward"), n, (True, True, False, True, False))
+    counted = np.zeros(len(rows.bounds), np.int64)
+    rows.piece_counts = counted
+    run(rows, z.numpy(), labels.numpy(), ignore_index, losses.numpy(), counted)
     run(
-        kernel.call("forward"),
-        z.numpy(),
-        labels.numpy(),
-        ignore_index,
-        reduction == "mean",
+        kernel.call("reduced"),
         losses.numpy(),
+        counted,
+        reduction == "mean",
         total.numpy().reshape(1),
         count.numpy(),
     )
@@ -150,14 +194,20 @@ def cross_entropy_backward(
     # Cast and copy as recorded ops: a replay must refill this exact array.
     g = (g if g.dtype is z.dtype else g.astype(z.dtype)).contiguous()
     g_rows = g.numpy().reshape(-1)
-    run(
+    per_row = reduction == "none"
+    rows = _Pieces(
         kernel.call("backward"),
+        z.shape[0],
+        (True, True, False, False, per_row, False, False, True),
+    )
+    run(
+        rows,
         z.numpy(),
         labels.numpy(),
         ignore_index,
         reduction == "mean",
         g_rows,
-        reduction == "none",
+        per_row,
         count.numpy(),
         dz.numpy(),
     )

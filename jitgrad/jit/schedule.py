@@ -30,7 +30,7 @@ MAX_RECOMPUTED_NODES = 200
 
 def schedule(steps: list, keep: list, internal: set[int]) -> list:
     """The plan's steps for a tape's ``steps``. ``keep``: arrays whose contents the caller
-    sees; ``internal``: the allocations only the plan can reach (``Tape.internal``)."""
+    sees; ``internal``: the allocations only the plan can reach (``Tape.made_arrays``)."""
     steps = eliminate_dead(recompute(fuse(steps, keep)), keep, internal)
     return eliminate_dead(fuse_rows(steps, keep), keep, internal)
 

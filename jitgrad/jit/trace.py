@@ -58,8 +58,6 @@ from ..storage import kernels
 from ..strided import layout
 from ..tensor import TensorBase
 from . import binding, cache
-from .lowering import Launch
-from .reduction import Reduce
 from .schedule import minimum_traffic, schedule
 
 log = logging.getLogger("jitgrad.jit")
@@ -83,11 +81,18 @@ class Tape:
         """``storage`` was allocated by the traced call (an op's result)."""
         self._made.append((weakref.ref(storage), storage.kernel_array))
 
-    def internal(self) -> set[int]:
-        """The allocations of the call that nothing outside the plan can reach: their
-        storages are gone once the function has returned, so a step that only writes
-        them, with no later reader, can be dropped."""
-        return {binding.owner(a) for storage, a in self._made if storage() is None}
+    def made_arrays(self) -> tuple[set[int], list]:
+        """The allocations of the call that nothing outside the plan can reach (their
+        storages are gone once the function has returned: a step that only writes them,
+        with no later reader, can be dropped), and the arrays of those something still
+        holds (a tensor kept on an object: every replay writes them as the trace did)."""
+        internal, reachable = set(), []
+        for storage, a in self._made:
+            if storage() is None:
+                internal.add(binding.owner(a))
+            else:
+                reachable.append(a)
+        return internal, reachable
 
     def guard(self, obj, state) -> None:
         """``obj`` took part in the trace: a replay needs ``state(obj)`` as it was at its
@@ -406,8 +411,9 @@ class Jitted:
             {id(buffer) for buffer, _ in written},
             inputs,
         )
-        kept = _kept_arrays(tape, inputs, result)
-        tape.steps = schedule(tape.steps, kept, tape.internal())
+        internal, reachable = tape.made_arrays()
+        kept = _kept_arrays(tape, inputs, result) + reachable
+        tape.steps = schedule(tape.steps, kept, internal)
         plan = Plan(tape, inputs, result, time.perf_counter() - start, written, _by_identity(args))
         plan.minimum_bytes = minimum_traffic(tape.steps, kept)
         passed = plan.passed_back(args)
@@ -709,10 +715,10 @@ def _reload(buffer: TensorBase, grad) -> None:
 
 def _direct_calls(steps) -> list:
     """The steps as the calls they come down to once every kernel is compiled
-    (``Launch.direct``, ``Call.direct``)."""
+    (a kernel step's ``direct``, ``Call.direct``)."""
     calls = []
     for fn, args in steps:
-        if isinstance(fn, (Launch, Reduce)):
+        if binding.kernel_step(fn):
             fn, args = fn.direct()
         elif isinstance(fn, cache.Call):
             fn = fn.direct(args)
