@@ -20,7 +20,7 @@ from ..autograd.tensor import Tensor, as_tensor
 from ..dtypes import DType
 from ..recording import compute
 from ..tensor import TensorBase, _same_layout, wrap_numpy
-from .elementwise import arctan2, equal, not_equal
+from .elementwise import arctan2, equal, not_equal, where
 from .unary import ComplexByNumpy
 
 _PART_DTYPES = {"complex64": "float32", "complex128": "float64"}
@@ -73,6 +73,23 @@ class Conj(Function):
 
     def backward(self, gy):
         return Conj()(gy)
+
+
+class Angle(ComplexByNumpy):
+    """The angle of complex z (numpy's, in radians or degrees). Its gradient is PyTorch's:
+    a gradient g of the angle gives z the direction i z / |z|**2 scaled by g (0 at 0)."""
+
+    differentiates_complex = True
+
+    def __init__(self, deg: bool):
+        super().__init__(partial(np.angle, deg=deg))
+        self.scale = 180 / np.pi if deg else 1.0
+
+    def backward(self, gy):
+        z = self.inputs[0]
+        squared = real(z * Conj()(z))
+        turned = where(squared == 0, 0, z * 1j / squared)
+        return turned * (gy * self.scale)
 
 
 def _part_of(z: Tensor, which: int) -> Tensor:
@@ -145,7 +162,7 @@ def angle(z, deg: bool = False) -> Tensor:
     """
     z = as_tensor(z)
     if z.dtype.is_complex:
-        return ComplexByNumpy(partial(np.angle, deg=deg))(z)
+        return Angle(deg)(z)
     radians = arctan2(imag(z), z)
     return radians * (180 / np.pi) if deg else radians
 

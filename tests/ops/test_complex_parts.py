@@ -232,3 +232,18 @@ def test_angle_matches_numpy(values, deg):
     got, expected = jg.angle(jg.tensor(values), deg=deg), np.angle(values, deg=deg)
     assert got.dtype.numpy == expected.dtype
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("deg", [False, True])
+def test_angle_of_complex_tensors_has_torchs_gradient(deg):
+    z0 = np.array([1 + 2j, -3 + 0.5j, 0j, -2 - 1j, 2j])
+    grads = []
+    for m in (jg, torch):
+        z = m.tensor(z0, requires_grad=True)
+        if m is jg:
+            a = jg.angle(z, deg=deg)
+        else:
+            a = torch.angle(z) * (180 / np.pi if deg else 1)
+        (a * m.tensor(np.arange(5.0))).sum().backward()
+        grads.append((z.grad.resolve_conj() if m is torch else z.grad).numpy())
+    np.testing.assert_allclose(*grads, rtol=1e-12)
