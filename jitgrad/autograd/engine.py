@@ -142,6 +142,11 @@ def root_gradient(output, gradient):
     """The gradient a backward pass starts from: the one given, or ones for an output of
     a single element."""
     if gradient is None:
+        if output.dtype.is_complex:
+            raise RuntimeError(
+                f"backward of a {output.dtype.name} tensor needs a gradient argument: it is "
+                "implicit only for real outputs (take .real, abs() or similar first)"
+            )
         if output.numel() != 1:
             raise RuntimeError(
                 f"backward of a tensor of shape {output.shape} needs a gradient argument of "

@@ -60,6 +60,10 @@ class Function(Node):
     # too, and the output's creator is then taken again (``refresh``) before it is
     # recorded on.
     is_view = False
+    # True for ops whose backward follows PyTorch's complex convention (the gradient of a
+    # real loss is dL/d(re) + i dL/d(im)): only they take or give complex tensors that
+    # require grad; any other op's real formula would give a wrong gradient silently.
+    differentiates_complex = False
     inputs: tuple | None = None
 
     def base_of(self, t):
@@ -111,15 +115,17 @@ class Function(Node):
     def _record(self, xs, ys, recording: bool):
         if not recording:
             return ys
+        if not self.differentiates_complex:
+            self._refuse_complex_inputs(xs)
         # Plain loops, no comprehensions: this runs once per recorded op, and eager overhead
         # is per op. Integer and bool outputs (argmax, comparisons) never carry gradients.
         if isinstance(ys, tuple):
             outputs, floating, meta, refs = ys, [], [], []
             for y in outputs:
                 dtype = y._storage.dtype
-                if dtype.kind == "c":
+                if dtype.kind == "c" and not self.differentiates_complex:
                     self._refuse_complex(dtype)
-                floating.append(dtype.kind == "f")
+                floating.append(dtype.kind in "fc")
                 meta.append((y._shape, dtype))
                 refs.append(weakref.ref(y))
             if True not in floating:
@@ -127,9 +133,10 @@ class Function(Node):
         else:  # most functions: one output, without the lists
             dtype = ys._storage.dtype
             if dtype.kind != "f":
-                if dtype.kind == "c":
+                if dtype.kind != "c":
+                    return ys
+                if not self.differentiates_complex:
                     self._refuse_complex(dtype)
-                return ys
             outputs, floating = (ys,), (True,)
             meta, refs = ((ys._shape, dtype),), (weakref.ref(ys),)
         self._link(xs, meta, refs)
@@ -162,13 +169,22 @@ class Function(Node):
         self._output_meta, self.outputs = output_meta, output_refs
 
     def _refuse_complex(self, dtype) -> None:
-        # Complex tensors carry no gradient in jitgrad: recording none here would silently
-        # drop this path's share of the inputs' gradients.
+        # Recording none here would silently drop this path's share of the inputs'
+        # gradients.
         raise RuntimeError(
             f"{type(self).__name__} of a tensor that requires grad gives a {dtype.name} "
-            "result, and jitgrad does not differentiate complex tensors; detach() the input "
-            "or compute it under jg.no_grad()"
+            "result, and jitgrad does not differentiate it for complex tensors; detach() the "
+            "input or compute it under jg.no_grad()"
         )
+
+    def _refuse_complex_inputs(self, xs) -> None:
+        for x in xs:
+            if x._requires_grad and x._storage.dtype.kind == "c":
+                raise RuntimeError(
+                    f"{type(self).__name__} of a {x.dtype.name} tensor that requires grad: "
+                    "jitgrad does not differentiate it for complex tensors; detach() the "
+                    "input or compute it under jg.no_grad()"
+                )
 
     def forward(self, *xs):
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
@@ -224,8 +240,11 @@ class Function(Node):
     def _fit_gradient(self, i: int, g, x):
         """``g``, the gradient of input ``i``, as PyTorch fits it to ``x``: summed over the
         dimensions ``x`` was broadcast along, cast to ``x``'s dtype (mixed-dtype ops compute
-        in the wider one); any other shape is an error."""
+        in the wider one; a real input takes a complex gradient's real part); any other
+        shape is an error."""
         g = as_tensor(g)
+        if g.dtype.is_complex and not x.dtype.is_complex:
+            g = g.real
         if g.shape != x.shape:
             lead = g.ndim - x.ndim
             if lead < 0 or any(n != 1 and n != m for n, m in zip(x.shape, g.shape[lead:])):
@@ -272,7 +291,7 @@ def _guard_leaves(tape, xs) -> None:
     traced: one frozen or unfrozen since (a tensor the step closes over, outside any
     module) must select another plan."""
     for x in xs:
-        if x._grad_fn is None and x._storage.dtype.kind == "f":
+        if x._grad_fn is None and x._storage.dtype.kind in "fc":
             tape.guard(x, _requires_grad)
 
 

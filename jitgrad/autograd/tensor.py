@@ -71,9 +71,10 @@ class Tensor(TensorBase):
                 "requires_grad can only be turned off on leaf tensors; use detach() to get "
                 "a tensor without history"
             )
-        if flag and not self.dtype.is_floating_point:
+        if flag and self.dtype.kind not in "fc":
             raise RuntimeError(
-                f"only floating point tensors can require gradients, not {self.dtype.name}"
+                "only floating point and complex tensors can require gradients, not "
+                f"{self.dtype.name}"
             )
         if flag != self._requires_grad:
             config.guard_epoch += 1

@@ -3,8 +3,10 @@
 A complex tensor's elements are pairs of floats in memory (real part first), so its real
 and imaginary parts are float tensors over the same bytes: strides doubled, and the
 imaginary part one float further on. Writes through them show in the complex tensor, as
-in numpy and PyTorch. Complex tensors carry no gradient in jitgrad, so neither do these
-views; a real tensor's ``real`` is the tensor itself, and keeps its gradient.
+in numpy and PyTorch; a real tensor's ``real`` is the tensor itself. Gradients follow
+PyTorch's convention for complex tensors: a real loss L gives a complex ``z`` the gradient
+dL/d(re z) + i dL/d(im z), so the real part passes its gradient g back as g + 0j, the
+imaginary part as 0 + gj, and the conjugate conjugates it.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from functools import partial
 
 import numpy as np
 
+from ..autograd.function import Function, records_nothing
 from ..autograd.tensor import Tensor, as_tensor
 from ..dtypes import DType
+from ..recording import compute
 from ..tensor import TensorBase, _same_layout, wrap_numpy
-from .elementwise import arctan2, equal, not_equal
+from .elementwise import arctan2, equal, not_equal, where
 from .unary import ComplexByNumpy
 
 _PART_DTYPES = {"complex64": "float32", "complex128": "float64"}
@@ -33,6 +37,65 @@ def _part(z: Tensor, which: int) -> Tensor:
     return Tensor._make(storage, z._shape, strides, offset)
 
 
+class Part(Function):
+    """The real (``which`` 0) or imaginary (1) part of a complex tensor: a float view of
+    its memory (another storage object over the same bytes, so ``base_of`` is the input)."""
+
+    needs_input_values = False
+    is_view = True
+    differentiates_complex = True
+
+    def __init__(self, which: int):
+        self.which = which
+
+    def forward(self, z):
+        return _part(z, self.which)
+
+    view_of = forward
+
+    def base_of(self, t):
+        return None if self.inputs is None else self.inputs[0]
+
+    def again(self) -> Function:
+        return Part(self.which)
+
+    def backward(self, gy):
+        g = gy.astype(self.inputs[0].dtype)
+        return g * 1j if self.which else g
+
+
+class Conj(Function):
+    needs_input_values = False
+    differentiates_complex = True
+
+    def forward(self, z):
+        return wrap_numpy(np.asarray(compute(np.conjugate, z.numpy())), Tensor)
+
+    def backward(self, gy):
+        return Conj()(gy)
+
+
+class Angle(ComplexByNumpy):
+    """The angle of complex z (numpy's, in radians or degrees). Its gradient is PyTorch's:
+    a gradient g of the angle gives z the direction i z / |z|**2 scaled by g (0 at 0)."""
+
+    differentiates_complex = True
+
+    def __init__(self, deg: bool):
+        super().__init__(partial(np.angle, deg=deg))
+        self.scale = 180 / np.pi if deg else 1.0
+
+    def backward(self, gy):
+        z = self.inputs[0]
+        squared = real(z * Conj()(z))
+        turned = where(squared == 0, 0, z * 1j / squared)
+        return turned * (gy * self.scale)
+
+
+def _part_of(z: Tensor, which: int) -> Tensor:
+    return _part(z, which) if records_nothing(z) else Part(which)(z)
+
+
 def real(x, /) -> Tensor:
     """The real part. Of a complex tensor, a float view sharing its memory (writes through
     it change the complex tensor); of any other tensor, the tensor itself, as numpy's view
@@ -47,7 +110,7 @@ def real(x, /) -> Tensor:
     [(5+2j), (3-4j)]
     """
     x = as_tensor(x)
-    return _part(x, 0) if x.dtype.is_complex else x
+    return _part_of(x, 0) if x.dtype.is_complex else x
 
 
 def imag(x, /) -> Tensor:
@@ -67,7 +130,7 @@ def imag(x, /) -> Tensor:
     """
     x = as_tensor(x)
     if x.dtype.is_complex:
-        return _part(x, 1)
+        return _part_of(x, 1)
     zeros = np.zeros(x.shape, x.dtype.numpy)
     zeros.flags.writeable = False
     return wrap_numpy(zeros, Tensor)
@@ -83,7 +146,7 @@ def conj(x, /) -> Tensor:
     [(1-2j)]
     """
     x = as_tensor(x)
-    return ComplexByNumpy(np.conjugate)(x) if x.dtype.is_complex else x
+    return Conj()(x) if x.dtype.is_complex else x
 
 
 conjugate = conj
@@ -99,7 +162,7 @@ def angle(z, deg: bool = False) -> Tensor:
     """
     z = as_tensor(z)
     if z.dtype.is_complex:
-        return ComplexByNumpy(partial(np.angle, deg=deg))(z)
+        return Angle(deg)(z)
     radians = arctan2(imag(z), z)
     return radians * (180 / np.pi) if deg else radians
 

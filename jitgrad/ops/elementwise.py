@@ -6,6 +6,11 @@ is itself being recorded (``create_graph=True``), when they run on ``tensor_math
 ops) and so become differentiable. Gradient formulas see ``gy`` (the incoming gradient),
 ``y`` (the output, for ops with ``saves_output``) and the inputs; broadcasting is undone
 by ``sum_to`` here, once, for every op.
+
+Complex operands compute on numpy, and every op that takes them is holomorphic where it
+is differentiable: PyTorch's gradient is ``gy`` times the conjugate of the derivative,
+which is ``conj(rule(conj(gy)))`` for a rule ``gy * derivative``; a real input of a complex
+result takes that gradient's real part.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ class Elementwise(Function):
     on_bool: str | None = None
     integer_only = False
     saves_output = False
+    differentiates_complex = True
     # The call's description, set by each call and read by the tier that runs it (the
     # numpy tier, or the kernel ``Backend``): per operand, ``slots`` its index among the
     # tensor inputs or None for a constant, and ``constants`` the constant's value or None
@@ -261,13 +267,26 @@ class Elementwise(Function):
 
         args = self._args(self.inputs, as_arrays=False)
         y = self.f(m, *args) if self.saves_output else None
-        g = m.sum_to(getattr(self, rule)(m, gy, y, *args), x.shape)
+        if self.result_dtype.is_complex:
+            from .complex_parts import conj  # (built on this module)
+
+            g = conj(getattr(self, rule)(m, conj(gy), y, *args))
+        else:
+            g = getattr(self, rule)(m, gy, y, *args)
+        g = m.sum_to(g, x.shape)
+        if g.dtype.is_complex and not x.dtype.is_complex:
+            g = g.real
         return g if g.dtype is x.dtype else g.astype(x.dtype)
 
     def _reference_gradient(self, rule: str, x, gy, y, *arrays):
         with np.errstate(all="ignore"):
-            g = getattr(self, rule)(reference, gy, y, *self._args(arrays, as_arrays=True))
-            return np.asarray(reference.sum_to(g, x.shape), dtype=x.dtype.numpy)
+            args = self._args(arrays, as_arrays=True)
+            if self.result_dtype.is_complex:
+                g = np.conj(getattr(self, rule)(reference, np.conj(gy), y, *args))
+            else:
+                g = getattr(self, rule)(reference, gy, y, *args)
+            g = reference.sum_to(g, x.shape)
+            return np.asarray(np.real(g) if x.dtype.kind != "c" else g, dtype=x.dtype.numpy)
 
     def _apply(self, gys, retain_graph: bool, create_graph: bool):
         # The eager hot path, in one frame: a known call's gradients from its kernel, when
@@ -396,8 +415,8 @@ class _KnownCall:
         else:
             self.tensor_at = operator.itemgetter(*positions)
         out_dtype = out._storage.dtype
-        # Integer and bool outputs never carry gradients; complex ones never run kernels.
-        self.differentiable = out_dtype.kind == "f"
+        # Integer and bool outputs never carry gradients.
+        self.differentiable = out_dtype.kind in "fc"
         self.output_meta = ((out._shape, out_dtype),)
         # The numpy tier's call of the operands as given, for calls that record nothing
         # (``entry``); None where a call needs the op (kernels, converted constants).

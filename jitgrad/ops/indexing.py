@@ -50,6 +50,7 @@ class GetItem(Function):
     """``x[key]`` for an advanced ``key`` (numpy's rules): a new tensor, never a view."""
 
     needs_input_values = False
+    differentiates_complex = True
 
     def __init__(self, key: tuple):
         self.key = key
@@ -66,6 +67,7 @@ class ScatterAdd(Function):
     """Zeros of ``shape`` with ``g`` added at ``key``; repeated positions accumulate."""
 
     needs_input_values = False
+    differentiates_complex = True
 
     def __init__(self, key: tuple, shape):
         self.key, self.shape = key, tuple(shape)
@@ -81,6 +83,7 @@ class Pad(Function):
     """numpy's constant ``pad``; the gradient is the centre of the output gradient."""
 
     needs_input_values = False
+    differentiates_complex = True
 
     def __init__(self, widths, values):
         self.widths, self.values = widths, values

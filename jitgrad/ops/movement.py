@@ -1,5 +1,7 @@
 """Shape ops with gradients. Views stay views: the forward is ``TensorBase``'s view, so the
-output shares the input's storage; the backward puts the gradient back in place.
+output shares the input's storage; the backward puts the gradient back in place. Each
+moves or sums elements without weighting them, so complex tensors differentiate the same
+way (``Function.differentiates_complex``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class _ViewFunction(Function):
     """A shape op whose output may share its input's memory."""
 
     needs_input_values = False
+    differentiates_complex = True
     is_view = True
 
     def view_of(self, x):
@@ -82,6 +85,7 @@ class Overwrite(Function):
     in-place write through a view is recorded on the view's base (PyTorch's CopySlices)."""
 
     needs_input_values = False
+    differentiates_complex = True
 
     def __init__(self, view_of):
         self.view_of = view_of
@@ -113,6 +117,7 @@ class Unview(Function):
     """The adjoint of ``View``: a zero tensor with ``gy`` placed where ``take`` looks."""
 
     needs_input_values = False
+    differentiates_complex = True
 
     def __init__(self, take, shape):
         self.take, self.shape = take, shape
@@ -128,6 +133,7 @@ class Unview(Function):
 
 class Concatenate(Function):
     needs_input_values = False
+    differentiates_complex = True
 
     def __init__(self, axis: int):
         self.axis = axis
@@ -152,6 +158,7 @@ class SumTo(Function):
     """Sum over broadcast axes back to ``shape``: the adjoint of ``broadcast_to``."""
 
     needs_input_values = False
+    differentiates_complex = True
 
     def __init__(self, shape):
         self.shape = tuple(shape)
@@ -165,6 +172,7 @@ class SumTo(Function):
 
 class BroadcastTo(Function):
     needs_input_values = False
+    differentiates_complex = True
     is_view = True
 
     def __init__(self, shape):
@@ -508,6 +516,7 @@ class Cast(Function):
     """A copy in another (or the same) dtype; the gradient is cast back."""
 
     needs_input_values = False
+    differentiates_complex = True
 
     def __init__(self, dtype):
         self.dtype = dtype
@@ -523,6 +532,7 @@ class SetItem(Function):
     """``x`` with ``x[key] = value``, out of place: how a recorded in-place write is rebased."""
 
     needs_input_values = False
+    differentiates_complex = True
 
     def __init__(self, key):
         self.key = key

@@ -7,6 +7,7 @@ Each op is its forward formula ``f`` and its gradient ``dx`` side by side (see
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 
 import numpy as np
@@ -15,7 +16,7 @@ from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute
 from ..tensor import wrap_numpy
-from .elementwise import Elementwise, Piecewise, Test, Unary, _op, logical_and
+from .elementwise import Elementwise, Piecewise, Test, Unary, _op, logical_and, where
 from .movement import astype, clone
 from .ufunc import _write, ufunc
 
@@ -61,16 +62,46 @@ class Abs(Unary):
 
 class ComplexByNumpy(Function):
     """numpy's ``ufunc`` of a complex tensor, where the elementwise evaluator cannot give
-    numpy's answer: |z| is real, of the same precision (numpy's and PyTorch's dtype; the
-    evaluator's output has the inputs' dtype), and numpy 2's sign(z) is z / |z| (a formula
-    of comparisons gives the sign of the real part). No backward: complex tensors cannot
-    require gradients in jitgrad."""
+    numpy's answer (rounding, the angle). No backward: it refuses a tensor that requires
+    grad."""
 
     def __init__(self, ufunc):
         self.ufunc = ufunc
 
     def forward(self, z):
         return wrap_numpy(np.asarray(compute(self.ufunc, z.numpy())), Tensor)
+
+
+class ComplexAbs(ComplexByNumpy):
+    """|z| of a complex tensor: real, of the same precision (numpy's and PyTorch's dtype;
+    the evaluator's output has the inputs' dtype). PyTorch's gradient: g sign(z)."""
+
+    differentiates_complex = True
+
+    def __init__(self):
+        super().__init__(np.abs)
+
+    def backward(self, gy):
+        return gy * ComplexSign()(self.inputs[0])
+
+
+class ComplexSign(ComplexByNumpy):
+    """numpy 2's sign of complex z, z / |z| (0 at 0; a formula of comparisons gives the
+    sign of the real part), NaN + NaN j where either part is NaN (the Array API's answer).
+    A gradient G of s = z / |z| gives z the part of G along the unit circle over the
+    radius, i s im(conj(s) G) / |z| (0 at 0), PyTorch's ``sgn`` gradient."""
+
+    differentiates_complex = True
+
+    def __init__(self):
+        super().__init__(_complex_sign)
+
+    def backward(self, gs):
+        from .complex_parts import conj, imag  # (built on this module)
+
+        z = self.inputs[0]
+        s, r = ComplexSign()(z), ComplexAbs()(z)
+        return where(r == 0, 0, s * imag(conj(s) * gs) * 1j / r)
 
 
 class Exp(Unary):
@@ -802,7 +833,7 @@ def abs(x):  # noqa: A001  numpy's spelling
     ([2.0, 3.0], jitgrad.float64)
     """
     if _is_complex(x):
-        return ComplexByNumpy(np.abs)(x)
+        return ComplexAbs()(x)
     return Abs()(x)
 
 
@@ -819,7 +850,7 @@ def sign(x):
     ([-1.0, 0.0, 1.0], [(0.6+0.8j), 0j])
     """
     if _is_complex(x):
-        return ComplexByNumpy(_complex_sign)(x)
+        return ComplexSign()(x)
     return Sign()(x)
 
 
@@ -867,8 +898,8 @@ def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
     """
     t = as_tensor(np.asarray(x) if isinstance(x, (list, tuple)) else x)
     if t.dtype.is_complex:
-        a = compute(np.nan_to_num, t.numpy(), True, nan, posinf, neginf)
-        result = wrap_numpy(np.asarray(a), Tensor)
+        replaced = functools.partial(np.nan_to_num, nan=nan, posinf=posinf, neginf=neginf)
+        result = ComplexByNumpy(replaced)(t)
     elif t.dtype.kind in "biu":
         result = t
     else:

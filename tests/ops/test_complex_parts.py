@@ -6,6 +6,7 @@ import pickle
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -157,8 +158,23 @@ def test_real_and_conj_of_real_tensors_keep_their_gradient():
     assert not x.imag.requires_grad
     y = x * 2
     assert y.real is y and y.real.grad_fn is y.grad_fn
-    with pytest.raises(RuntimeError, match="floating point"):  # no gradients for complex
-        jg.tensor([1j]).requires_grad_()
+
+
+def test_writes_through_the_parts_of_a_complex_tensor_reach_its_gradient_as_in_torch():
+    start = np.array([1 + 2j, 3 - 1j, -2 + 0.5j])
+    grads = {}
+    for m in (jg, torch):
+        c = m.tensor(start, requires_grad=True)
+        with pytest.raises(RuntimeError, match="view of a leaf"):
+            c.real[0] = 5.0
+        z = c * (2 - 1j)
+        v = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+        z.imag[1:] = v[1:] * 2
+        z.real.mul_(3)
+        (m.abs(z * (1 + 1j)).sum() + (z.real * v).sum()).backward()
+        grads[m] = [(t.grad.resolve_conj() if m is torch else t.grad).numpy() for t in (c, v)]
+    for got, expected in zip(grads[jg], grads[torch]):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
 def test_a_write_through_a_complex_tensor_or_its_parts_is_seen_by_autograd():
@@ -216,3 +232,18 @@ def test_angle_matches_numpy(values, deg):
     got, expected = jg.angle(jg.tensor(values), deg=deg), np.angle(values, deg=deg)
     assert got.dtype.numpy == expected.dtype
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("deg", [False, True])
+def test_angle_of_complex_tensors_has_torchs_gradient(deg):
+    z0 = np.array([1 + 2j, -3 + 0.5j, 0j, -2 - 1j, 2j])
+    grads = []
+    for m in (jg, torch):
+        z = m.tensor(z0, requires_grad=True)
+        if m is jg:
+            a = jg.angle(z, deg=deg)
+        else:
+            a = torch.angle(z) * (180 / np.pi if deg else 1)
+        (a * m.tensor(np.arange(5.0))).sum().backward()
+        grads.append((z.grad.resolve_conj() if m is torch else z.grad).numpy())
+    np.testing.assert_allclose(*grads, rtol=1e-12)

@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -140,24 +141,40 @@ def test_abs_of_complex_is_real():
         np.testing.assert_array_equal(got.numpy(), expected)
         assert abs(jg.from_numpy(z.astype(dtype))).dtype.numpy == expected.dtype
     assert jg.absolute(3 + 4j).item() == 5.0
-    with pytest.raises(RuntimeError, match="only floating point tensors can require gradients"):
-        jg.tensor([1j]).requires_grad_()
+    with pytest.raises(RuntimeError, match="only floating point and complex tensors can"):
+        jg.tensor([1]).requires_grad_()
 
 
-def test_a_complex_result_of_a_tensor_requiring_grad_is_refused_not_dropped_from_the_graph():
-    # Complex tensors carry no gradient: the path through one would silently lose its
-    # share of the gradient (|3+4j| x has gradient 5 sign(x) in PyTorch).
+def test_a_complex_result_of_a_real_tensor_passes_back_the_real_part_of_its_gradient():
+    # PyTorch's gradients: |3+4j| x gives 5 sign(x); re(x + i) gives 1; im(x) gives 0.
     x = jg.tensor([1.0, -2.0], requires_grad=True)
-    for make_complex in (
-        lambda: x * (3 + 4j),
-        lambda: jg.add(x, jg.tensor([1j, 2j])),
-        lambda: x.astype(jg.complex64),
-    ):
-        with pytest.raises(RuntimeError, match="complex.*detach"):
-            make_complex()
-    assert jg.abs(x.detach() * (3 + 4j)).tolist() == [5.0, 10.0]
+    y = jg.abs(x * (3 + 4j)).sum() + jg.add(x, jg.tensor([1j, 2j])).real.sum()
+    (y + x.astype(jg.complex64).imag.sum()).backward()
+    assert x.grad.dtype is jg.float64 and x.grad.tolist() == [6.0, -4.0]
     with jg.no_grad():
         assert (x * 1j).dtype is jg.complex128
+
+
+def test_holomorphic_ops_of_complex_tensors_have_torchs_gradients():
+    z0 = np.array([1 + 2j, -0.5 + 1j, 2 - 1j])
+    grads = []
+    for m in (jg, torch):
+        z, w = m.tensor(z0, requires_grad=True), m.tensor(z0[::-1].copy(), requires_grad=True)
+        y = m.exp(z / 4) * w - z * z / (w + 3) + m.sin(z) ** 2
+        (y.real.sum() + m.abs(y).sum()).backward()
+        grads.append([(t.grad.resolve_conj() if m is torch else t.grad).numpy() for t in (z, w)])
+    for got, expected in zip(*grads):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_an_op_without_a_complex_gradient_refuses_a_complex_tensor_that_requires_grad():
+    z = jg.tensor([1 + 2j, 3j], requires_grad=True)
+    with pytest.raises(RuntimeError, match="MatMul of a complex128 .* does not differentiate"):
+        z @ z
+    with pytest.raises(RuntimeError, match="does not differentiate it for complex"):
+        jg.rint(z)
+    with pytest.raises(RuntimeError, match="needs a gradient argument"):
+        (z * 2).backward()  # a complex output has no implicit gradient
 
 
 def test_sign_of_complex_is_z_over_its_magnitude():
