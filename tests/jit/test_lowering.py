@@ -205,7 +205,7 @@ def apply(op, a, b):
     return getattr(jg, op)(a, b)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     shapes=hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=1, max_dims=3, max_side=4),
     program=st.lists(
