@@ -1,6 +1,7 @@
 """A damaged kernel cache entry costs a warning and a compile, never a crash: each file of
-an entry is damaged in turn (a flipped byte at its start, middle or end, or a truncation)
-and a fresh process must still compute the right values and leave the entry whole."""
+an entry is damaged in turn (a flipped byte at its start, middle or end, or a truncation),
+each in a copy of its own, and a fresh process that loads every copy in turn (forgetting its
+kernels between them) must still compute the right values and leave each entry whole."""
 
 import json
 import os
@@ -27,9 +28,12 @@ def serial(x, out):
 """
 
 # The child loads the probe through the cache, then forgets it and loads it again: the
-# second load reads the entry back from disk (new dispatchers, numba's files).
+# second load reads the entry back from disk (new dispatchers, numba's files). Given cache
+# directories as arguments, it does so in each in turn, each with its warnings of its own.
 _CHILD = f"""
-import json, numpy as np
+import json, sys, warnings
+import numpy as np
+from jitgrad import config
 from jitgrad.jit import cache
 
 
@@ -41,9 +45,23 @@ def load_and_run():
     return out.tolist(), sum(kernel.module.serial.stats.cache_hits.values())
 
 
-first, hits_first = load_and_run()
-again, hits_again = load_and_run()
-print(json.dumps(dict(values=[first, again], disk_hits=[hits_first, hits_again])))
+def report():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first, hits_first = load_and_run()
+        again, hits_again = load_and_run()
+    return dict(
+        values=[first, again],
+        disk_hits=[hits_first, hits_again],
+        warnings=[f"{{w.category.__name__}}: {{w.message}}" for w in caught],
+    )
+
+
+if len(sys.argv) == 1:
+    print(json.dumps(report()))
+for directory in sys.argv[1:]:
+    config.cache_dir = directory
+    print(json.dumps(report()))
 """
 
 EXPECTED = [1.0, 4.0, 7.0, 10.0, 13.0]
@@ -52,6 +70,14 @@ EXPECTED = [1.0, 4.0, 7.0, 10.0, 13.0]
 def run_child(cache_dir):
     env = dict(os.environ, JITGRAD_CACHE_DIR=str(cache_dir))
     return subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True)
+
+
+def run_child_in_each(cache_dirs) -> list[dict]:
+    """One child's reports, one for each of ``cache_dirs`` in turn."""
+    argv = [sys.executable, "-c", _CHILD, *map(str, cache_dirs)]
+    done = subprocess.run(argv, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
 
 
 def entry_files(cache_dir) -> dict[str, Path]:
@@ -98,23 +124,32 @@ DAMAGES = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "where"), DAMAGES)
-def test_a_damaged_file_is_rebuilt_with_a_warning(good_entry, tmp_path, kind, where):
-    cache_dir = tmp_path / "cache"
-    shutil.copytree(good_entry, cache_dir)
-    files = entry_files(cache_dir)
-    whole = {k: p.read_bytes() for k, p in files.items()}
-    damage(files[kind], where)
+@pytest.fixture(scope="module")
+def damaged_entries(good_entry, tmp_path_factory):
+    """For each of DAMAGES: a copy of the good entry damaged so, its files whole (as they
+    were before the damage), and the child's report of loading it."""
+    cases = {}
+    for kind, where in DAMAGES:
+        cache_dir = tmp_path_factory.mktemp(f"damaged-{kind}-{where.replace(' ', '-')}")
+        shutil.copytree(good_entry, cache_dir, dirs_exist_ok=True)
+        files = entry_files(cache_dir)
+        whole = {k: p.read_bytes() for k, p in files.items()}
+        damage(files[kind], where)
+        cases[kind, where] = cache_dir, files, whole
+    reports = run_child_in_each(cache_dir for cache_dir, _, _ in cases.values())
+    assert len(reports) == len(cases)
+    return {case: (*found, report) for (case, found), report in zip(cases.items(), reports)}
 
-    done = run_child(cache_dir)
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
+
+@pytest.mark.parametrize(("kind", "where"), DAMAGES)
+def test_a_damaged_file_is_rebuilt_with_a_warning(damaged_entries, kind, where):
+    cache_dir, files, whole, report = damaged_entries[kind, where]
     assert report["values"] == [EXPECTED, EXPECTED]
     # Compiled again after the warning; then read back from disk, with no other warning.
     assert report["disk_hits"] == [0, 1]
     entry = files["py"].stem
-    assert done.stderr.count("RuntimeWarning") == 1
-    assert f"kernel cache entry {entry}" in done.stderr and "damaged" in done.stderr
+    (warning,) = [w for w in report["warnings"] if w.startswith("RuntimeWarning")]
+    assert f"kernel cache entry {entry}" in warning and "damaged" in warning
     # The entry is whole again: the module as generated, every other file sealed.
     rebuilt = entry_files(cache_dir)
     assert rebuilt["py"].read_bytes() == whole["py"]

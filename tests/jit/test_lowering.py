@@ -1,6 +1,7 @@
 """Kernels against the numpy reference evaluator: single ops, random fused DAGs, the cache."""
 
 import os
+import shutil
 import subprocess
 import sys
 from importlib.util import cache_from_source
@@ -204,7 +205,7 @@ def apply(op, a, b):
     return getattr(jg, op)(a, b)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     shapes=hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=1, max_dims=3, max_side=4),
     program=st.lists(
@@ -262,32 +263,49 @@ def run_child(cache):
     return int(compiled), int(disk_hits), float(seconds)
 
 
-def test_a_fresh_process_loads_kernels_from_disk(tmp_path):
-    compiled, _, _ = run_child(tmp_path)
+@pytest.fixture(scope="module")
+def filled_cache(tmp_path_factory):
+    """A cache directory a child process filled, and how many kernels it compiled; tests
+    that damage it work on a copy."""
+    cache = tmp_path_factory.mktemp("filled-cache")
+    with pytest.MonkeyPatch.context() as mp:  # set up before conftest's per-test setting
+        mp.setenv("JITGRAD_NUMPY_TIER_WORK", "0")
+        compiled, _, _ = run_child(cache)
+    return cache, compiled
+
+
+def copy_of(filled_cache, tmp_path):
+    copy = tmp_path / "cache"
+    shutil.copytree(filled_cache[0], copy)
+    return copy
+
+
+def test_a_fresh_process_loads_kernels_from_disk(filled_cache):
+    cache, compiled = filled_cache
     assert compiled > 0
     # Each kernel module's bytecode is kept too, whatever PYTHONDONTWRITEBYTECODE says.
-    sources = list((tmp_path / "kernels").glob("k_*.py"))
+    sources = list((cache / "kernels").glob("k_*.py"))
     assert sources and all(os.path.exists(cache_from_source(str(p))) for p in sources)
     umask = os.umask(0o022)
     os.umask(umask)
     for p in sources:  # readable as the umask allows, for a cache shared between users
         assert p.stat().st_mode & 0o777 == 0o666 & ~umask
-    compiled, disk_hits, _ = run_child(tmp_path)
+    compiled, disk_hits, _ = run_child(cache)
     assert compiled == 0 and disk_hits > 0
 
 
-def test_a_corrupt_cache_entry_is_rebuilt(tmp_path):
-    run_child(tmp_path)
-    kernels = tmp_path / "kernels"
+def test_a_corrupt_cache_entry_is_rebuilt(filled_cache, tmp_path):
+    cache = copy_of(filled_cache, tmp_path)
+    kernels = cache / "kernels"
     sources = {p: p.read_text() for p in kernels.glob("k_*.py")}
     for entry in sources:
         entry.write_text("this is not python(")
     for compiled_code in (kernels / "__pycache__").iterdir():
         compiled_code.write_bytes(b"garbage")
-    compiled, _, _ = run_child(tmp_path)  # runs, and compiles again
+    compiled, _, _ = run_child(cache)  # runs, and compiles again
     assert compiled > 0
     assert {p: p.read_text() for p in sources} == sources
-    compiled, disk_hits, _ = run_child(tmp_path)
+    compiled, disk_hits, _ = run_child(cache)
     assert compiled == 0 and disk_hits > 0
 
 
@@ -390,13 +408,13 @@ def test_only_jitgrads_kernels_compile_with_interleaved_vector_loops(tmp_path, m
     assert interleaved > before == divisions(loop)
 
 
-def test_a_damaged_entry_costs_only_its_own_kernel(tmp_path):
-    compiled, _, _ = run_child(tmp_path)
-    pycache = tmp_path / "kernels" / "__pycache__"
+def test_a_damaged_entry_costs_only_its_own_kernel(filled_cache, tmp_path):
+    cache, compiled = copy_of(filled_cache, tmp_path), filled_cache[1]
+    pycache = cache / "kernels" / "__pycache__"
     bytecode = sorted(pycache.glob("k_*.pyc"))
     assert compiled > 1 and len(bytecode) == compiled
     bytecode[0].write_bytes(bytecode[0].read_bytes()[:20])  # truncated by a crash
-    again, disk_hits, _ = run_child(tmp_path)
+    again, disk_hits, _ = run_child(cache)
     assert (again, disk_hits) == (1, compiled - 1)
 
 

@@ -46,7 +46,7 @@ def assert_same(result, expected, exact: bool, scale: float = 1.0):
         np.testing.assert_allclose(result.numpy(), expected, rtol=1e-12, atol=1e-12 * scale)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     case=strided_operands(),
     keepdims=st.booleans(),

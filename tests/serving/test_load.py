@@ -11,6 +11,7 @@ import time
 import urllib.request
 
 import numpy as np
+import pytest
 from conftest import save_version
 
 import jitgrad as jg
@@ -30,19 +31,32 @@ def _metrics(url: str) -> str:
         return r.read().decode()
 
 
-def test_200_clients_against_two_workers_lose_no_request(base):
+def _answered(url: str) -> float:
+    """The predict requests version 1 answered with 200, summed over the workers."""
+    labels = r'api="predict",code="200",model="tiny",version="1"'
+    found = re.search(r"jitgrad_serving_requests_total\{" + labels + r"\} (\S+)", _metrics(url))
+    return float(found[1]) if found else 0.0
+
+
+@pytest.fixture(scope="module")
+def two_workers(tmp_path_factory):
+    """One server of two workers, for the tests that load it and that kill a worker."""
+    base = tmp_path_factory.mktemp("two-workers") / "tiny"
     save_version(base, 1)
     with ServerProcess("tiny", base, "--workers", "2", "--poll_seconds", "0") as server:
-        result = run_load(server.url, PREDICT, ROW, clients=200, requests=50, timeout=60)
-        text = _metrics(server.url)
+        yield server
         assert server.stop() == 0
+
+
+def test_200_clients_against_two_workers_lose_no_request(two_workers):
+    server = two_workers
+    before = _answered(server.url)
+    result = run_load(server.url, PREDICT, ROW, clients=200, requests=50, timeout=60)
     assert result.failures == [] and result.statuses == {200: 200 * 50}, (
         result.statuses,
         result.failures[:5],
     )
-    labels = r'api="predict",code="200",model="tiny",version="1"'
-    answered = re.search(r"jitgrad_serving_requests_total\{" + labels + r"\} (\S+)", text)
-    assert answered and float(answered[1]) == 200 * 50  # both workers' counts, summed
+    assert _answered(server.url) - before == 200 * 50  # both workers' counts, summed
     print(
         f"{len(result.latencies) / result.seconds:.0f} requests/s, p99 "
         f"{result.percentile(99) * 1e3:.0f} ms"
@@ -128,22 +142,20 @@ def _workers(server: ServerProcess) -> list[int]:
     return found
 
 
-def test_a_worker_that_dies_is_replaced_and_no_request_fails(base):
-    save_version(base, 1)
-    with ServerProcess("tiny", base, "--workers", "2", "--poll_seconds", "0") as server:
-        first = _workers(server)
-        assert len(first) == 2
-        os.kill(first[0], signal.SIGKILL)
-        deadline = time.monotonic() + 120
-        while len(set(_workers(server)) - {first[0]}) < 2:
-            assert time.monotonic() < deadline, "the worker was not replaced"
-            result = run_load(server.url, PREDICT, ROW, clients=4, requests=5)
-            assert result.failures == [] and result.statuses == {200: 20}
-            time.sleep(0.2)
-        replaced = set(_workers(server))
-        result = run_load(server.url, PREDICT, ROW, clients=20, requests=20)
-        assert result.failures == [] and result.statuses == {200: 400}
-        time.sleep(1.5)  # (the supervisor looks every 0.5 s)
-        assert set(_workers(server)) == replaced  # the replacement stays up
-        assert server.stop() == 0
+def test_a_worker_that_dies_is_replaced_and_no_request_fails(two_workers):
+    server = two_workers
+    first = _workers(server)
+    assert len(first) == 2
+    os.kill(first[0], signal.SIGKILL)
+    deadline = time.monotonic() + 120
+    while len(set(_workers(server)) - {first[0]}) < 2:
+        assert time.monotonic() < deadline, "the worker was not replaced"
+        result = run_load(server.url, PREDICT, ROW, clients=4, requests=5)
+        assert result.failures == [] and result.statuses == {200: 20}
+        time.sleep(0.2)
+    replaced = set(_workers(server))
+    result = run_load(server.url, PREDICT, ROW, clients=20, requests=20)
+    assert result.failures == [] and result.statuses == {200: 400}
+    time.sleep(1.5)  # (the supervisor looks every 0.5 s)
+    assert set(_workers(server)) == replaced  # the replacement stays up
     assert server.stderr().count("starting another") == 1
