@@ -54,6 +54,7 @@ class Sum(Function):
     the reduction accumulates in as it reads x (``_read_in``)."""
 
     needs_input_values = False
+    differentiates_complex = True  # (its gradient broadcasts gy, whatever the dtype)
 
     def __init__(self, axes, keepdims, dtype=None):
         self.axes, self.keepdims, self.dtype = axes, keepdims, dtype

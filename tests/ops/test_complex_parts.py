@@ -247,3 +247,17 @@ def test_angle_of_complex_tensors_has_torchs_gradient(deg):
         (a * m.tensor(np.arange(5.0))).sum().backward()
         grads.append((z.grad.resolve_conj() if m is torch else z.grad).numpy())
     np.testing.assert_allclose(*grads, rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_sums_of_complex_tensors_have_torchs_gradient(reduction):
+    z0 = np.array([[1 + 2j, -3 + 0.5j, 0j], [-2 - 1j, 2j, 0.5 + 0.5j]])
+    w0 = np.array([0.5 - 1j, 2 + 0j, -1 + 3j])
+    grads = []
+    for m in (jg, torch):
+        z = m.tensor(z0, requires_grad=True)
+        axis = {"axis": 0} if m is jg else {"dim": 0}
+        reduced = getattr(z * m.tensor(w0), reduction)(**axis)
+        m.abs(reduced).sum().backward()
+        grads.append((z.grad.resolve_conj() if m is torch else z.grad).numpy())
+    np.testing.assert_allclose(*grads, rtol=1e-12)
