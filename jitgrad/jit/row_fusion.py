@@ -174,8 +174,10 @@ class _Group:
     """The members of one row kernel, as they join: their values over rows ``R`` and
     columns ``C``, the external inputs they read and the outputs they write."""
 
-    def __init__(self, shape, ct: str):
-        self.shape, self.ct = shape, ct
+    def __init__(self, shape, ct: str, flat: int | None = None):
+        """``flat``: the length of the vector the group's (rows, columns) cut, if it
+        computes over a vector."""
+        self.shape, self.ct, self.flat = shape, ct, flat
         self.rows, self.cols = _rows_of(shape)
         self.members: list = []
         self.inputs: list[tuple] = []  # (array, offset, (row stride, col stride), load)
@@ -195,6 +197,18 @@ class _Group:
         """A group over the rows of ``reduce``'s operand: one reducing each row, or
         (once launches before it join) one summing over the rows of a matrix or more."""
         shape = reduce.shape
+        if (
+            len(shape) == 1
+            and reduce.kind == "sum"
+            and reduce.load in ("float32", "float64")
+            and reduce.out_dtype == reduce.load
+            and shape[0] >= config.parallel_threshold
+        ):
+            # A long vector's sum: its elements taken as rows of a few thousand, so that
+            # threads share them and the producers' work is summed where it is computed.
+            cols = next((c for c in (4096, 2048, 1024, 512, 256) if shape[0] % c == 0), None)
+            group = cls((shape[0] // cols, cols), reduce.load, flat=shape[0]) if cols else None
+            return group if group is not None and group.join(reduce) else None
         if (
             len(shape) < 1
             or (reduce.axes != (len(shape) - 1,) and len(shape) < 2)
@@ -263,15 +277,18 @@ class _Group:
         return False
 
     def _level(self, shape) -> str | None:
-        if tuple(shape) == tuple(self.shape):
+        if tuple(shape) == tuple(self.shape) or (self.flat and tuple(shape) == (self.flat,)):
             return "element"
-        if tuple(shape) in (self.shape[:-1] + (1,), self.shape[:-1]):
+        if not self.flat and tuple(shape) in (self.shape[:-1] + (1,), self.shape[:-1]):
             return "row"
         return None
 
     def _operand(self, array, offset, strides, load, shape, level: str):
         """The expression reading one operand of a member of ``level`` over ``shape``:
         a value of the group, or a new input; None when the group cannot read it."""
+        if self.flat and tuple(shape) == (self.flat,):  # element i is (i // cols, i % cols)
+            (step,) = strides
+            shape, strides = self.shape, (step * self.cols, step)
         found = self.values.get(owner(array))
         lead = len(self.shape) - 1
         if level == "row":  # its strides as the row value's over the whole shape
@@ -337,7 +354,9 @@ class _Group:
             return False
         n = len(self.shape)
         shape, axes = tuple(reduce.shape), reduce.axes
-        if shape == tuple(self.shape):
+        if self.flat and shape == (self.flat,) and reduce.kind == "sum":
+            kind, level = "total", "element"
+        elif shape == tuple(self.shape):
             if axes == (n - 1,):
                 kind = reduce.kind
             elif reduce.kind == "sum" and axes == tuple(range(n - 1)) and n > 1:

@@ -86,6 +86,14 @@ class Tape:
         storages are gone once the function has returned: a step that only writes them,
         with no later reader, can be dropped), and the arrays of those something still
         holds (a tensor kept on an object: every replay writes them as the trace did)."""
+        # Guards on the call's own tensors (leaves it made, read by ops) hold them: they
+        # are not the caller's, and the guards go with them.
+        made = {id(storage()) for storage, _ in self._made}
+        self.guards = {
+            key: guard
+            for key, guard in self.guards.items()
+            if not (isinstance(guard[0], TensorBase) and id(guard[0]._storage) in made)
+        }
         internal, reachable = set(), []
         for storage, a in self._made:
             if storage() is None:

@@ -156,3 +156,52 @@ def test_outputs_the_caller_can_reach_are_kept():
         x = jg.full((4,), value)
         jitted(x)
         np.testing.assert_allclose(held["exp"].numpy(), np.exp(np.full(4, value)), rtol=1e-6)
+
+
+def test_a_long_vectors_loss_and_gradient_are_one_pass():
+    """sum(chain(x)) and its gradient over a vector long enough to share out: one kernel
+    reads x, writes the gradient and sums the loss."""
+    x = jg.asarray(np.linspace(-3, 3, 1 << 17, dtype=np.float32))
+
+    def step(x):
+        x.grad = None
+        loss = chain(x).sum()
+        loss.backward()
+        return loss, x.grad
+
+    x.requires_grad_()
+    jitted = jg.jit(step)
+    jitted(x)
+    loss, grad = jitted(x)
+    kernels = [fn for fn, _ in _plan(jitted) if isinstance(fn, (Launch, Reduce, RowLaunch))]
+    assert len(kernels) == 1 and len(kernels[0].outs) == 2  # the gradient and the loss
+    x.grad = None
+    want_loss, want_grad = step(x)
+    np.testing.assert_allclose(loss.item(), want_loss.item(), rtol=1e-6)
+    np.testing.assert_allclose(grad.numpy(), want_grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_layer_norm_with_parameters_is_one_row_kernel_forward_and_backward():
+    """The loss, the input's gradient and the parameters' (sums over the rows) of
+    ``(LayerNorm(x) * w).sum()`` come from one kernel."""
+    rng = np.random.default_rng(1)
+    norm = jg.nn.LayerNorm(24, dtype=jg.float32)
+    with jg.no_grad():
+        norm.weight.copy_(jg.asarray(rng.standard_normal(24).astype(np.float32)))
+    x = jg.asarray(rng.standard_normal((40, 24)).astype(np.float32)).requires_grad_()
+    w = jg.asarray(rng.standard_normal((40, 24)).astype(np.float32))
+
+    def step(x):
+        for t in (x, norm.weight, norm.bias):
+            t.grad = None
+        loss = (norm(x) * w).sum()
+        loss.backward()
+        return loss, x.grad, norm.weight.grad, norm.bias.grad
+
+    jitted = jg.jit(step)
+    jitted(x)
+    got = [t.numpy().copy() for t in jitted(x)]
+    kernels = [fn for fn, _ in _plan(jitted) if isinstance(fn, (Launch, Reduce, RowLaunch))]
+    assert len(kernels) == 1 and isinstance(kernels[0], RowLaunch)
+    for g, want in zip(got, step(x)):
+        np.testing.assert_allclose(g, want.numpy(), rtol=2e-5, atol=2e-5)
