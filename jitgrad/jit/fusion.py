@@ -37,7 +37,7 @@ def fuse(steps: list, keep: list[np.ndarray]) -> list:
             groups.append([fn])
         else:
             groups.append((fn, args))
-    readers = _readers(steps, keep)
+    readers = users(steps, keep)
     fused = []
     for group in groups:
         if isinstance(group, tuple):
@@ -69,8 +69,9 @@ def _reads_back(group, launch) -> bool:
     return False
 
 
-def _readers(steps, keep) -> dict[int, set[int]]:
-    """For each memory owner, the indices of the steps that use it (-1: must be kept)."""
+def users(steps, keep) -> dict[int, set[int]]:
+    """For each memory owner, the ids of the steps that read or write it (-1: the caller
+    sees it)."""
     users: dict[int, set[int]] = {}
     for fn, args in steps:
         reads, writes = accesses(fn, args)

@@ -27,7 +27,7 @@ from ..ops.primitives import PRIMITIVES
 from ..strided import layout
 from . import cache, codegen, ir
 from .binding import accesses, owner
-from .fusion import _same_value
+from .fusion import _same_value, users
 from .lowering import Launch
 from .reduction import Reduce
 
@@ -113,7 +113,7 @@ def fuse_rows(steps: list, keep: list) -> list:
     """``steps`` with each reduction over the rows' last axis, or summing over the rows, fused
     with the elementwise launches and reductions around it over the same rows into a
     row kernel."""
-    readers = _readers(steps, keep)
+    readers = users(steps, keep)
     out: list = []
     group: _Group | None = None
     for step in steps:
@@ -128,7 +128,9 @@ def fuse_rows(steps: list, keep: list) -> list:
                 group = started
                 # The kernels just before it over the same rows join it too.
                 while (
-                    out and isinstance(out[-1][0], (Launch, Reduce)) and group.join(out[-1][0], 0)
+                    out
+                    and isinstance(out[-1][0], (Launch, Reduce))
+                    and group.join(out[-1][0], before=True)
                 ):
                     out.pop()
                 continue
@@ -144,22 +146,11 @@ def fuse_rows(steps: list, keep: list) -> list:
     return out
 
 
-def _readers(steps, keep) -> dict[int, set[int]]:
-    """For each allocation, the steps that read it (``-1``: the caller sees it)."""
-    users: dict[int, set[int]] = {}
-    for fn, args in steps:
-        for key in accesses(fn, args)[0]:
-            users.setdefault(key, set()).add(id(fn))
-    for a in keep:
-        users.setdefault(owner(a), set()).add(-1)
-    return users
-
-
 def _rows_of(shape) -> tuple[int, int]:
     return layout.numel(shape[:-1]), shape[-1]
 
 
-def _row_strides(shape, strides, full_shape) -> tuple[int, int] | None:
+def _row_strides(strides, full_shape) -> tuple[int, int] | None:
     """(row stride, column stride) of an operand laid over ``full_shape``'s rows (its
     leading axes merged into one), or None when they do not merge."""
     lead, lead_strides = full_shape[:-1], strides[:-1]
@@ -228,9 +219,9 @@ class _Group:
 
     # -- joining -----------------------------------------------------------------------------
 
-    def join(self, fn, at: int | None = None) -> bool:
-        """Add ``fn`` (at the end, or at position ``at``: a launch that ran just before
-        the group's first member) when it computes over the group's rows."""
+    def join(self, fn, before: bool = False) -> bool:
+        """Add ``fn`` when it computes over the group's rows: at the end, or ``before`` the
+        first member (a kernel that ran just before it)."""
         saved = (
             list(self.inputs),
             list(self.scalars),
@@ -241,8 +232,7 @@ class _Group:
             set(self.read),
             set(self.written),
         )
-        if at is not None:
-            # Re-derive every member after this one: its values come first.
+        if before:  # every member is derived again after it: its values come first
             members = [fn, *self.members]
             self._reset()
             ok = all(self._add(m) for m in members)
@@ -308,7 +298,7 @@ class _Group:
             return value if _same_value((None, dtype), load, self.ct) else None
         if owner(array) in self.written:
             return None  # (written by the group in another layout)
-        rs = _row_strides(self.shape, strides, self.shape)
+        rs = _row_strides(strides, self.shape)
         if rs is None:
             return None
         key = (id(array), offset, rs, load)
