@@ -418,8 +418,14 @@ def _import(path: Path, module_name: str):
     module = types.ModuleType(module_name)
     module.__file__ = str(path)
     exec(code, module.__dict__)
+    # Only the module's own functions: the ones it imports (jitgrad's converters) keep
+    # numba's own cache, which other processes read in numba's format.
     for value in module.__dict__.values():
-        if isinstance(value, Dispatcher) and isinstance(value._cache, FunctionCache):
+        if (
+            isinstance(value, Dispatcher)
+            and isinstance(value._cache, FunctionCache)
+            and value.py_func.__module__ == module_name
+        ):
             value._cache = _KernelFunctionCache(value.py_func)
     sys.modules[module_name] = module
     return module

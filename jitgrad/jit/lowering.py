@@ -428,6 +428,13 @@ class Launch:
         first_out = len(self.args) - len(self.outs)
         return inputs + [(first_out + k, None) for k in range(len(self.outs))]
 
+    def read_bytes(self) -> int:
+        """The bytes of the input elements it reads (a broadcast one once)."""
+        return sum(
+            a.itemsize * layout.numel([n for n, s in zip(self.shape, strides) if s != 0])
+            for a, strides in zip(self.arrays, self.strides)
+        )
+
     def __call__(self) -> None:
         if self._split is None or self._call.compiled is None:
             self._call(*self.args)  # the first call compiles, in this thread, over it all

@@ -1,17 +1,18 @@
 """The scheduler of a traced tape: which kernels a plan runs, and what they store.
 
-Three passes over the recorded steps:
+Passes over the recorded steps, in order:
 
-- ``fuse`` merges runs of elementwise launches over one shape into one kernel (``fusion``)
-  and row-wise work, reductions over the last axis with the elementwise work around them,
-  into row kernels (``row_fusion``);
+- ``fuse`` merges runs of elementwise launches over one shape into one kernel
+  (``fusion``);
 - ``recompute`` lets a kernel compute what it would load from an earlier kernel's output
   from that kernel's own inputs instead, when that reads no more arrays: a backward then
   recomputes the forward's cheap intermediates from ``x`` rather than reading them back;
 - ``eliminate_dead`` drops the outputs nothing reads: results, gradients and memory the
-  caller can reach are kept, and so is everything a step other than a kernel touches.
+  caller can reach are kept, and so is everything a step other than a kernel touches;
+- ``fuse_rows`` merges reductions with the elementwise work over the same rows into row
+  kernels (``row_fusion``), after which dead outputs are dropped again.
 
-What remains reads each input about once and writes what leaves the group once.
+What remains reads each input about once and writes what leaves a kernel once.
 """
 
 from __future__ import annotations
@@ -71,11 +72,9 @@ def _recomputing(launch: Launch, at: int, producers, writers) -> Launch | None:
     scalars = list(launch.scalars)
     exprs = list(launch.exprs)
     changed = False
-    k = 0
-    while k < len(inputs):
-        a, o, s, load = inputs[k]
+    # (inputs grows as producers' inputs join: the loop visits those too)
+    for k, (a, o, s, load) in enumerate(inputs):
         found = producers.get(owner(a))
-        k += 1
         if found is None:
             continue
         p, producer, j = found
@@ -96,7 +95,7 @@ def _recomputing(launch: Launch, at: int, producers, writers) -> Launch | None:
             for m, i in enumerate(_inputs_of(producer))
             if _key(i) not in loaded and _full(i[2], shape)
         ]
-        if len(new) > 1 or (new and not _full(s, shape)):
+        if len(new) > 1:
             continue  # it would read more arrays than it saves
         value = producer.exprs[j]
         if len(ir.topological([value])) > MAX_RECOMPUTED_NODES:
@@ -112,7 +111,7 @@ def _recomputing(launch: Launch, at: int, producers, writers) -> Launch | None:
         scalar_map = {m: ir.scalar(len(scalars) + m) for m in range(len(producer.scalars))}
         scalars.extend(producer.scalars)
         (value,) = ir.substitute([value], load_map, scalar_map)
-        exprs = ir.substitute(exprs, {k - 1: value}, {})
+        exprs = ir.substitute(exprs, {k: value}, {})
         changed = True
     if not changed:
         return None
@@ -194,16 +193,7 @@ def traffic(fn) -> tuple[int, int] | None:
     output element once; None for other steps."""
     if not kernel_step(fn):
         return None
-    written = sum(o.nbytes for o in fn.outs)
-    if isinstance(fn, Launch):
-        shape = fn.shape
-        read = sum(
-            a.itemsize * layout.numel([n for n, s in zip(shape, strides) if s != 0])
-            for a, strides in zip(fn.arrays, fn.strides)
-        )
-    else:
-        read = fn.read_bytes()
-    return read, written
+    return fn.read_bytes(), sum(o.nbytes for o in fn.outs)
 
 
 def minimum_traffic(steps: list, keep: list) -> int:
