@@ -195,3 +195,17 @@ def test_an_index_damaged_before_a_save_is_written_afresh(tmp_path, monkeypatch)
     for k in ("nbi", "nbc"):
         cache._unseal(files[k].read_bytes(), files[k])
     assert serial._cache.load_overload(signature, serial.targetctx) is not None
+
+
+def test_functions_a_kernel_imports_keep_numbas_own_cache(tmp_path, monkeypatch):
+    """Sealing belongs to the kernel's own functions: the converters every kernel imports
+    are cached by numba in its own format, which other processes read as numba does."""
+    from jitgrad.storage import convert
+
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(cache.stats, "kernels", {})
+    source = "from jitgrad.storage.convert import half_to_float\n" + PROBE
+    kernel = cache.get(("integrity probe", "imports"), lambda: source)
+    kernel.run("serial", np.arange(5.0), np.zeros(5))
+    assert isinstance(kernel.module.serial._cache, cache._KernelFunctionCache)
+    assert type(convert.half_to_float._cache) is not cache._KernelFunctionCache
