@@ -92,11 +92,12 @@ def bounds(extent: int, align: int, parts: int) -> list[tuple[int, int]]:
     return [(lo, hi) for lo, hi in zip(cuts, cuts[1:]) if hi > lo]
 
 
-def run(task, n: int) -> None:
+def run(task, n: int, serial: bool = False) -> None:
     """``task(k)`` for every piece ``k`` in ``range(n)``: this thread and up to
     ``count() - 1`` of the pool's workers each take the next piece nobody has taken until
-    none is left. Returns when all are done, raising the first error."""
-    if n == 1 or not _pool_lock.acquire(blocking=False):
+    none is left. Returns when all are done, raising the first error. ``serial``: every
+    piece in this thread (a kernel's first call, which compiles it)."""
+    if n == 1 or serial or not _pool_lock.acquire(blocking=False):
         for k in range(n):
             task(k)
         return

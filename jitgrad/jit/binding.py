@@ -70,7 +70,8 @@ def launch_slots(steps) -> dict[int, tuple[np.ndarray, Slots] | None]:
 
 def kernel_step(fn) -> bool:
     """Whether a step is a kernel call over arrays it names (a ``Launch``, a
-    ``reduction.Reduce``): which it reads and which it writes is known."""
+    ``reduction.Reduce``, a ``row_fusion.RowLaunch``): which it reads and which it writes
+    is known."""
     return hasattr(fn, "array_positions")
 
 

@@ -72,14 +72,14 @@ def _reads_back(group, launch) -> bool:
 def users(steps, keep) -> dict[int, set[int]]:
     """For each memory owner, the ids of the steps that read or write it (-1: the caller
     sees it)."""
-    users: dict[int, set[int]] = {}
+    found: dict[int, set[int]] = {}
     for fn, args in steps:
         reads, writes = accesses(fn, args)
         for key in reads + writes:
-            users.setdefault(key, set()).add(id(fn))
+            found.setdefault(key, set()).add(id(fn))
     for a in keep:
-        users.setdefault(owner(a), set()).add(-1)
-    return users
+        found.setdefault(owner(a), set()).add(-1)
+    return found
 
 
 def _merge(group, readers) -> lowering.Launch:

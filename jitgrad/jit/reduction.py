@@ -232,7 +232,7 @@ class Reduce:
         self.call, self.args, self.kind, self.axes = call, args, kind, axes
         self.array, self.offset = args[0], args[1]
         self.shape, self.strides, self.load = x.shape, x.stride(), x.dtype.name
-        self.out, self.out_dtype, self.out_shape = args[4], out.dtype.name, out.shape
+        self.out, self.out_dtype = args[4], out.dtype.name
         self.arrays, self.outs = [self.array], [self.out]
 
     def array_positions(self) -> list[tuple[int, int | None]]:

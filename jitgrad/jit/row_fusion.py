@@ -397,7 +397,6 @@ class RowLaunch:
         self.shape, self.ct = group.shape, group.ct
         self.arrays = [a for a, _, _, _ in inputs]
         self.outs = [a for a, _, _, _ in stored] + [a for _, _, a, _ in accumulated]
-        self.members = group.members
         source = _source(group, stored, accumulated)
         self.kernel = cache.get(("rows", source), lambda: source)
         self._call = self.kernel.call("serial")
@@ -455,11 +454,7 @@ class RowLaunch:
                 share[first_out + j] = out[lo:hi] if row else out[lo * cols : hi * cols]
             fn(*share, *[p[k] for p in parts])
 
-        if len(bounds) == 1 or self._call.compiled is None:
-            for k in range(len(bounds)):  # (the first call compiles, in this thread)
-                piece(k)
-        else:
-            threads.run(piece, len(bounds))
+        threads.run(piece, len(bounds), serial=self._call.compiled is None)
         for p, out in zip(parts, args[n:]):
             combine(p, out)
 

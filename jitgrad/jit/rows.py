@@ -121,30 +121,28 @@ def backward(z, labels, ignore_index, mean, g, per_row, count, dz):
 '''
 
 
-class _Pieces:
-    """A row kernel run over pieces of its rows on several threads (``threads``): the
-    first axis of each of the ``split`` arguments is cut, the others pass whole."""
+# How ``_Pieces`` passes each argument to a piece.
+_WHOLE, _ROWS, _ONE_EACH = "whole", "its rows", "its own element"
 
-    def __init__(self, call, rows: int, split: tuple[bool, ...]):
+
+class _Pieces:
+    """A row kernel run over pieces of its rows on several threads (``threads``): each
+    argument passes ``split`` as ``_WHOLE``, cut to the piece's ``_ROWS``, or as the
+    piece's ``_ONE_EACH`` element (an array with one per piece)."""
+
+    def __init__(self, call, rows: int, split: tuple[str, ...]):
         threshold = config.parallel_from(True)
         parts = threads.pieces(rows * 64, threshold) if rows * 64 >= threshold else 1
         self.call, self.split = call, split
         self.bounds = threads.bounds(rows, 1, parts)
-        self.piece_counts = None  # one count per piece (forward's ``counted``), if any
 
     def __call__(self, *args) -> None:
         def piece(k):
             lo, hi = self.bounds[k]
-            share = [a[lo:hi] if cut else a for a, cut in zip(args, self.split)]
-            if self.piece_counts is not None:
-                share[-1] = self.piece_counts[k : k + 1]
-            self.call(*share)
+            parts = {_WHOLE: slice(None), _ROWS: slice(lo, hi), _ONE_EACH: slice(k, k + 1)}
+            self.call(*[a[parts[how]] if how != _WHOLE else a for a, how in zip(args, self.split)])
 
-        if len(self.bounds) == 1 or self.call.compiled is None:
-            for k in range(len(self.bounds)):  # (the first call compiles, in this thread)
-                piece(k)
-        else:
-            threads.run(piece, len(self.bounds))
+        threads.run(piece, len(self.bounds), serial=self.call.compiled is None)
 
 
 def applies(logits, target) -> bool:
@@ -171,9 +169,8 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
     losses = uninitialised((n,), z.dtype)
     total = uninitialised((), z.dtype)
     count = uninitialised((1,), dtypes.int64)
-    rows = _Pieces(kernel.call("forward"), n, (True, True, False, True, False))
+    rows = _Pieces(kernel.call("forward"), n, (_ROWS, _ROWS, _WHOLE, _ROWS, _ONE_EACH))
     counted = np.zeros(len(rows.bounds), np.int64)
-    rows.piece_counts = counted
     run(rows, z.numpy(), labels.numpy(), ignore_index, losses.numpy(), counted)
     run(
         kernel.call("reduced"),
@@ -198,7 +195,7 @@ def cross_entropy_backward(
     rows = _Pieces(
         kernel.call("backward"),
         z.shape[0],
-        (True, True, False, False, per_row, False, False, True),
+        (_ROWS, _ROWS, _WHOLE, _WHOLE, _ROWS if per_row else _WHOLE, _WHOLE, _WHOLE, _ROWS),
     )
     run(
         rows,
