@@ -62,6 +62,12 @@ class Config:
     blas_one_thread_up_to: int = field(
         default_factory=lambda: _env_int("JITGRAD_BLAS_ONE_THREAD_UP_TO", 1 << 20)
     )
+    # In a jitted plan whose kernels share jitgrad's threads, products of at least this
+    # many multiply-adds cut their rows among those threads (ops/blas.py): below it a
+    # thread's wake-up costs more than half the product (measured).
+    blas_split_from: int = field(
+        default_factory=lambda: _env_int("JITGRAD_BLAS_SPLIT_FROM", 1 << 24)
+    )
     # Bytes of freed large buffers kept for reuse (storage/buffers.py: BufferPool).
     pool_bytes: int = field(default_factory=lambda: _env_int("JITGRAD_POOL_BYTES", 1 << 30))
     # JITGRAD_DEBUG=1 logs every kernel generated (and why), =2 also prints its source.

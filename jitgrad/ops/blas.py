@@ -24,6 +24,7 @@ import threading
 
 import numpy as np
 
+from .. import threads
 from .._config import config
 from ..recording import _into
 
@@ -86,6 +87,36 @@ def matmul_on_one_thread(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         np.matmul(a, b, out)
 
 
+def split_rows(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``np.matmul(a, b, out)`` with the rows of ``a`` and ``out`` cut among jitgrad's
+    threads, each running BLAS on the one thread it is switched to (``switched_once``)."""
+    cuts = threads.bounds(a.shape[-2], _ROW_ALIGN, threads.count())
+
+    def piece(k):
+        lo, hi = cuts[k]
+        np.matmul(a[..., lo:hi, :], b, out[..., lo:hi, :])
+
+    threads.run(piece, len(cuts))
+
+
+split_rows.shares_threads = True
+
+# Pieces of a split product start on multiples of this many rows (whole cache lines of
+# a float32 output row of 16 columns and more).
+_ROW_ALIGN = 16
+
+
+def _splits(fn, args) -> bool:
+    """Whether a plan's product is worth cutting among jitgrad's threads: one above
+    ``config.blas_split_from`` multiply-adds over matrices with rows to share."""
+    if fn is not np.matmul and fn is not matmul_on_one_thread:
+        return False
+    a, b, out = args
+    if a.ndim < 2 or b.ndim < 2 or a.shape[-2] < 2 * _ROW_ALIGN:
+        return False
+    return out.size * b.shape[-2] >= config.blas_split_from
+
+
 def switched_once(calls: list) -> list | None:
     """``calls`` ((function, arguments) pairs, a jitted plan's) rewritten to run all inside
     one ``one_thread`` block, their small products as plain matmuls: one switch instead of
@@ -100,7 +131,17 @@ def switched_once(calls: list) -> list | None:
     shares = any(getattr(fn, "shares_threads", False) for fn in functions)
     if not ((small >= 2 and not other_blas) or (shares and (small or other_blas))):
         return None
-    return [(np.matmul if fn is matmul_on_one_thread else fn, args) for fn, args in calls]
+    return [
+        (
+            split_rows
+            if shares and _splits(fn, args)
+            else np.matmul
+            if fn is matmul_on_one_thread
+            else fn,
+            args,
+        )
+        for fn, args in calls
+    ]
 
 
 def matmul_for(a: np.ndarray, b: np.ndarray, out: np.ndarray):

@@ -4,6 +4,7 @@ it, and einsum is one Function whose gradient for each operand is another einsum
 
 from __future__ import annotations
 
+import math
 import string
 from functools import partial
 
@@ -33,8 +34,22 @@ def _matmul(a: np.ndarray, b: np.ndarray) -> Tensor:
     shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), *rows, *columns)
     out = uninitialised(shape, dtypes.from_numpy_dtype(np.result_type(a, b)))
     array = out.numpy()
+    a, array = _stack_as_rows(a, b, array)
     run(blas.matmul_for(a, b, array), a, b, array)
     return out
+
+
+def _stack_as_rows(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> tuple:
+    """A stack of matrices times one matrix as one product of a taller matrix, where the
+    stack's rows lie at one stride: numpy runs a stack as one small BLAS call per matrix
+    (a (32, 64, 64) stack by a transposed weight ran at half the speed of one call)."""
+    if a.ndim < 3 or b.ndim != 2:
+        return a, out
+    rows = math.prod(a.shape[:-1])
+    try:
+        return np.reshape(a, (rows, a.shape[-1]), copy=False), out.reshape(rows, out.shape[-1])
+    except ValueError:  # the stack's rows are not evenly spaced: one call per matrix
+        return a, out
 
 
 def _product_signature(a: Tensor, b: Tensor) -> tuple:

@@ -123,8 +123,16 @@ def test_a_plan_with_launches_shared_among_threads_keeps_every_product_on_one_th
         shares_threads = True
 
     small, shared = blas.matmul_on_one_thread, Shared()
-    assert blas.switched_once([(shared, 1), (small, 2)]) == [(shared, 1), (np.matmul, 2)]
-    assert blas.switched_once([(np.matmul, 1), (shared, 2)]) == [(np.matmul, 1), (shared, 2)]
+    a, b = operands(64, 64, 128)
+    product = (a, b, np.empty((64, 128), np.float32))
+    assert blas.switched_once([(shared, 1), (small, product)]) == [
+        (shared, 1),
+        (np.matmul, product),
+    ]
+    assert blas.switched_once([(np.matmul, product), (shared, 2)]) == [
+        (np.matmul, product),
+        (shared, 2),
+    ]
     assert blas.switched_once([(_into, 1), (shared, 2)]) == [(_into, 1), (shared, 2)]
     assert blas.switched_once([(shared, 1), (shared, 2)]) is None  # (no BLAS to switch)
     assert blas.switched_once([(np.matmul, 1), (object(), 2)]) is None
@@ -160,3 +168,76 @@ def test_switches_from_many_threads_never_interleave_and_restore_the_count(sette
         t.join()
     assert setter.unlocked == 0 and len(setter.calls) == 4 * 200 * 6
     assert setter.current == 2  # interleaved, a restore could leave 1 for good
+
+
+def test_a_plan_sharing_threads_cuts_its_large_products_among_them(monkeypatch):
+    class Shared:
+        shares_threads = True
+
+    shared, (a, b) = Shared(), operands(64, 64, 128)
+    product = (a, b, np.empty((64, 128), np.float32))
+    monkeypatch.setattr(config, "blas_split_from", 64 * 64 * 128)
+    assert blas.switched_once([(shared, 1), (np.matmul, product)])[1][0] is blas.split_rows
+    assert (
+        blas.switched_once([(shared, 1), (blas.matmul_on_one_thread, product)])[1][0]
+        is blas.split_rows
+    )
+    monkeypatch.setattr(config, "blas_split_from", 64 * 64 * 128 + 1)
+    assert blas.switched_once([(shared, 1), (np.matmul, product)])[1][0] is np.matmul
+    # too few rows to share, or a plan whose kernels run on one thread: left whole
+    monkeypatch.setattr(config, "blas_split_from", 1)
+    thin = operands(16, 64, 128)
+    thin_product = (*thin, np.empty((16, 128), np.float32))
+    assert blas.switched_once([(shared, 1), (np.matmul, thin_product)])[1][0] is np.matmul
+    assert (
+        blas.switched_once([(blas.matmul_on_one_thread, product)] * 2) == [(np.matmul, product)] * 2
+    )
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape",
+    [((37, 5), (5, 9)), ((100, 64), (64, 3)), ((3, 50, 8), (8, 7)), ((2, 3, 40, 6), (3, 6, 5))],
+)
+def test_split_products_equal_numpys(a_shape, b_shape):
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
+    out = np.empty(
+        np.broadcast_shapes(a.shape[:-1] + (1,), b.shape[:-2] + (1, 1))[:-1] + b.shape[-1:]
+    )
+    with blas.one_thread:
+        blas.split_rows(a, b, out)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-12)
+
+
+def test_a_jitted_step_shares_its_large_product_and_equals_numpy(monkeypatch):
+    monkeypatch.setattr(config, "blas_split_from", 1)
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((256, 64)), rng.standard_normal((64, 600))
+    big = config.parallel_threshold * 8  # a kernel shared among threads beside the product
+    step = jg.jit(lambda x, y, z: (jg.tanh(x @ y), jg.exp(z)))
+    z = rng.standard_normal(big)
+    for scale in (1.0, 2.0, 3.0):
+        y, e = step(jg.asarray(a * scale), jg.asarray(b), jg.asarray(z))
+        np.testing.assert_allclose(y.numpy(), np.tanh((a * scale) @ b), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(e.numpy(), np.exp(z), rtol=1e-12)
+    plan = next(iter(step.plans.values()))
+    assert blas.split_rows in [fn for fn, _ in plan._calls]
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_a_stack_times_a_matrix_is_one_product_where_its_rows_allow(transposed):
+    rng = np.random.default_rng(3)
+    stack = rng.standard_normal((6, 4, 5, 3))
+    w = rng.standard_normal((7, 3))
+    # transposed, the stack's rows are not evenly spaced: one product per matrix
+    axes = (1, 0, 2, 3) if transposed else (0, 1, 2, 3)
+    step = jg.jit(lambda x, w: x.permute(*axes) @ w.T)
+    for scale in (1.0, 2.0):
+        got = step(jg.asarray(stack * scale), jg.asarray(w))
+        expected = (stack * scale).transpose(axes) @ w.T
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
+    plan = next(iter(step.plans.values()))
+    ((left, _, _),) = [
+        args for fn, args in plan.steps if fn in (np.matmul, blas.matmul_on_one_thread)
+    ]
+    assert left.ndim == (4 if transposed else 2)
