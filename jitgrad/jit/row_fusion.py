@@ -31,7 +31,7 @@ from .fusion import _same_value, users
 from .lowering import Launch
 from .reduction import Reduce
 
-_HELPERS = """
+ROW_HELPERS = """
 
 # A float64 total in any order: the one float operation allowed to reassociate, so that
 # LLVM vectorises the loop (strict order, even with eight running sums, ran 4x slower).
@@ -645,7 +645,7 @@ def _source(group: _Group, stored: list, accumulated: list) -> str:
         "",
         f"DT = np.{group.ct}",
     ]
-    source = "\n".join(header) + "\n" + _HELPERS + "\n\n" + "\n".join(lines) + "\n"
+    source = "\n".join(header) + "\n" + ROW_HELPERS + "\n\n" + "\n".join(lines) + "\n"
     # Node ids name the held buffers: renumbered, so equal kernels have equal sources.
     for n, node_id in enumerate(heavy):
         source = re.sub(rf"\bh(v?){node_id}\b", rf"h\g<1>_{n}", source)

@@ -18,6 +18,7 @@ from .._config import config
 from ..autograd.tensor import Tensor, uninitialised
 from ..recording import run
 from . import cache
+from .row_fusion import ROW_HELPERS
 
 _TEMPLATE = '''\
 import numpy as np
@@ -32,31 +33,30 @@ DT = np.{dtype}
 # (the cold compile of the pair took 1.31 s instead of 1.14).
 @njit(cache=True, error_model="numpy", nogil=True, inline="always")
 def exp_shifted(z, out):
-    """out = exp(z - max of its row); returns each row's max and sum of out. The
-    exponentials run as one flat loop over all rows: rows are often shorter than a
-    vector (10 classes), and a loop per row would never leave its scalar remainder."""
+    """out = exp(z - max of its row); returns each row's max and sum of out. Short rows
+    (10 classes) take their exponentials in one flat loop over all rows: a loop per row
+    would never leave its scalar remainder."""
     n, c = z.shape
     tops = np.empty(n, DT)
     for i in range(n):
         row = z[i]
-        # A select, not a branch (1.5x faster). A NaN the max skips still makes the row's
-        # sum, and so its loss and gradient, NaN.
-        top = row[0]
-        for j in range(1, c):
-            v = row[j]
-            top = v if v > top else top
+        # A NaN in the row makes its max, and so its loss and gradient, NaN.
+        top = DT(row_max(row, c))
         tops[i] = top
-        for j in range(c):
-            out[i, j] = row[j] - top
-    flat = out.reshape(n * c)
-    for k in range(n * c):
-        flat[k] = vm.exp_{suffix}(flat[k])
+        shifted = out[i]
+        if c >= 64:
+            for j in range(c):
+                shifted[j] = vm.exp_{suffix}(row[j] - top)
+        else:
+            for j in range(c):
+                shifted[j] = row[j] - top
+    if c < 64:
+        flat = out.reshape(n * c)
+        for k in range(n * c):
+            flat[k] = vm.exp_{suffix}(flat[k])
     sums = np.empty(n, DT)
     for i in range(n):
-        total = DT(0)
-        for j in range(c):
-            total += out[i, j]
-        sums[i] = total
+        sums[i] = DT(row_sum(out[i], c))
     return tops, sums
 
 
@@ -68,24 +68,33 @@ def label_of(labels, i, n_classes, ignore_index):
     return label
 
 
+# Rows go through the kernels in blocks of about this many elements, whose
+# exponentials stay in the core's cache between the passes over them.
+BLOCK = 16384
+
+
 @njit(cache=True, error_model="numpy", nogil=True)
 def forward(z, labels, ignore_index, losses, counted):
     """Each row's loss (0 for an ignored label); counted[0]: the rows counted."""
     n, c = z.shape
-    tops, sums = exp_shifted(z, np.empty((n, c), DT))
-    # The logarithms first, in a loop of their own that vectorises (in the loop below,
-    # with its label lookups, each was a scalar call: 7x slower)
-    for i in range(n):
-        losses[i] = vm.log_{suffix}(sums[i])
+    block = max(1, BLOCK // max(c, 1))
+    scratch = np.empty((min(block, n), c), DT)
     valid = 0
-    for i in range(n):
-        label = label_of(labels, i, c, ignore_index)
-        if label == ignore_index:
-            losses[i] = DT(0)
-            continue
-        # (z - top) first, as log_softmax does: top + log(s) would round away log(s).
-        losses[i] -= z[i, label] - tops[i]
-        valid += 1
+    for first in range(0, n, block):
+        stop = min(first + block, n)
+        tops, sums = exp_shifted(z[first:stop], scratch[: stop - first])
+        # The logarithms first, in a loop of their own that vectorises (in the loop
+        # below, with its label lookups, each was a scalar call: 7x slower)
+        for i in range(stop - first):
+            losses[first + i] = vm.log_{suffix}(sums[i])
+        for i in range(first, stop):
+            label = label_of(labels, i, c, ignore_index)
+            if label == ignore_index:
+                losses[i] = DT(0)
+                continue
+            # (z - top) first, as log_softmax does: top + log(s) would round away log(s).
+            losses[i] -= z[i, label] - tops[i - first]
+            valid += 1
     counted[0] = valid
 
 
@@ -106,18 +115,21 @@ def reduced(losses, counted, mean, total, count):
 def backward(z, labels, ignore_index, mean, g, per_row, count, dz):
     n, c = z.shape
     shared = g[0] / DT(count[0]) if mean else g[0]
-    _, sums = exp_shifted(z, dz)
-    for i in range(n):
-        out = dz[i]
-        label = label_of(labels, i, c, ignore_index)
-        if label == ignore_index:
-            out[:] = DT(0)
-            continue
-        scale = g[i] if per_row else shared
-        factor = scale / sums[i]
-        for j in range(c):
-            out[j] *= factor
-        out[label] -= scale
+    block = max(1, BLOCK // max(c, 1))
+    for first in range(0, n, block):
+        stop = min(first + block, n)
+        _, sums = exp_shifted(z[first:stop], dz[first:stop])
+        for i in range(first, stop):
+            out = dz[i]
+            label = label_of(labels, i, c, ignore_index)
+            if label == ignore_index:
+                out[:] = DT(0)
+                continue
+            scale = g[i] if per_row else shared
+            factor = scale / sums[i - first]
+            for j in range(c):
+                out[j] *= factor
+            out[label] -= scale
 '''
 
 
@@ -130,9 +142,9 @@ class _Pieces:
     argument passes ``split`` as ``_WHOLE``, cut to the piece's ``_ROWS``, or as the
     piece's ``_ONE_EACH`` element (an array with one per piece)."""
 
-    def __init__(self, call, rows: int, split: tuple[str, ...]):
+    def __init__(self, call, rows: int, columns: int, split: tuple[str, ...]):
         threshold = config.parallel_from(True)
-        parts = threads.pieces(rows * 64, threshold) if rows * 64 >= threshold else 1
+        parts = threads.pieces(rows * columns, threshold) if rows * columns >= threshold else 1
         self.call, self.split = call, split
         self.bounds = threads.bounds(rows, 1, parts)
 
@@ -157,7 +169,8 @@ def applies(logits, target) -> bool:
 def _kernel(d):
     suffix = {"float32": "f32", "float64": "f64"}[d.name]
     return cache.get(
-        ("cross_entropy", d.name), lambda: _TEMPLATE.format(dtype=d.name, suffix=suffix)
+        ("cross_entropy", d.name),
+        lambda: _TEMPLATE.format(dtype=d.name, suffix=suffix) + ROW_HELPERS,
     )
 
 
@@ -169,7 +182,7 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
     losses = uninitialised((n,), z.dtype)
     total = uninitialised((), z.dtype)
     count = uninitialised((1,), dtypes.int64)
-    rows = _Pieces(kernel.call("forward"), n, (_ROWS, _ROWS, _WHOLE, _ROWS, _ONE_EACH))
+    rows = _Pieces(kernel.call("forward"), n, z.shape[1], (_ROWS, _ROWS, _WHOLE, _ROWS, _ONE_EACH))
     counted = np.zeros(len(rows.bounds), np.int64)
     run(rows, z.numpy(), labels.numpy(), ignore_index, losses.numpy(), counted)
     run(
@@ -195,6 +208,7 @@ def cross_entropy_backward(
     rows = _Pieces(
         kernel.call("backward"),
         z.shape[0],
+        z.shape[1],
         (_ROWS, _ROWS, _WHOLE, _WHOLE, _ROWS if per_row else _WHOLE, _WHOLE, _WHOLE, _ROWS),
     )
     run(

@@ -284,6 +284,37 @@ def test_cross_entropy_of_non_finite_logits_as_pytorch(dtype):
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), **TOL[dtype])
 
 
+@pytest.mark.parametrize("shape", [(300, 70), (37, 1000), (3, 70000)])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fused_cross_entropy_of_wide_rows_in_blocks_and_pieces_as_pytorch(shape, reduction, dtype):
+    # rows wide enough for the per-row exponentials, over several blocks of rows and, at
+    # this size, pieces shared among threads; a NaN and an infinity in some rows
+    torch = pytest.importorskip("torch")
+    n, c = shape
+    logits = data(shape, 21, dtype.numpy, scale=4.0)
+    logits[0, c // 2] = np.nan
+    logits[-1, 3] = np.inf
+    labels = np.random.default_rng(22).integers(0, c, n)
+    labels[n // 2] = -100
+    x = jg.tensor(logits, requires_grad=True)
+
+    @jg.jit
+    def step(x, y):
+        loss = F.cross_entropy(x, y, reduction=reduction)
+        (loss.sum() if reduction == "none" else loss).backward()
+        return loss
+
+    for _ in range(2):  # the trace, then a replay
+        x.grad = None
+        loss = step(x, jg.from_numpy(labels))
+    t = torch.tensor(logits, requires_grad=True)
+    want = torch.nn.functional.cross_entropy(t, torch.from_numpy(labels), reduction=reduction)
+    (want.sum() if reduction == "none" else want).backward()
+    np.testing.assert_allclose(loss.numpy(), want.detach().numpy(), **TOL[dtype])
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), **TOL[dtype])
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("ignore_index", [-100, 2])
 @pytest.mark.parametrize("dtype", DTYPES)
