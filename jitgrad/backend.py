@@ -49,6 +49,10 @@ class Backend(Protocol):
     ) -> Tensor:
         """The logits' gradient of integer-label cross-entropy."""
 
+    def row_scatter(self, out, index, values):
+        """``add_rows(out, index, values)``, adding ``values[i]`` into ``out[index[i]]`` in
+        order (an embedding's gradient), when it takes these arrays, else None."""
+
     def window_loops(self, *arrays, columns=None):
         """The loops of convolutions and max pooling over windows (``pack``, ``scatter``,
         ``max_windows``, ``max_spread``) when they take these arrays, else None."""

@@ -16,6 +16,7 @@ from functools import partial
 
 import numpy as np
 
+from .. import backend
 from .._config import config
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
@@ -42,6 +43,12 @@ def _take(a, key):
 
 def _scatter_add(g, key, shape):
     out = np.zeros(shape, dtype=g.dtype)
+    kernels = backend.kernels()
+    if kernels is not None and len(key) == 1 and isinstance(key[0], np.ndarray):
+        add_rows = kernels.row_scatter(out, key[0], g)  # whole rows: an embedding's
+        if add_rows is not None:
+            add_rows(out, key[0], g)
+            return out
     np.add.at(out, key, g)
     return out
 
