@@ -31,6 +31,39 @@ from .fusion import _same_value, users
 from .lowering import Launch
 from .reduction import Reduce
 
+# v's max (or min), NaN if it holds one: eight running values, a select each, which LLVM
+# vectorises (a compare and branch per element ran 3x slower), then one pass looking for
+# NaN. A function of its own that LLVM inlines: numba's own inlining of it (and of a
+# select helper) took about 1 s of compile time per kernel using it.
+_EXTREME = """
+@njit(cache=True, error_model="numpy", nogil=True)
+def row_{name}(v, n):
+    whole = n - n % 8
+    r0 = r1 = r2 = r3 = r4 = r5 = r6 = r7 = v[0]
+    for i in range(0, whole, 8):
+        r0 = v[i] if v[i] {cmp} r0 else r0
+        r1 = v[i + 1] if v[i + 1] {cmp} r1 else r1
+        r2 = v[i + 2] if v[i + 2] {cmp} r2 else r2
+        r3 = v[i + 3] if v[i + 3] {cmp} r3 else r3
+        r4 = v[i + 4] if v[i + 4] {cmp} r4 else r4
+        r5 = v[i + 5] if v[i + 5] {cmp} r5 else r5
+        r6 = v[i + 6] if v[i + 6] {cmp} r6 else r6
+        r7 = v[i + 7] if v[i + 7] {cmp} r7 else r7
+    r0 = r1 if r1 {cmp} r0 else r0
+    r2 = r3 if r3 {cmp} r2 else r2
+    r4 = r5 if r5 {cmp} r4 else r4
+    r6 = r7 if r7 {cmp} r6 else r6
+    r0 = r2 if r2 {cmp} r0 else r0
+    r4 = r6 if r6 {cmp} r4 else r4
+    acc = r4 if r4 {cmp} r0 else r0
+    for i in range(whole, n):
+        acc = v[i] if v[i] {cmp} acc else acc
+    nan = False
+    for i in range(n):
+        nan |= v[i] != v[i]
+    return np.nan if nan else acc
+"""
+
 ROW_HELPERS = """
 
 # A float64 total in any order: the one float operation allowed to reassociate, so that
@@ -42,43 +75,7 @@ def row_sum(v, n):
         total += v[i]
     return total
 
-
-@njit(cache=True, error_model="numpy", nogil=True, inline="always")
-def row_max(v, n):
-    return row_extreme(v, n, True)
-
-
-@njit(cache=True, error_model="numpy", nogil=True, inline="always")
-def row_min(v, n):
-    return row_extreme(v, n, False)
-
-
-@njit(cache=True, error_model="numpy", nogil=True, inline="always")
-def row_extreme(v, n, largest):
-    # v's max (or min), NaN if it holds one: eight running values, a select each, which
-    # LLVM vectorises (a compare and branch per element ran 3x slower), then one pass
-    # looking for NaN.
-    whole = n - n % 8
-    r0 = r1 = r2 = r3 = r4 = r5 = r6 = r7 = v[0]
-    for i in range(0, whole, 8):
-        r0 = pick(r0, v[i], largest)
-        r1 = pick(r1, v[i + 1], largest)
-        r2 = pick(r2, v[i + 2], largest)
-        r3 = pick(r3, v[i + 3], largest)
-        r4 = pick(r4, v[i + 4], largest)
-        r5 = pick(r5, v[i + 5], largest)
-        r6 = pick(r6, v[i + 6], largest)
-        r7 = pick(r7, v[i + 7], largest)
-    low = pick(pick(r0, r1, largest), pick(r2, r3, largest), largest)
-    high = pick(pick(r4, r5, largest), pick(r6, r7, largest), largest)
-    acc = pick(low, high, largest)
-    for i in range(whole, n):
-        acc = pick(acc, v[i], largest)
-    nan = False
-    for i in range(n):
-        nan |= v[i] != v[i]
-    return np.nan if nan else acc
-
+{extremes}
 
 @njit(cache=True, error_model="numpy", nogil=True)
 def combine(parts, out):
@@ -88,12 +85,9 @@ def combine(parts, out):
         for p in range(parts.shape[0]):
             total += parts[p, j]
         out[j] = DT(total)
-
-
-@njit(cache=True, error_model="numpy", nogil=True, inline="always")
-def pick(acc, a, largest):
-    return a if (a > acc if largest else a < acc) else acc
-"""
+""".replace(
+    "{extremes}", _EXTREME.format(name="max", cmp=">") + _EXTREME.format(name="min", cmp="<")
+)
 
 
 def fuse_rows(steps: list, keep: list) -> list:

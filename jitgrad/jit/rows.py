@@ -33,9 +33,9 @@ DT = np.{dtype}
 # (the cold compile of the pair took 1.31 s instead of 1.14).
 @njit(cache=True, error_model="numpy", nogil=True, inline="always")
 def exp_shifted(z, out):
-    """out = exp(z - max of its row); returns each row's max and sum of out. Short rows
-    (10 classes) take their exponentials in one flat loop over all rows: a loop per row
-    would never leave its scalar remainder."""
+    """out = exp(z - max of its row); returns each row's max and sum of out. The
+    exponentials run as one flat loop over all rows: rows are often shorter than a
+    vector (10 classes), and a loop per row would never leave its scalar remainder."""
     n, c = z.shape
     tops = np.empty(n, DT)
     for i in range(n):
@@ -44,16 +44,11 @@ def exp_shifted(z, out):
         top = DT(row_max(row, c))
         tops[i] = top
         shifted = out[i]
-        if c >= 64:
-            for j in range(c):
-                shifted[j] = vm.exp_{suffix}(row[j] - top)
-        else:
-            for j in range(c):
-                shifted[j] = row[j] - top
-    if c < 64:
-        flat = out.reshape(n * c)
-        for k in range(n * c):
-            flat[k] = vm.exp_{suffix}(flat[k])
+        for j in range(c):
+            shifted[j] = row[j] - top
+    flat = out.reshape(n * c)
+    for k in range(n * c):
+        flat[k] = vm.exp_{suffix}(flat[k])
     sums = np.empty(n, DT)
     for i in range(n):
         sums[i] = DT(row_sum(out[i], c))
