@@ -187,13 +187,16 @@ _OPERATORS = {
 }
 
 
-def evaluate(outputs, inputs: list, m) -> list:
+def evaluate(outputs, inputs: list, m, scalars=()) -> list:
     """Run the DAG on concrete values with the math namespace ``m`` (tensors and
-    ``tensor_math`` give a recorded, differentiable result)."""
+    ``tensor_math`` give a recorded, differentiable result), ``scalars`` the values of its
+    runtime scalars."""
     values: dict[int, object] = {}
     for e in topological(outputs):
         if e.op == "load":
             values[e.id] = inputs[e.value]
+        elif e.op == "scalar":
+            values[e.id] = scalars[e.value]
         elif e.op == "literal":
             values[e.id] = e.value
         else:

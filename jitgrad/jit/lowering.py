@@ -18,7 +18,7 @@ from ..ops.reduce_data import sum_to_data
 from ..recording import run
 from ..storage import storage_class
 from ..strided import layout
-from . import cache, codegen, ir
+from . import cache, codegen, ir, numpy_launch
 
 # Nested loops are generated up to this many (merged) dimensions; beyond, the numpy
 # reference evaluator runs (five unmergeable dimensions are rare in practice).
@@ -474,7 +474,12 @@ def _run(key, exprs, xs, where: Layout, loads, scalars, ct, outs) -> Launch:
         out_dtypes,
         exprs() if tracing else None,
     )
-    if layout.numel(where.shape):
+    if not layout.numel(where.shape):
+        return launch
+    if tracing and launch._call.compiled is None:  # the scheduler may never run this kernel
+        numpy_launch.run(launch)
+        config.thread.tape.record(launch, ())
+    else:
         run(launch)
     return launch
 

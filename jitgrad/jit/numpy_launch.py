@@ -1,0 +1,51 @@
+"""A traced launch computed by numpy, so that a trace compiles nothing it may not keep.
+
+While ``jg.jit`` traces a function, every elementwise launch is recorded with its formula
+for the scheduler, which fuses most of them into kernels of its own: compiling each
+launch's kernel to run it once in the trace is mostly wasted (charlm's cold trace compiled
+38 kernels, 31 of which its plan never ran). A launch whose kernel is not compiled yet is
+therefore run here instead: its formula (``exprs``) over numpy views of its inputs, with
+``ops.reference``'s math, each output stored with numpy's casts as the kernel's ``store``
+does. The first replay compiles the kernels the plan keeps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..ops import reference
+from ..tiers import quietly
+from . import ir
+
+
+def run(launch) -> None:
+    """Write ``launch``'s outputs (a ``lowering.Launch``) from numpy."""
+    shape = launch.shape
+    loaded = [
+        _load(array, offset, strides, shape, dtype, as_bool, launch.ct)
+        for array, offset, strides, (dtype, as_bool) in zip(
+            launch.arrays, launch.offsets, launch.strides, launch.loads
+        )
+    ]
+    values = quietly(ir.evaluate, launch.exprs, loaded, reference, launch.scalars)
+    count = int(np.prod(shape, dtype=np.int64))
+    for out, dtype, value in zip(launch.outs, launch.out_dtypes, values):
+        target = out[:count].reshape(shape)
+        if dtype == "float16":  # (its storage holds the bits)
+            quietly(np.copyto, target, np.asarray(value).astype(np.float16).view(np.uint16))
+        else:
+            quietly(np.copyto, target, value, casting="unsafe")
+
+
+def _load(array, offset, strides, shape, dtype, as_bool, ct):
+    """Input ``array`` at ``offset`` with element ``strides`` over ``shape``, as the kernel
+    loads it: bools as bools where the formula keeps them, else in the compute dtype."""
+    view = np.lib.stride_tricks.as_strided(
+        array[offset:], shape, [s * array.itemsize for s in strides], writeable=False
+    )
+    if dtype == "float16":
+        view = view.view(np.float16)
+    if as_bool:
+        return view
+    return view.astype(dtypes.as_dtype(ct).numpy, copy=False)
