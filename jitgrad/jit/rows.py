@@ -144,6 +144,10 @@ class _Pieces:
         self.bounds = threads.bounds(rows, 1, parts)
 
     def __call__(self, *args) -> None:
+        if len(self.bounds) == 1:  # one piece: every argument whole
+            self.call(*args)
+            return
+
         def piece(k):
             lo, hi = self.bounds[k]
             parts = {_WHOLE: slice(None), _ROWS: slice(lo, hi), _ONE_EACH: slice(k, k + 1)}

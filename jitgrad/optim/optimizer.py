@@ -269,10 +269,14 @@ class Optimizer:
         parameter."""
         if not self._token_options:
             return None
-        for item in work:
-            if self._token_state not in item[3]:
+        for group, _, _, state in work:
+            if self._token_state not in state and self._keeps_state(group):
                 return None
         return [tuple(map(group.__getitem__, self._token_options)) for group in self.param_groups]
+
+    def _keeps_state(self, group: dict) -> bool:
+        """Whether a parameter of ``group`` gains ``_token_state`` at its first step."""
+        return True
 
     def _advance(self, work, launches) -> None:
         """Before prepared launches rerun: move per-step state on (a step count) and put

@@ -92,6 +92,9 @@ class SGD(Optimizer):
     _token_options = (*_NUMBERS, "nesterov", "maximize")
     _token_state = "momentum_buffer"
 
+    def _keeps_state(self, group: dict) -> bool:
+        return group["momentum"] != 0  # (plain SGD's steps are all alike)
+
     def _update(self, group: dict, param, grad, state: dict):
         buf = None
         first = "momentum_buffer" not in state

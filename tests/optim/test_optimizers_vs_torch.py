@@ -189,3 +189,32 @@ def test_a_scheduled_learning_rate_is_followed(name, options, jitted, monkeypatc
     tolerance = dict(rtol=1e-7, atol=1e-8) if name == "NAdam" else dict(rtol=1e-11, atol=1e-12)
     for p, w in zip(ours_params, want, strict=True):
         np.testing.assert_allclose(p.numpy(), w, **tolerance)
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_a_jitted_sgd_step_reruns_its_prepared_updates_as_torch_steps(momentum, monkeypatch):
+    """From the second replay on, a jitted step's SGD update reruns the launches the last
+    one prepared, with or without momentum: no per-parameter update in Python."""
+    weights, batches = _data(np.float64)
+    want = _torch_run("SGD", dict(lr=0.1, momentum=momentum), weights, batches, grouped=False)
+    ours_params, loss = _model(weights)
+    ours = optim.SGD(ours_params, lr=0.1, momentum=momentum)
+    updates = []
+    original = optim.SGD._update
+    monkeypatch.setattr(
+        optim.SGD, "_update", lambda self, *a: updates.append(1) or original(self, *a)
+    )
+
+    @jg.jit
+    def step(x):
+        ours.zero_grad()
+        loss(x).backward()
+        ours.step()
+
+    for k, x in enumerate(batches):
+        updates.clear()
+        step(jg.tensor(x))
+        if k >= 2:  # the trace and the first replay prepare the launches
+            assert updates == []
+    for p, w in zip(ours_params, want, strict=True):
+        np.testing.assert_allclose(p.numpy(), w, rtol=1e-11, atol=1e-12)
