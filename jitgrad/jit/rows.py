@@ -69,9 +69,11 @@ BLOCK = 16384
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def forward(z, labels, ignore_index, losses, counted):
-    """Each row's loss (0 for an ignored label); counted[0]: the rows counted."""
-    n, c = z.shape
+def forward(n, c, z, zo, labels, lo, ignore_index, losses, counted):
+    """Each row's loss (0 for an ignored label); counted[0]: the rows counted. The rows
+    are the n x c logits at ``zo`` of ``z``, their labels at ``lo`` of ``labels``."""
+    z = z[zo : zo + n * c].reshape((n, c))
+    labels = labels[lo : lo + n]
     block = max(1, BLOCK // max(c, 1))
     scratch = np.empty((min(block, n), c), DT)
     valid = 0
@@ -107,9 +109,12 @@ def reduced(losses, counted, mean, total, count):
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def backward(z, labels, ignore_index, mean, g, per_row, count, dz):
-    n, c = z.shape
-    shared = g[0] / DT(count[0]) if mean else g[0]
+def backward(n, c, z, zo, labels, lo, g, go, count, co, ignore_index, mean, per_row, dz):
+    """dz (n x c) = the rows' gradient, ``g`` their loss's (one a row at ``go``, or one)."""
+    z = z[zo : zo + n * c].reshape((n, c))
+    labels = labels[lo : lo + n]
+    dz = dz.reshape((n, c))
+    shared = g[go] / DT(count[co]) if mean else g[go]
     block = max(1, BLOCK // max(c, 1))
     for first in range(0, n, block):
         stop = min(first + block, n)
@@ -120,7 +125,7 @@ def backward(z, labels, ignore_index, mean, g, per_row, count, dz):
             if label == ignore_index:
                 out[:] = DT(0)
                 continue
-            scale = g[i] if per_row else shared
+            scale = g[go + i] if per_row else shared
             factor = scale / sums[i - first]
             for j in range(c):
                 out[j] *= factor
@@ -128,32 +133,74 @@ def backward(z, labels, ignore_index, mean, g, per_row, count, dz):
 '''
 
 
-# How ``_Pieces`` passes each argument to a piece.
-_WHOLE, _ROWS, _ONE_EACH = "whole", "its rows", "its own element"
+class _RowsStep:
+    """A cross-entropy kernel over fixed arrays, its rows shared out among threads in
+    pieces: a step of a plan that binding and scheduling see like a ``Launch`` (input
+    ``arrays`` with their offsets in ``args``, ``outs``), so that a plan reads the logits
+    and hands their gradient over by reference.
 
+    ``inputs`` are (array, offset, elements a row: the row's own, or 0 for one element
+    every piece reads); ``outs`` (array, elements a row, 0 for the whole array, or None
+    for one only ``finish`` writes). The kernel takes the piece's row count, the columns,
+    each input and its offset, the ``numbers``, each output's piece, and its element of
+    an array of ``extra`` dtype (one a piece), which ``finish(args, that array)`` reads
+    once every piece is done."""
 
-class _Pieces:
-    """A row kernel run over pieces of its rows on several threads (``threads``): each
-    argument passes ``split`` as ``_WHOLE``, cut to the piece's ``_ROWS``, or as the
-    piece's ``_ONE_EACH`` element (an array with one per piece)."""
-
-    def __init__(self, call, rows: int, columns: int, split: tuple[str, ...]):
+    def __init__(self, call, rows, cols, inputs, numbers, outs, extra=None, finish=None):
+        self.arrays = [a for a, _, _ in inputs]
+        self.outs = [a for a, _ in outs]
+        self.args = [rows, cols]
+        for a, o, _ in inputs:
+            self.args += [a, o]
+        self.args += list(numbers) + self.outs
+        self._per_input = [per for _, _, per in inputs]
+        self._per_output = [per for _, per in outs]
+        self._call, self._finish, self._extra = call, finish, extra
         threshold = config.parallel_from(True)
-        parts = threads.pieces(rows * columns, threshold) if rows * columns >= threshold else 1
-        self.call, self.split = call, split
-        self.bounds = threads.bounds(rows, 1, parts)
+        parts = threads.pieces(rows * cols, threshold) if rows * cols >= threshold else 1
+        self._bounds = threads.bounds(rows, 1, parts)
+        if extra is not None:
+            self._extra = np.zeros(len(self._bounds), extra)
 
-    def __call__(self, *args) -> None:
-        if len(self.bounds) == 1:  # one piece: every argument whole
-            self.call(*args)
-            return
+    def array_positions(self) -> list[tuple[int, int | None]]:
+        inputs = [(2 + 2 * k, 3 + 2 * k) for k in range(len(self.arrays))]
+        first_out = len(self.args) - len(self.outs)
+        return inputs + [(first_out + k, None) for k in range(len(self.outs))]
+
+    def read_bytes(self) -> int:
+        rows = self.args[0]
+        return sum(a.itemsize * (rows * per or 1) for a, per in zip(self.arrays, self._per_input))
+
+    def __call__(self) -> None:
+        self._run(self._call, self._finish, self.args)
+
+    def direct(self) -> tuple:
+        if self._call.compiled is None:
+            return self, []
+        return (lambda *args: self._run(self._call.compiled, self._finish, args)), self.args
+
+    def _run(self, fn, finish, args) -> None:
+        bounds, extra = self._bounds, self._extra
+        first_out = len(args) - len(self.outs)
 
         def piece(k):
-            lo, hi = self.bounds[k]
-            parts = {_WHOLE: slice(None), _ROWS: slice(lo, hi), _ONE_EACH: slice(k, k + 1)}
-            self.call(*[a[parts[how]] if how != _WHOLE else a for a, how in zip(args, self.split)])
+            lo, hi = bounds[k]
+            share = list(args[:first_out])
+            share[0] = hi - lo
+            for i, per in enumerate(self._per_input):
+                share[3 + 2 * i] = args[3 + 2 * i] + lo * per
+            for j, per in enumerate(self._per_output):
+                if per is not None:
+                    share.append(
+                        args[first_out + j][lo * per : hi * per] if per else args[first_out + j]
+                    )
+            if extra is not None:
+                share.append(extra[k : k + 1])
+            fn(*share)
 
-        threads.run(piece, len(self.bounds), serial=self.call.compiled is None)
+        threads.run(piece, len(bounds), serial=self._call.compiled is None)
+        if finish is not None:
+            finish(args, extra)
 
 
 def applies(logits, target) -> bool:
@@ -177,21 +224,28 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
     """(loss, count): the reduced loss (0-d) or per-row losses for ``reduction="none"``,
     and the number of counted labels (a 1-element int64 tensor the backward reads)."""
     kernel = _kernel(z.dtype)
-    n = z.shape[0]
+    n, c = z.shape
+    labels = labels.contiguous()
     losses = uninitialised((n,), z.dtype)
     total = uninitialised((), z.dtype)
     count = uninitialised((1,), dtypes.int64)
-    rows = _Pieces(kernel.call("forward"), n, z.shape[1], (_ROWS, _ROWS, _WHOLE, _ROWS, _ONE_EACH))
-    counted = np.zeros(len(rows.bounds), np.int64)
-    run(rows, z.numpy(), labels.numpy(), ignore_index, losses.numpy(), counted)
-    run(
-        kernel.call("reduced"),
-        losses.numpy(),
-        counted,
-        reduction == "mean",
-        total.numpy().reshape(1),
-        count.numpy(),
+    reduced, mean = kernel.call("reduced"), reduction == "mean"
+
+    def finish(args, counted):  # the pieces' losses and counts, reduced
+        losses, total, count = args[-3:]
+        reduced(losses[:n], counted, mean, total, count)
+
+    step = _RowsStep(
+        kernel.call("forward"),
+        n,
+        c,
+        [_flat(z, c), _flat(labels, 1)],
+        [ignore_index],
+        [(_array(losses), 1), (_array(total), None), (_array(count), None)],
+        extra=np.int64,
+        finish=finish,
     )
+    run(step)
     return (losses if reduction == "none" else total), count
 
 
@@ -199,26 +253,29 @@ def cross_entropy_backward(
     z: Tensor, labels: Tensor, ignore_index: int, reduction: str, g: Tensor, count: Tensor
 ) -> Tensor:
     kernel = _kernel(z.dtype)
+    n, c = z.shape
     dz = uninitialised(z.shape, z.dtype)
+    labels = labels.contiguous()
     # Cast and copy as recorded ops: a replay must refill this exact array.
     g = (g if g.dtype is z.dtype else g.astype(z.dtype)).contiguous()
-    g_rows = g.numpy().reshape(-1)
     per_row = reduction == "none"
-    rows = _Pieces(
+    step = _RowsStep(
         kernel.call("backward"),
-        z.shape[0],
-        z.shape[1],
-        (_ROWS, _ROWS, _WHOLE, _WHOLE, _ROWS if per_row else _WHOLE, _WHOLE, _WHOLE, _ROWS),
+        n,
+        c,
+        [_flat(z, c), _flat(labels, 1), _flat(g, 1 if per_row else 0), _flat(count, 0)],
+        [ignore_index, reduction == "mean", per_row],
+        [(_array(dz), c)],
     )
-    run(
-        rows,
-        z.numpy(),
-        labels.numpy(),
-        ignore_index,
-        reduction == "mean",
-        g_rows,
-        per_row,
-        count.numpy(),
-        dz.numpy(),
-    )
+    run(step)
     return dz
+
+
+def _flat(t: Tensor, per_row: int) -> tuple:
+    """A contiguous tensor as a ``_RowsStep`` input: its storage's array and offset."""
+    return t._storage.kernel_array, t._offset, per_row
+
+
+def _array(t: Tensor) -> np.ndarray:
+    """A new tensor's storage array, which a ``_RowsStep`` writes from its start."""
+    return t._storage.kernel_array

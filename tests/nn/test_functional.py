@@ -315,6 +315,32 @@ def test_fused_cross_entropy_of_wide_rows_in_blocks_and_pieces_as_pytorch(shape,
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), **TOL[dtype])
 
 
+def test_a_jitted_cross_entropy_step_passes_logits_and_gradient_by_reference():
+    from jitgrad._config import config
+
+    n, c = 64, config.parallel_threshold // 32  # large enough to pass by reference
+    rng = np.random.default_rng(5)
+    labels = jg.from_numpy(rng.integers(0, c, n))
+
+    @jg.jit
+    def step(x, y):
+        x.grad = None
+        F.cross_entropy(x, y).backward()
+        return x.grad
+
+    grads = []
+    for k in range(3):
+        logits = data((n, c), 30 + k, np.float32)
+        x = jg.tensor(logits, requires_grad=True)
+        grads.append(step(x, labels))
+        expected = np.exp(np_log_softmax(logits, 1)) - np.eye(c, dtype=np.float32)[labels.numpy()]
+        np.testing.assert_allclose(grads[-1].numpy(), expected / n, rtol=1e-5, atol=1e-8)
+    plan = next(iter(step.plans.values()))
+    logits_slots = plan._inputs[0][2]
+    assert logits_slots is not None  # the kernels read the caller's logits
+    assert len({id(g._storage) for g in grads}) == 3  # each call's gradient is its own
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("ignore_index", [-100, 2])
 @pytest.mark.parametrize("dtype", DTYPES)
