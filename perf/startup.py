@@ -118,7 +118,8 @@ opt = digits.make_optimizer("adam", model.parameters())
 x, y, _, _ = digits.load_data(0)
 step = jg.jit(digits.train_step)
 t = time.perf_counter()
-step(model, opt, jg.asarray(x[:64]), jg.asarray(y[:64]))
+for _ in range(2):  # the trace, then the first replay, which compiles the plan's kernels
+    step(model, opt, jg.asarray(x[:64]), jg.asarray(y[:64]))
 first = time.perf_counter() - t
 ended = time.time()
 stats = jg.jit.stats()
@@ -172,7 +173,7 @@ def jax_chain_starts(repeats: int = 3, n: int = CHAIN_SIZE):
 
 
 def digits_starts(repeats: int = 3):
-    """Cold and warm processes running the jitted digits step once."""
+    """Cold and warm processes running the jitted digits step twice (trace, first replay)."""
     return cold_and_warm(lambda cache: _run(_DIGITS, _jitgrad_env(cache)), repeats)
 
 
@@ -199,8 +200,8 @@ def _status(starts: list[Start], field: str, limit: float) -> str:
 
 
 _HEAD = [
-    "| process | first call | from process start to its end | kernels compiled / from disk "
-    "| target | status |",
+    "| process | first call (jg.jit: first two) | from process start to its end "
+    "| kernels compiled / from disk | target | status |",
     "|---|---|---|---|---|---|",
 ]
 
@@ -281,8 +282,14 @@ def startup_lines(jax_installed: bool = False, repeats: int = 3) -> list[str]:
         "",
         "### The digits training step, batch 64, Adam",
         "",
+        "jitgrad's processes time the jitted step's first two calls: the first traces it "
+        "(computing launches whose kernels are not compiled yet on numpy), the second "
+        "compiles the kernels of the plan and runs it. JAX's time the first call of "
+        "`jax.jit`, which compiles.",
+        "",
         *digits,
         "",
-        "Targets: cold compile ≤ 3 s; warm start: first step within 1 s of starting.",
+        "Targets: cold compile (the first two calls) ≤ 3 s; warm start: the first two steps "
+        "within 1 s of starting.",
         "",
     ]

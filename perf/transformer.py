@@ -3,7 +3,8 @@
 GELU MLP, float32, AdamW), side by side in one run: jitgrad's ``jg.jit`` step, PyTorch eager
 with the same model built from ``torch.nn``, and ``jax.jit`` of the same step written by
 hand (optax's AdamW when installed, else AdamW by hand); then the jitted step's cold
-compile and a fresh process's first step with the kernel cache filled.
+compile (its first two calls: the trace and the first replay) and a fresh process's first
+two steps with the kernel cache filled.
 
 Each side runs in a fresh process of its own (torch and jax are never imported where
 jitgrad is timed: see ``isolated``), on the same random batch of character indices, each
@@ -34,7 +35,9 @@ VOCAB = 95  # the characters of the standard library's ASCII source
 BATCH = 32
 WARMUP_STEPS = 3
 TARGET_VS_TORCH, TARGET_VS_JAX = 2.0, 1.0
-COLD_TARGET, WARM_TARGET = 5.0, 1.0  # seconds: the first call cold; warm from process start
+# seconds: the first two calls cold (trace, first replay); warm, from process start to
+# the end of the second
+COLD_TARGET, WARM_TARGET = 5.0, 1.0
 
 
 def _batch(context: int) -> tuple[np.ndarray, np.ndarray]:
@@ -277,7 +280,8 @@ ids = np.random.default_rng(0).integers(0, 95, (32, config.context + 1))
 x, y = jg.asarray(ids[:, :-1]), jg.asarray(ids[:, 1:])
 step = jg.jit(charlm.train_step)
 t = time.perf_counter()
-step(model, opt, x, y)
+for _ in range(2):  # the trace, then the first replay, which compiles the plan's kernels
+    step(model, opt, x, y)
 first = time.perf_counter() - t
 ended = time.time()
 stats = jg.jit.stats()
@@ -344,12 +348,12 @@ def _start_lines(repeats: int = 1) -> list[str]:
     first_cold = statistics.median(s.first for s in cold)
     warm_total = statistics.median(s.total for s in warm)
     return [
-        "| jitted step, fresh process | first step | from process start to its end | "
+        "| jitted step, fresh process | first two steps | from process start to their end | "
         "kernels compiled / from disk | target | status |",
         "|---|---|---|---|---|---|",
         f"| cold: empty kernel cache | {first_cold:.2f} s | "
         f"{statistics.median(s.total for s in cold):.2f} s | {cold[0].compiled} / "
-        f"{cold[0].loaded} | first step ≤ {COLD_TARGET:g} s | "
+        f"{cold[0].loaded} | first two steps ≤ {COLD_TARGET:g} s | "
         f"{'PASS' if first_cold <= COLD_TARGET else 'MISS'} |",
         f"| warm: disk cache filled | {statistics.median(s.first for s in warm):.2f} s | "
         f"{warm_total:.2f} s | {warm[0].compiled} / {warm[0].loaded} | from process start "
