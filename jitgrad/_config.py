@@ -57,6 +57,10 @@ class Config:
     compile_after_calls: int = field(
         default_factory=lambda: _env_int("JITGRAD_COMPILE_AFTER_CALLS", 2)
     )
+    # A jitted plan's first replay compiles its kernels beside a forked process compiling
+    # them from the last one back (jit/compile_ahead.py); JITGRAD_COMPILE_AHEAD=0 turns
+    # that off.
+    compile_ahead: bool = field(default_factory=lambda: bool(_env_int("JITGRAD_COMPILE_AHEAD", 1)))
     # Matrix products of at most this many multiply-adds run BLAS on one thread
     # (ops/blas.py): below about 2^20 two threads cost more than they save (measured).
     blas_one_thread_up_to: int = field(

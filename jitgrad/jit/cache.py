@@ -77,6 +77,10 @@ class Kernel:
             found = self._calls[variant] = Call(self, variant)
         return found
 
+    def index_path(self, variant: str) -> str:
+        """Where numba's disk cache indexes the compiled code of ``variant``."""
+        return getattr(self.module, variant)._cache._cache_file._index_path
+
     def run(self, variant: str, *args) -> None:
         if variant in self._warm:
             getattr(self.module, variant)(*args)

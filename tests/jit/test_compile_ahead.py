@@ -1,0 +1,76 @@
+"""A plan's first replay compiles its kernels beside a forked child compiling them from
+the last one back: the replay loads what the child finished, and results are the
+replay's own."""
+
+import os
+
+import numpy as np
+import pytest
+
+import jitgrad as jg
+from jitgrad._config import config
+from jitgrad.jit import cache, compile_ahead
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2,
+    reason="compiling ahead needs os.fork and two cores",
+)
+
+# Functions that no other test compiles: kernels of their own, separated by reductions
+# over the first axis (which no row kernel fuses), eight kernels or more in a plan.
+_PARTS = [jg.cbrt, jg.expm1, jg.log1p, jg.arctan, jg.sinh, jg.rad2deg, jg.square, jg.cosh]
+
+
+def _step(x):
+    total = x
+    for k, f in enumerate(_PARTS):
+        total = f(total * (0.3 + 0.01 * k)).mean(axis=0, keepdims=True) + x
+    return total
+
+
+def _numpy(x):
+    total = x
+    for k, name in enumerate(
+        ["cbrt", "expm1", "log1p", "arctan", "sinh", "rad2deg", "square", "cosh"]
+    ):
+        total = getattr(np, name)(total * (0.3 + 0.01 * k)).mean(axis=0, keepdims=True) + x
+    return total
+
+
+def test_the_first_replay_loads_kernels_a_child_compiled_from_the_end(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))  # (kernels nobody compiled)
+    monkeypatch.setattr(config, "compile_ahead", True)
+    x = np.random.default_rng(0).standard_normal((6, 5)) * 0.1
+    step = jg.jit(_step)
+    traced = step(jg.asarray(x)).numpy().copy()
+    plan = next(iter(step.plans.values()))
+    assert compile_ahead._worth_it(plan.steps)
+    loaded = cache.stats.disk_hits
+    replayed = step(jg.asarray(x)).numpy()
+    assert cache.stats.disk_hits > loaded  # the child got to some kernels first
+    np.testing.assert_allclose(replayed, _numpy(x), rtol=1e-12)
+    np.testing.assert_allclose(traced, replayed, rtol=1e-12)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # and it is gone
+
+
+def test_without_compiling_ahead_nothing_forks(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(config, "compile_ahead", False)
+
+    def no_fork():
+        raise AssertionError("forked")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    x = np.random.default_rng(1).standard_normal((6, 5)) * 0.1
+    step = jg.jit(lambda v: _step(v) * 2)
+    for _ in range(3):
+        np.testing.assert_allclose(step(jg.asarray(x)).numpy(), 2 * _numpy(x), rtol=1e-12)
+
+
+def test_a_plan_of_compiled_kernels_forks_nothing():
+    x = jg.asarray(np.ones((6, 5)))
+    step = jg.jit(lambda v: jg.exp(v) + 1)
+    for _ in range(3):
+        step(x)
+    assert not compile_ahead._worth_it(next(iter(step.plans.values())).steps)
