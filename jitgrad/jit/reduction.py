@@ -219,9 +219,28 @@ def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool, dtype=None):
     ]
     if config.thread.tape is None:
         kernel.call(variant)(*args)
-    else:  # a traced plan's scheduler reads what the reduction reads, over which axes
-        run(Reduce(kernel.call(variant), args, kind, x, axes, out))
+        return out
+    # A traced plan's scheduler reads what the reduction reads, over which axes. Its
+    # kernel compiles at the first replay if the plan keeps it (a row kernel may absorb
+    # it): until then numpy reduces (``numpy_launch``).
+    step = Reduce(kernel.call(variant), args, kind, x, axes, out)
+    if step.call.compiled is None:
+        _on_numpy(kind, x, axes, out)
+        config.thread.tape.record(step, ())
+    else:
+        run(step)
     return out
+
+
+def _on_numpy(kind: str, x, axes: tuple, out) -> None:
+    """``out`` = the reduction by numpy: sums of floats in float64, as the kernel's."""
+    values = x.numpy()
+    if kind == "sum":
+        accumulator = np.float64 if out.dtype in _FLOATS else out.dtype.numpy
+        result = np.sum(values, axis=axes, dtype=accumulator)
+    else:  # (max and min propagate NaN, as the kernel's)
+        result = getattr(np, kind)(values, axis=axes)
+    np.copyto(out.numpy(), np.reshape(result, out.shape), casting="unsafe")
 
 
 class Reduce:

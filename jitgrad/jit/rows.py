@@ -17,6 +17,7 @@ from .. import dtypes, threads
 from .._config import config
 from ..autograd.tensor import Tensor, uninitialised
 from ..recording import run
+from ..tiers import quietly
 from . import cache
 from .row_fusion import ROW_HELPERS
 
@@ -245,7 +246,16 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
         extra=np.int64,
         finish=finish,
     )
-    run(step)
+
+    def on_numpy():
+        logp, valid = _log_softmax(z), labels.numpy() != ignore_index
+        picked = np.take_along_axis(logp, np.where(valid, labels.numpy(), 0)[:, None], 1)[:, 0]
+        row_losses = np.where(valid, -picked, 0).astype(z.dtype.numpy)
+        losses.numpy()[...] = row_losses
+        count.numpy()[0] = valid.sum()
+        total.numpy()[...] = row_losses.sum(dtype=np.float64) / (valid.sum() if mean else 1)
+
+    _record(step, on_numpy)
     return (losses if reduction == "none" else total), count
 
 
@@ -267,8 +277,38 @@ def cross_entropy_backward(
         [ignore_index, reduction == "mean", per_row],
         [(_array(dz), c)],
     )
-    run(step)
+
+    def on_numpy():
+        valid = labels.numpy() != ignore_index
+        scale = g.numpy().reshape(-1) * np.ones(n, z.dtype.numpy)  # (one a row, or shared)
+        if reduction == "mean":
+            scale = scale / count.numpy()[0]
+        scale = np.where(valid, scale, 0).astype(z.dtype.numpy)
+        grad = np.exp(_log_softmax(z)) * scale[:, None]
+        grad[~valid] = 0  # (whatever their logits, as the kernel's)
+        rows = np.flatnonzero(valid)
+        grad[rows, labels.numpy()[rows]] -= scale[rows]
+        dz.numpy()[...] = grad
+
+    _record(step, on_numpy)
     return dz
+
+
+def _log_softmax(z: Tensor) -> np.ndarray:
+    values = z.numpy()
+    shifted = values - values.max(axis=1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+
+
+def _record(step: _RowsStep, on_numpy) -> None:
+    """Run ``step``; or, in a trace while its kernel is not compiled, record it and let
+    numpy compute its outputs: the first replay compiles it (``numpy_launch``)."""
+    tape = config.thread.tape
+    if tape is None or step._call.compiled is not None:
+        run(step)
+        return
+    quietly(on_numpy)
+    tape.record(step, ())
 
 
 def _flat(t: Tensor, per_row: int) -> tuple:
