@@ -156,12 +156,11 @@ class _RowsStep:
         self.args += list(numbers) + self.outs
         self._per_input = [per for _, _, per in inputs]
         self._per_output = [per for _, per in outs]
-        self._call, self._finish, self._extra = call, finish, extra
+        self._call, self._finish = call, finish
         threshold = config.parallel_from(True)
         parts = threads.pieces(rows * cols, threshold) if rows * cols >= threshold else 1
         self._bounds = threads.bounds(rows, 1, parts)
-        if extra is not None:
-            self._extra = np.zeros(len(self._bounds), extra)
+        self._extra = None if extra is None else np.zeros(len(self._bounds), extra)
 
     def array_positions(self) -> list[tuple[int, int | None]]:
         inputs = [(2 + 2 * k, 3 + 2 * k) for k in range(len(self.arrays))]
