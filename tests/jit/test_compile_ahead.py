@@ -40,6 +40,11 @@ def _numpy(x):
 def test_the_first_replay_loads_kernels_a_child_compiled_from_the_end(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "cache_dir", str(tmp_path))  # (kernels nobody compiled)
     monkeypatch.setattr(config, "compile_ahead", True)
+    children = []
+    fork = compile_ahead._fork
+    monkeypatch.setattr(
+        compile_ahead, "_fork", lambda steps: children.append(fork(steps)) or children[-1]
+    )
     x = np.random.default_rng(0).standard_normal((6, 5)) * 0.1
     step = jg.jit(_step)
     traced = step(jg.asarray(x)).numpy().copy()
@@ -50,8 +55,9 @@ def test_the_first_replay_loads_kernels_a_child_compiled_from_the_end(tmp_path, 
     assert cache.stats.disk_hits > loaded  # the child got to some kernels first
     np.testing.assert_allclose(replayed, _numpy(x), rtol=1e-12)
     np.testing.assert_allclose(traced, replayed, rtol=1e-12)
+    assert len(children) == 1
     with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)  # and it is gone
+        os.waitpid(children[0], os.WNOHANG)  # and it is gone, reaped
 
 
 def test_without_compiling_ahead_nothing_forks(tmp_path, monkeypatch):
