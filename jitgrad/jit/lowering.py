@@ -474,13 +474,8 @@ def _run(key, exprs, xs, where: Layout, loads, scalars, ct, outs) -> Launch:
         out_dtypes,
         exprs() if tracing else None,
     )
-    if not layout.numel(where.shape):
-        return launch
-    if tracing and launch._call.compiled is None:  # the scheduler may never run this kernel
-        numpy_launch.run(launch)
-        config.thread.tape.record(launch, ())
-    else:
-        run(launch)
+    if layout.numel(where.shape):  # (in a trace, the scheduler may never run this kernel)
+        numpy_launch.run_or_defer(launch, launch._call, lambda: numpy_launch.evaluate(launch))
     return launch
 
 

@@ -1,12 +1,13 @@
-"""A traced launch computed by numpy, so that a trace compiles nothing it may not keep.
+"""Traced steps computed by numpy, so that a trace compiles nothing it may not keep.
 
 While ``jg.jit`` traces a function, every elementwise launch is recorded with its formula
-for the scheduler, which fuses most of them into kernels of its own: compiling each
-launch's kernel to run it once in the trace is mostly wasted (charlm's cold trace compiled
-38 kernels, 31 of which its plan never ran). A launch whose kernel is not compiled yet is
-therefore run here instead: its formula (``exprs``) over numpy views of its inputs, with
-``ops.reference``'s math, each output stored with numpy's casts as the kernel's ``store``
-does. The first replay compiles the kernels the plan keeps.
+for the scheduler, which fuses most of them into kernels of its own (and row kernels
+absorb most reductions): compiling each step's kernel to run it once in the trace is
+mostly wasted (charlm's cold trace compiled 38 kernels, 31 of which its plan never ran).
+A step whose kernel is not compiled yet is therefore recorded and computed by numpy
+(``run_or_defer``); a launch by ``evaluate``: its formula (``exprs``) over numpy views of
+its inputs, with ``ops.reference``'s math, each output stored with numpy's casts as the
+kernel's ``store`` does. The first replay compiles the kernels the plan keeps.
 """
 
 from __future__ import annotations
@@ -14,12 +15,25 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from .._config import config
 from ..ops import reference
+from ..recording import run
 from ..tiers import quietly
 from . import ir
 
 
-def run(launch) -> None:
+def run_or_defer(step, call, on_numpy) -> None:
+    """Run ``step`` (a plan step calling the kernel ``call``); or, in a trace while that
+    kernel is not compiled, record it and let ``on_numpy()`` write its outputs."""
+    tape = config.thread.tape
+    if tape is None or call.compiled is not None:
+        run(step)
+    else:
+        quietly(on_numpy)
+        tape.record(step, ())
+
+
+def evaluate(launch) -> None:
     """Write ``launch``'s outputs (a ``lowering.Launch``) from numpy."""
     shape = launch.shape
     loaded = [

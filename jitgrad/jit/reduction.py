@@ -24,9 +24,8 @@ import numpy as np
 from .. import dtypes
 from .._config import config
 from ..autograd.tensor import uninitialised
-from ..recording import run
 from ..strided import layout
-from . import cache
+from . import cache, numpy_launch
 
 _COMBINE = {
     "sum": "a + b",
@@ -220,15 +219,10 @@ def reduce(kind: str, x, axes: tuple[int, ...], keepdims: bool, dtype=None):
     if config.thread.tape is None:
         kernel.call(variant)(*args)
         return out
-    # A traced plan's scheduler reads what the reduction reads, over which axes. Its
-    # kernel compiles at the first replay if the plan keeps it (a row kernel may absorb
-    # it): until then numpy reduces (``numpy_launch``).
+    # A traced plan's scheduler reads what the reduction reads, over which axes; a row
+    # kernel may absorb it.
     step = Reduce(kernel.call(variant), args, kind, x, axes, out)
-    if step.call.compiled is None:
-        _on_numpy(kind, x, axes, out)
-        config.thread.tape.record(step, ())
-    else:
-        run(step)
+    numpy_launch.run_or_defer(step, step.call, lambda: _on_numpy(kind, x, axes, out))
     return out
 
 

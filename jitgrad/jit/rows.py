@@ -16,9 +16,7 @@ import numpy as np
 from .. import dtypes, threads
 from .._config import config
 from ..autograd.tensor import Tensor, uninitialised
-from ..recording import run
-from ..tiers import quietly
-from . import cache
+from . import cache, numpy_launch
 from .row_fusion import ROW_HELPERS
 
 _TEMPLATE = '''\
@@ -254,7 +252,7 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
         count.numpy()[0] = valid.sum()
         total.numpy()[...] = row_losses.sum(dtype=np.float64) / (valid.sum() if mean else 1)
 
-    _record(step, on_numpy)
+    numpy_launch.run_or_defer(step, step._call, on_numpy)
     return (losses if reduction == "none" else total), count
 
 
@@ -289,7 +287,7 @@ def cross_entropy_backward(
         grad[rows, labels.numpy()[rows]] -= scale[rows]
         dz.numpy()[...] = grad
 
-    _record(step, on_numpy)
+    numpy_launch.run_or_defer(step, step._call, on_numpy)
     return dz
 
 
@@ -297,17 +295,6 @@ def _log_softmax(z: Tensor) -> np.ndarray:
     values = z.numpy()
     shifted = values - values.max(axis=1, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-
-
-def _record(step: _RowsStep, on_numpy) -> None:
-    """Run ``step``; or, in a trace while its kernel is not compiled, record it and let
-    numpy compute its outputs: the first replay compiles it (``numpy_launch``)."""
-    tape = config.thread.tape
-    if tape is None or step._call.compiled is not None:
-        run(step)
-        return
-    quietly(on_numpy)
-    tape.record(step, ())
 
 
 def _flat(t: Tensor, per_row: int) -> tuple:

@@ -131,17 +131,15 @@ def switched_once(calls: list) -> list | None:
     shares = any(getattr(fn, "shares_threads", False) for fn in functions)
     if not ((small >= 2 and not other_blas) or (shares and (small or other_blas))):
         return None
-    return [
-        (
-            split_rows
-            if shares and _splits(fn, args)
-            else np.matmul
-            if fn is matmul_on_one_thread
-            else fn,
-            args,
-        )
-        for fn, args in calls
-    ]
+    return [(_on_one_thread(fn, args, shares), args) for fn, args in calls]
+
+
+def _on_one_thread(fn, args, shares: bool):
+    """A plan's call ``fn`` as it runs inside ``switched_once``'s block: a large product
+    beside launches sharing the threads cut among them, a small one a plain matmul."""
+    if shares and _splits(fn, args):
+        return split_rows
+    return np.matmul if fn is matmul_on_one_thread else fn
 
 
 def matmul_for(a: np.ndarray, b: np.ndarray, out: np.ndarray):

@@ -55,7 +55,7 @@ def test_each_launch_of_a_plan_computes_on_numpy_what_its_kernel_computes(
     for launch in launches:
         launch()  # the kernel's outputs
         by_kernel = [out.copy() for out in launch.outs]
-        numpy_launch.run(launch)
+        numpy_launch.evaluate(launch)
         for got, expected, out_dtype in zip(launch.outs, by_kernel, launch.out_dtypes):
             _close(got, expected, out_dtype)
     _close(traced, replayed, traced.dtype.name)
