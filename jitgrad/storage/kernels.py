@@ -7,6 +7,7 @@ numpy's casting rules at compile time, so one kernel body serves every dtype pai
 
 from __future__ import annotations
 
+import ctypes
 import os
 
 import llvmlite.binding as llvm
@@ -37,28 +38,6 @@ def _fill_range(a, start, stop, value):
 def _copy_range(src, src_half, src_start, dst, dst_half, dst_start, first, last):
     for i in range(first, last):
         cast(dst, np.uint64(dst_start + i), src[np.uint64(src_start + i)], dst_half, src_half)
-
-
-@intrinsic
-def _memset(typingctx, a, start, stop, byte):
-    """Every byte of ``a[start:stop]`` set to ``byte`` (llvm.memset, glibc's memset);
-    ``a`` is a contiguous array (a storage's)."""
-    if not (isinstance(a, types.Array) and a.layout == "C"):
-        return None
-
-    def codegen(context, builder, signature, args):
-        array, first, last, value = args
-        data = context.make_array(signature.args[0])(context, builder, array).data
-        itemsize = context.get_constant(
-            types.intp, context.get_abi_sizeof(context.get_data_type(a.dtype))
-        )
-        nbytes = builder.mul(builder.sub(last, first), itemsize)
-        cgutils.memset(
-            builder, builder.gep(data, [first]), nbytes, builder.trunc(value, ir.IntType(8))
-        )
-        return context.get_dummy_value()
-
-    return types.void(a, types.intp, types.intp, types.intp), codegen
 
 
 _X86 = llvm.get_process_triple().startswith(("x86_64", "i386", "i686"))
@@ -128,11 +107,15 @@ def _stream_fill(a, start, stop, value):
 
 
 @njit(**_JIT)
-def _fill(a, start, stop, value, byte):
-    if byte < 0:
-        _fill_range(a, start, stop, value)
-    else:
-        _memset(a, start, stop, byte)
+def _fill(a, start, stop, value):
+    _fill_range(a, start, stop, value)
+
+
+def _set_bytes(a, start: int, stop: int, byte: int) -> None:
+    """Every byte of ``a[start:stop]`` (a contiguous array, a storage's) set to ``byte`` by
+    libc's memset, which releases the GIL and needs no kernel loaded."""
+    itemsize = a.itemsize
+    ctypes.memset(a.ctypes.data + start * itemsize, byte, (stop - start) * itemsize)
 
 
 @njit(**_JIT)
@@ -179,11 +162,13 @@ def fill(a, start: int, stop: int, value) -> None:
     if tiers.small(n):  # numpy's fill: no kernel to load for small work
         a[start:stop] = value
         return
-    byte = _repeated_byte(value) if n >= config.light_threshold else -1
-    if byte < 0 and n * a.itemsize > STREAM_FROM and a.dtype.kind in "iuf":
+    byte = _repeated_byte(value)
+    if byte >= 0:
+        _in_pieces(n, a.itemsize, lambda lo, hi: _set_bytes(a, start + lo, start + hi, byte))
+    elif n * a.itemsize > STREAM_FROM and a.dtype.kind in "iuf":
         _in_pieces(n, a.itemsize, lambda lo, hi: _stream_fill(a, start + lo, start + hi, value))
-        return
-    _in_pieces(n, a.itemsize, lambda lo, hi: _fill(a, start + lo, start + hi, value, byte))
+    else:
+        _in_pieces(n, a.itemsize, lambda lo, hi: _fill(a, start + lo, start + hi, value))
 
 
 def _repeated_byte(value) -> int:

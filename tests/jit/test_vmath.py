@@ -287,6 +287,19 @@ def test_ulp_error_within_bound(name, dtype):
     assert err[worst] <= BOUND[dtype], f"{name}({x[worst]!r}): {err[worst]:.3f} ulp"
 
 
+def test_float32_erf_of_numpy_arrays():
+    """The reference evaluator's float32 erf: the kernels' polynomials over numpy arrays."""
+    from jitgrad.jit.vmath.special import erf_f32_of_array
+
+    x = sweep("erf", F32)
+    got = erf_f32_of_array(x)
+    assert got.dtype == F32
+    err = ulp_error(got, reference("erf", x, F32), F32)
+    assert err.max() <= BOUND[F32], x[int(np.argmax(err))]
+    s = specials(F32)
+    assert np.array_equal(bits(erf_f32_of_array(s)), bits(apply("erf", F32, s)))
+
+
 def pow_cases(dtype):
     rng = np.random.default_rng(7)
     n = 1 << 17

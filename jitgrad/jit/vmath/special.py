@@ -1,5 +1,6 @@
 """erf, and gelu (x Phi(x)) through the same erfc."""
 
+import numpy as np
 from numba import njit
 
 from ._core import _F32, _F64, _INF, _NAN, _OPTS, _fma, _ldexp_f64, _poly, _two_sum
@@ -144,6 +145,25 @@ def erf_f32(x):
     big = big if x > _F32(0.0) else -big
     y = _F32(small if abs(x) < _F32(0.75) else big)
     return y if x == x else x + x
+
+
+def erf_f32_of_array(x: np.ndarray) -> np.ndarray:
+    """``erf_f32`` over a numpy array, float32 out: the same polynomials in float64, rounded
+    once (the reference evaluator's float32 erf, which numpy lacks)."""
+    xd = np.asarray(x, dtype=np.float64)
+    small = xd + xd * _horner(xd * xd, _ERF_SMALL_F32)
+    a = np.minimum(np.abs(xd), 4.5)
+    v = 1.0 / (a + 3.0)
+    big = 1.0 - np.exp(-(a * a)) * v * _horner(1.0 - 6.0 * v, _ERFCX_F32)
+    return np.where(np.abs(xd) < 0.75, small, np.copysign(big, xd)).astype(np.float32)
+
+
+def _horner(x: np.ndarray, c: tuple) -> np.ndarray:
+    r = np.full_like(x, c[0])
+    for coefficient in c[1:]:
+        r *= x
+        r += coefficient
+    return r
 
 
 @njit(**_OPTS)
