@@ -61,7 +61,7 @@ class Config:
     # them from the last one back (jit/compile_ahead.py); JITGRAD_COMPILE_AHEAD=0 turns
     # that off.
     compile_ahead: bool = field(default_factory=lambda: bool(_env_int("JITGRAD_COMPILE_AHEAD", 1)))
-    # Matrix products of at most this many multiply-adds run BLAS on one thread
+    # A jitted plan's matrix products of at most this many multiply-adds run BLAS on one thread
     # (ops/blas.py): below about 2^20 two threads cost more than they save (measured).
     blas_one_thread_up_to: int = field(
         default_factory=lambda: _env_int("JITGRAD_BLAS_ONE_THREAD_UP_TO", 1 << 20)

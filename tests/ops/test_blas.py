@@ -1,5 +1,6 @@
-"""Small matrix products run BLAS on one thread; results never depend on it, and the
-process-wide thread count is always restored, from any number of threads."""
+"""A jitted plan's small matrix products run BLAS on one thread, eager ones as numpy runs
+them; results never depend on it, and the process-wide thread count is always restored,
+from any number of threads."""
 
 import threading
 import time
@@ -35,12 +36,24 @@ def setter(monkeypatch):
     return fake
 
 
+@pytest.fixture
+def planned(monkeypatch):
+    """Products decided as a trace records them into a plan (its tape is open)."""
+    monkeypatch.setattr(config.thread, "tape", object())
+
+
+def test_eager_products_run_as_numpy_runs_them(monkeypatch):
+    monkeypatch.setattr(blas, "set_blas_threads", RecordingSetter())
+    a, b = operands(64, 64, 128)
+    assert blas.matmul_for(a, b, np.empty((64, 128), np.float32)) is np.matmul
+
+
 def operands(m, k, n, dtype=np.float32):
     rng = np.random.default_rng(0)
     return rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
 
 
-def test_small_products_run_on_one_thread_and_restore_the_setting(setter):
+def test_small_products_run_on_one_thread_and_restore_the_setting(setter, planned):
     a, b = operands(64, 64, 128)
     out = np.empty((64, 128), np.float32)
     fn = blas.matmul_for(a, b, out)
@@ -50,7 +63,7 @@ def test_small_products_run_on_one_thread_and_restore_the_setting(setter):
     np.testing.assert_allclose(out, a @ b, rtol=1e-5)
 
 
-def test_large_products_keep_numpys_threads(setter, monkeypatch):
+def test_large_products_keep_numpys_threads(setter, planned, monkeypatch):
     a, b = operands(64, 64, 128)
     out = np.empty((64, 128), np.float32)
     monkeypatch.setattr(config, "blas_one_thread_up_to", 64 * 64 * 128 - 1)
@@ -59,7 +72,7 @@ def test_large_products_keep_numpys_threads(setter, monkeypatch):
     assert blas.matmul_for(a, b, out) is blas.matmul_on_one_thread
 
 
-def test_batched_and_vector_products_count_every_multiply_add(setter, monkeypatch):
+def test_batched_and_vector_products_count_every_multiply_add(setter, planned, monkeypatch):
     a, b = np.ones((4, 8, 16)), np.ones((16, 32))
     monkeypatch.setattr(config, "blas_one_thread_up_to", 4 * 8 * 16 * 32 - 1)
     assert blas.matmul_for(a, b, np.empty((4, 8, 32))) is np.matmul
