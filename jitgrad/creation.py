@@ -224,9 +224,8 @@ def _from_data(obj, d: dtypes.DType | None) -> Tensor:
         d = dtypes.from_numpy_dtype(values.dtype)
         if values.dtype.kind in "fc":
             d = _inferred_float_dtype(obj, d)
-    if untraced and (obj.__class__ in (list, tuple) or np.isscalar(obj)):
-        # numpy made ``values`` for this call: in ``d``, it becomes the tensor's storage
-        return numpy_tier.tensor_of(values.astype(d.numpy, copy=False))
+    if obj.__class__ in (list, tuple) or np.isscalar(obj):
+        return _made_by_numpy(values, d)
     return _filled_by_numpy(values, d)
 
 
@@ -483,9 +482,15 @@ def arange(
     )
     if step == 0:
         raise ValueError("arange: step must not be zero")
-    d = dtypes.result_type(start, stop, step) if dtype is None else dtypes.as_dtype(dtype)
+    if dtype is not None:
+        d = dtypes.as_dtype(dtype)
+    elif start.__class__ is int and stop.__class__ is int and step.__class__ is int:
+        d = dtypes.int64
+    else:
+        d = dtypes.result_type(start, stop, step)
     values = np.arange(start, stop, step, dtype=d.numpy)
-    return _filled_by_numpy(values, d).requires_grad_(requires_grad)
+    out = _made_by_numpy(values, d)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def _plain(value):
@@ -524,7 +529,7 @@ def linspace(
     else:
         d = dtypes.get_default_dtype()
     values, step = np.linspace(start, stop, num, endpoint, retstep=True, dtype=d.numpy, axis=axis)
-    out = _filled_by_numpy(values, d).requires_grad_(requires_grad)
+    out = _made_by_numpy(values, d).requires_grad_(requires_grad)
     return (out, step) if retstep else out
 
 
@@ -746,12 +751,20 @@ def asfortranarray(a, dtype=None, *, like=None) -> Tensor:
 def _numpy_values(values: np.ndarray) -> Tensor:
     """numpy's freshly computed ``values`` as a tensor of their dtype."""
     values = np.asarray(values)
-    return _filled_by_numpy(values, dtypes.from_numpy_dtype(values.dtype))
+    return _made_by_numpy(values, dtypes.from_numpy_dtype(values.dtype))
 
 
 def _filled(t: Tensor, value, requires_grad: bool) -> Tensor:
     TensorBase.fill_(t, value)
     return t.requires_grad_(requires_grad)
+
+
+def _made_by_numpy(values: np.ndarray, d: dtypes.DType) -> Tensor:
+    """A tensor of ``values``, which numpy made for this call, in ``d``: outside a trace
+    their array becomes its storage; a trace records the fill, which replays repeat."""
+    if config.thread.tape is None:
+        return numpy_tier.tensor_of(values.astype(d.numpy, copy=False))
+    return _filled_by_numpy(values, d)
 
 
 def _filled_by_numpy(values: np.ndarray, d: dtypes.DType) -> Tensor:

@@ -515,6 +515,8 @@ class TensorBase:
         # Eager ops call this on every array they hand to BLAS or a kernel: no property
         # calls and no generator frame beyond the storage's array.
         array = self._storage.array
+        if self._strides == (1,) and array.shape == self._shape and not self._offset:
+            return array.view()  # (the whole of its storage, flat: the commonest)
         itemsize = array.itemsize
         strides = []
         for s in self._strides:

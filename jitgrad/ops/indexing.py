@@ -239,20 +239,23 @@ def advanced_index(x, key) -> Tensor:
     [[0.0, 1.0], [1.0, 1.0]]
     """
     x = as_tensor(x)
-    if not x._requires_grad and config.thread.tape is None:
+    if not x._requires_grad and config.thread.tape is None and _numpy_key(key):
         # No gradient: numpy's indexing of the arrays (its errors name a bad index or a
         # mismatched mask), a new array either way.
-        if key.__class__ is Tensor and key._storage.dtype.kind in "biu":
+        if key.__class__ is Tensor:
             return numpy_tier.tensor_of(x.numpy()[key.numpy()])
-        if key.__class__ is tuple and _numpy_parts(key):
-            parts = tuple(k.numpy() if k.__class__ is Tensor else k for k in key)
-            return numpy_tier.tensor_of(x.numpy()[parts])
+        parts = tuple(k.numpy() if k.__class__ is Tensor else k for k in key)
+        return numpy_tier.tensor_of(x.numpy()[parts])
     return GetItem(index_key(x.shape, key))(x)
 
 
-def _numpy_parts(key: tuple) -> bool:
-    """Whether numpy indexes with ``key`` as jitgrad does: integer and bool tensors,
-    integers, slices, None and ``...``."""
+def _numpy_key(key) -> bool:
+    """Whether numpy indexes with ``key`` as jitgrad does: an integer or bool tensor, or a
+    tuple of those, integers, slices, None and ``...``."""
+    if key.__class__ is Tensor:
+        return key._storage.dtype.kind in "biu"
+    if key.__class__ is not tuple:
+        return False
     for k in key:
         kind = k.__class__
         if kind is Tensor:
@@ -273,10 +276,17 @@ def advanced_assign(x, key, value) -> None:
     >>> x.tolist()
     [5.0, 0.0, 6.0, 0.0]
     """
-    key = index_key(x.shape, key)
+    # Nothing to record: numpy's assignment of the arrays, whose errors name a bad index or
+    # a mismatched mask; no copies of the index arrays, which are read now.
+    eager = config.thread.tape is None and _numpy_key(key)
+    if eager:
+        parts = key if key.__class__ is tuple else (key,)
+        key = tuple(k.numpy() if k.__class__ is Tensor else k for k in parts)
+    else:
+        key = index_key(x.shape, key)
     TensorBase._check_writable(x)
     target = TensorBase.numpy(x)
-    if any(s == 0 and n > 1 for n, s in zip(x.shape, x.stride(), strict=True)):
+    if any(s == 0 and n > 1 for n, s in zip(x._shape, x._strides, strict=True)):
         raise ValueError(
             f"cannot write into a broadcast view (shape {x.shape}, strides {x.stride()}): "
             "several elements share one memory location"
@@ -286,7 +296,8 @@ def advanced_assign(x, key, value) -> None:
     else:
         source = assigned_array(value, x.dtype)
     if np.may_share_memory(source, target):
-        source = _snapshot(source)  # recorded: a replay stages each call's values
+        # (recorded: a replay stages each call's values)
+        source = source.copy() if eager else _snapshot(source)
     try:
         run(_put, target, key, source)
     except ValueError:
