@@ -212,6 +212,10 @@ def _from_data(obj, d: dtypes.DType | None) -> Tensor:
     if isinstance(obj, (str, bytes)):
         raise TypeError(f"cannot build a tensor from {type(obj).__name__}")
     untraced = config.thread.tape is None
+    if untraced and d is None and obj.__class__ in (list, tuple):
+        elements = _elements_of_scalars(obj)
+        if elements is not None:  # (``np.array([x[1], -x[0]])`` in scalar code)
+            return numpy_tier.tensor_of(elements)
     if untraced and obj.__class__ in (list, tuple) and any(_is_tensor(x) for x in obj):
         # (numpy reads a tensor nested in a list by its protocols: its array is quicker)
         obj = [x.numpy() if isinstance(x, TensorBase) else x for x in obj]
@@ -227,6 +231,19 @@ def _from_data(obj, d: dtypes.DType | None) -> Tensor:
     if obj.__class__ in (list, tuple) or np.isscalar(obj):
         return _made_by_numpy(values, d)
     return _filled_by_numpy(values, d)
+
+
+def _elements_of_scalars(seq):
+    """The array of ``seq``'s elements where all are 0-d tensors of one dtype (read from
+    their storages, no array per element), else None."""
+    first = seq[0] if seq else None
+    if first.__class__ is not Tensor or first._shape:
+        return None
+    storage_type = first._storage.__class__
+    for x in seq:
+        if x.__class__ is not Tensor or x._shape or x._storage.__class__ is not storage_type:
+            return None
+    return np.array([x._storage.array[x._offset] for x in seq], first._storage.array.dtype)
 
 
 def _is_tensor(x) -> bool:
