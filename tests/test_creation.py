@@ -203,3 +203,13 @@ def test_bad_input_errors():
         jg.vander(jg.zeros((2, 2)))
     with pytest.raises(ValueError, match="N must be non-negative"):
         jg.vander(jg.zeros(2), -1)
+
+
+def test_arrays_of_zero_dimensional_tensors_keep_their_dtype():
+    y = jg.tensor([1.5, -2.0, 4.0], dtype=jg.float32)
+    got = jg.array([y[1], y[0] * 2, -y[2]])
+    assert got.dtype is jg.float32 and got.tolist() == [-2.0, 3.0, -4.0]
+    mixed = jg.array([jg.tensor(1), y[0]])  # an int and a float32: the float's dtype
+    assert mixed.dtype is jg.float32 and mixed.tolist() == [1.0, 1.5]
+    halves = jg.tensor([0.5, 2.0], dtype=jg.float16)
+    assert jg.array([halves[1], halves[0]]).tolist() == [2.0, 0.5]

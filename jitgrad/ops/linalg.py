@@ -112,19 +112,19 @@ def matmul(a, b, /) -> Tensor:
             f"matmul: shapes {a.shape} and {b.shape} are not aligned "
             f"({inner_a} != {inner_b} in the contracted dimension)"
         )
-    if (
-        len(a._shape) == 2 == len(b._shape)
-        and a._storage.dtype is b._storage.dtype
-        and records_nothing(a)
-        and records_nothing(b)
-    ):
-        # Two matrices of one dtype, nothing recorded: BLAS into a new array that becomes
-        # the result's storage (the common product, without the graph's bookkeeping),
-        # remembered for the operands' layouts.
-        call = _matrix_product(a, b)
-        signature = _product_signature(a, b)
-        tiers.remember(signature, call)
-        return call(a, b)
+    if records_nothing(a) and records_nothing(b):
+        if len(a._shape) == 2 == len(b._shape) and a._storage.dtype is b._storage.dtype:
+            # Two matrices of one dtype: BLAS into a new array that becomes the result's
+            # storage (the common product, without the graph's bookkeeping), remembered
+            # for the operands' layouts.
+            call = _matrix_product(a, b)
+            signature = _product_signature(a, b)
+            tiers.remember(signature, call)
+            return call(a, b)
+        if a.ndim > 2 or b.ndim > 2:  # (a stack by a matrix may be one product: _matmul)
+            return _matmul(a.numpy(), b.numpy())
+        # Vectors, mixed dtypes: numpy's product, whose new array becomes the storage.
+        return numpy_tier.tensor_of(np.matmul(a.numpy(), b.numpy()))
     if a.ndim == 1 and b.ndim == 1:
         return reshape(MatMul()(reshape(a, 1, -1), reshape(b, -1, 1)), ())
     if a.ndim == 1:

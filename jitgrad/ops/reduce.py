@@ -301,10 +301,12 @@ def mean(x, /, axis=None, dtype=None, out=None, keepdims=False, *, where=True) -
         signature, call = _remembered("mean", x, axis, keepdims)
         if call is not None:
             return call(x)
-        own = signature is not None and x._storage.dtype in _OWN_MEAN_DTYPES
-        if own and tiers.small(layout.numel(x._shape)):
-            axes = normalize_axes(axis, len(x._shape))
-            return numpy_tier.reduce("mean", x, axes, keepdims, None, signature)
+        if signature is not None and tiers.small(layout.numel(x._shape)):
+            own = x._storage.dtype in _OWN_MEAN_DTYPES
+            if own or x._storage.dtype.kind in "biu":  # (ints and bools add up in the float)
+                axes = normalize_axes(axis, len(x._shape))
+                in_dtype = None if own else dtypes.get_default_dtype()
+                return numpy_tier.reduce("mean", x, axes, keepdims, in_dtype, signature)
     _check_dtype_argument(dtype)
     x = as_tensor(x)
     if where is not True:  # the mean of the elements where ``where`` holds

@@ -81,6 +81,18 @@ def test_matmul_matches_numpy(shapes, dtype):
     np.testing.assert_allclose(got.numpy(), expected, rtol=RTOL[dtype], atol=1e-6)
 
 
+@pytest.mark.parametrize("shapes", [((5, 3), (3,)), ((3,), (3, 2)), ((3,), (3,)), ((4, 3), (3, 2))])
+@pytest.mark.parametrize(
+    "dtypes", [(np.float64, np.float32), (np.int64, np.float32), (np.int8, np.int16)]
+)
+def test_products_of_mixed_dtypes_take_numpys_dtype(shapes, dtypes):
+    a, b = (data(s, k, d) for k, (s, d) in enumerate(zip(shapes, dtypes)))
+    got = jg.from_numpy(a) @ jg.from_numpy(b)
+    expected = np.matmul(a, b)
+    assert got.shape == expected.shape and got.dtype.numpy == expected.dtype
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
+
+
 @pytest.mark.parametrize(
     "shapes",
     [
