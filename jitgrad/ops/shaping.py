@@ -17,10 +17,12 @@ import warnings
 import numpy as np
 
 from .. import dtypes
+from ..autograd.function import records_nothing
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute
 from ..strided import layout
 from ..tensor import TensorBase, wrap_numpy
+from . import numpy_tier
 from .elementwise import where
 from .indexing import advanced_index, split, split_views
 from .movement import (
@@ -474,6 +476,8 @@ def roll(a, /, shift, axis=None) -> Tensor:
     [4, 1, 2, 3]
     """
     a = as_tensor(a)
+    if records_nothing(a):  # numpy's roll, one copy into a new array (that names bad axes)
+        return numpy_tier.tensor_of(np.roll(a.numpy(), shift, axis))
     if axis is None:
         return reshape(roll(reshape(a, -1), shift, 0), a.shape)
     totals: dict[int, int] = {}
