@@ -292,20 +292,22 @@ def weight_from_both(padded, windows, grad, geom: Geometry, groups: int) -> None
         b = stop - first
         cols, packed = _columns(buffers[0], ci, geom, b, by_sample)
         _pack(padded[first:stop], geom, packed)
+        # Each product is the gradient transposed, (C·KH·KW, Cs): BLAS runs the tall,
+        # narrow output faster than the wide one (12 against 16 ms at 64×32×32×32 → 64).
         if by_sample:
             source = windows[first:stop].reshape(b, groups, cs // groups, locations)
-            products = np.matmul(source, cols.reshape(b, groups, -1, locations).mT)
+            products = np.matmul(cols.reshape(b, groups, -1, locations), source.mT)
             partials[first] = products.sum(0)
             return
         rows = _rows(buffers[1], groups, cs, b * locations)
         _windows_into_rows(windows[first:stop], groups, rows)
-        partials[first] = np.matmul(rows, cols.reshape(groups, -1, b * locations).mT)
+        partials[first] = np.matmul(cols.reshape(groups, -1, b * locations), rows.mT)
 
     rows = 0 if by_sample else cs * locations
     _each_chunk(n, per_sample, work, _buffers(per_sample, rows, dtype=grad.dtype))
     g[...] = 0
     for first in sorted(partials):
-        g += partials[first]
+        g += partials[first].mT
 
 
 class Bilinear(Function):
