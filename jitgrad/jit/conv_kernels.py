@@ -116,7 +116,10 @@ def max_spread(gy, winner, padded, kernel, stride, dilation, add: bool) -> None:
     element) or added into ``padded`` (N, C, H, W). A multiplication rather than a
     selection, as the numpy path does, so a NaN or infinite gradient reaches its window."""
     flat = (gy.reshape(-1), winner.reshape(-1), padded.reshape(-1))
-    _max_spread(*flat, *padded.shape, *gy.shape[2:], *kernel, *stride, *dilation, add)
+    if kernel == (2, 2) and dilation == (1, 1) and not add:  # the common pool, unrolled
+        _max_spread_2x2(*flat, *padded.shape, *gy.shape[2:], *stride)
+    else:
+        _max_spread(*flat, *padded.shape, *gy.shape[2:], *kernel, *stride, *dilation, add)
 
 
 @njit(**_JIT)
@@ -182,3 +185,22 @@ def _max_spread(gy, winner, padded, n, channels, h, w, oh, ow, kh, kw, sh, sw, d
                             padded[at] += v
                         else:
                             padded[at] = v
+
+
+@njit(**_JIT)
+def _max_spread_2x2(gy, winner, padded, n, channels, h, w, oh, ow, sh, sw):
+    # Each tap gets g times 1 or 0 (a product, as _max_spread's), written: no loop over taps.
+    o = np.uint64(0)
+    right, below = np.uint64(1), np.uint64(w)
+    for plane in range(n * channels):
+        for y in range(oh):
+            top = np.uint64((plane * h + y * sh) * w)
+            for x in range(ow):
+                corner = top + np.uint64(x * sw)
+                g = gy[o]
+                won = winner[o]
+                o += np.uint64(1)
+                padded[corner] = g * (won == 0)
+                padded[corner + right] = g * (won == 1)
+                padded[corner + below] = g * (won == 2)
+                padded[corner + below + right] = g * (won == 3)
