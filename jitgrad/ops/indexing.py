@@ -296,7 +296,7 @@ def advanced_assign(x, key, value) -> None:
     else:
         source = assigned_array(value, x.dtype)
     if np.may_share_memory(source, target):
-        # (recorded: a replay stages each call's values)
+        # Copied first; in a trace by a recorded copy, which each replay makes again.
         source = source.copy() if eager else _snapshot(source)
     try:
         run(_put, target, key, source)

@@ -58,10 +58,10 @@ _erf_object = np.frompyfunc(math.erf, 1, 1)
 
 def _erf(x):
     # numpy has no erf: float32 and float16 take the kernels' float32 erf on arrays, others
-    # math.erf, correctly rounded in double precision (and 5x slower).
+    # math.erf (correctly rounded in double precision), one Python call an element.
     dtype = np.result_type(x, np.float32)
     if dtype == np.float32:
-        from ..jit.vmath.special import erf_f32_of_array
+        from ..jit.vmath.special import erf_f32_of_array  # (jit builds on ops: a layer above)
 
         return erf_f32_of_array(x)
     return np.asarray(_erf_object(x), dtype=dtype)
