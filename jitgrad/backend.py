@@ -42,12 +42,14 @@ class Backend(Protocol):
         """Whether the fused cross-entropy kernels cover these operands."""
 
     def cross_entropy_forward(self, logits, target, ignore_index: int, reduction: str):
-        """(loss, count of the labels counted) of integer-label cross-entropy."""
+        """(loss, count of the labels counted, row statistics for the backward) of
+        integer-label cross-entropy."""
 
     def cross_entropy_backward(
-        self, logits, target, ignore_index: int, reduction: str, gy, count
+        self, logits, target, ignore_index: int, reduction: str, gy, count, stats
     ) -> Tensor:
-        """The logits' gradient of integer-label cross-entropy."""
+        """The logits' gradient of integer-label cross-entropy, from the forward's count
+        and row statistics."""
 
     def row_scatter(self, out, index, values):
         """``add_rows(out, index, values)``, adding ``values[i]`` into ``out[index[i]]`` in

@@ -4,8 +4,10 @@ kernels shared out among threads.
 The composite form (log_softmax, a one-hot target, a product and two sums) costs a
 dozen launches and a label-dependent numpy step per training step; PyTorch and every
 other framework fuse it. The forward kernel computes each row's log-sum-exp and loss in
-one pass, then the reduced loss; the backward kernel recomputes the row's softmax (cheaper
-than storing it) and writes ``scale · (softmax − onehot)``. Labels are checked inside
+one pass, then the reduced loss, and keeps each row's maximum and sum of exponentials; the
+backward kernel writes ``scale · (softmax − onehot)`` in one pass over the logits from
+those (recomputing the softmax costs less than storing it; recomputing the maximum and the
+sum as well took 5.8 ms against 3.2 at 4096×1024 on one thread). Labels are checked inside
 the kernel as well, since a replayed plan never runs the Python checks again.
 """
 
@@ -68,11 +70,13 @@ BLOCK = 16384
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def forward(n, c, z, zo, labels, lo, ignore_index, losses, counted):
-    """Each row's loss (0 for an ignored label); counted[0]: the rows counted. The rows
-    are the n x c logits at ``zo`` of ``z``, their labels at ``lo`` of ``labels``."""
+def forward(n, c, z, zo, labels, lo, ignore_index, losses, stats, counted):
+    """Each row's loss (0 for an ignored label) and its (maximum, sum of exp(z - maximum))
+    in ``stats``; counted[0]: the rows counted. The rows are the n x c logits at ``zo`` of
+    ``z``, their labels at ``lo`` of ``labels``."""
     z = z[zo : zo + n * c].reshape((n, c))
     labels = labels[lo : lo + n]
+    stats = stats.reshape((n, 2))
     block = max(1, BLOCK // max(c, 1))
     scratch = np.empty((min(block, n), c), DT)
     valid = 0
@@ -83,6 +87,8 @@ def forward(n, c, z, zo, labels, lo, ignore_index, losses, counted):
         # below, with its label lookups, each was a scalar call: 7x slower)
         for i in range(stop - first):
             losses[first + i] = vm.log_{suffix}(sums[i])
+            stats[first + i, 0] = tops[i]
+            stats[first + i, 1] = sums[i]
         for i in range(first, stop):
             label = label_of(labels, i, c, ignore_index)
             if label == ignore_index:
@@ -108,27 +114,25 @@ def reduced(losses, counted, mean, total, count):
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def backward(n, c, z, zo, labels, lo, g, go, count, co, ignore_index, mean, per_row, dz):
-    """dz (n x c) = the rows' gradient, ``g`` their loss's (one a row at ``go``, or one)."""
+def backward(n, c, z, zo, labels, lo, g, go, count, co, stats, so, ignore_index, mean, per_row, dz):
+    """dz (n x c) = the rows' gradient, ``g`` their loss's (one a row at ``go``, or one),
+    from the forward's ``stats`` of the rows (at ``so``)."""
     z = z[zo : zo + n * c].reshape((n, c))
     labels = labels[lo : lo + n]
+    stats = stats[so : so + 2 * n].reshape((n, 2))
     dz = dz.reshape((n, c))
     shared = g[go] / DT(count[co]) if mean else g[go]
-    block = max(1, BLOCK // max(c, 1))
-    for first in range(0, n, block):
-        stop = min(first + block, n)
-        _, sums = exp_shifted(z[first:stop], dz[first:stop])
-        for i in range(first, stop):
-            out = dz[i]
-            label = label_of(labels, i, c, ignore_index)
-            if label == ignore_index:
-                out[:] = DT(0)
-                continue
-            scale = g[go + i] if per_row else shared
-            factor = scale / sums[i - first]
-            for j in range(c):
-                out[j] *= factor
-            out[label] -= scale
+    for i in range(n):
+        out = dz[i]
+        label = label_of(labels, i, c, ignore_index)
+        if label == ignore_index:
+            out[:] = DT(0)
+            continue
+        scale = g[go + i] if per_row else shared
+        row, top, factor = z[i], stats[i, 0], scale / stats[i, 1]
+        for j in range(c):
+            out[j] = vm.exp_{suffix}(row[j] - top) * factor
+        out[label] -= scale
 '''
 
 
@@ -231,18 +235,20 @@ def _kernel(d):
 
 
 def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reduction: str):
-    """(loss, count): the reduced loss (0-d) or per-row losses for ``reduction="none"``,
-    and the number of counted labels (a 1-element int64 tensor the backward reads)."""
+    """(loss, count, stats): the reduced loss (0-d) or per-row losses for
+    ``reduction="none"``, the number of counted labels (a 1-element int64 tensor) and each
+    row's maximum and sum of exponentials ((n, 2)), which the backward reads."""
     kernel = _kernel(z.dtype)
     n, c = z.shape
     labels = labels.contiguous()
     losses = uninitialised((n,), z.dtype)
+    stats = uninitialised((n, 2), z.dtype)
     total = uninitialised((), z.dtype)
     count = uninitialised((1,), dtypes.int64)
     reduced, mean = kernel.call("reduced"), reduction == "mean"
 
     def finish(args, counted):  # the pieces' losses and counts, reduced
-        losses, total, count = args[-3:]
+        losses, _, total, count = args[-4:]
         reduced(losses[:n], counted, mean, total, count)
 
     step = _RowsStep(
@@ -251,25 +257,35 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
         c,
         [_flat(z, c), _flat(labels, 1)],
         [ignore_index],
-        [(_array(losses), 1), (_array(total), None), (_array(count), None)],
+        [(_array(losses), 1), (_array(stats), 2), (_array(total), None), (_array(count), None)],
         extra=np.int64,
         finish=finish,
     )
 
     def on_numpy():
-        logp, valid = _log_softmax(z), labels.numpy() != ignore_index
+        values, valid = z.numpy(), labels.numpy() != ignore_index
+        tops = values.max(axis=1, keepdims=True)
+        sums = np.exp(values - tops).sum(axis=1, keepdims=True)
+        logp = (values - tops) - np.log(sums)
         picked = np.take_along_axis(logp, np.where(valid, labels.numpy(), 0)[:, None], 1)[:, 0]
         row_losses = np.where(valid, -picked, 0).astype(z.dtype.numpy)
         losses.numpy()[...] = row_losses
+        stats.numpy()[...] = np.concatenate([tops, sums], axis=1)
         count.numpy()[0] = valid.sum()
         total.numpy()[...] = row_losses.sum(dtype=np.float64) / (valid.sum() if mean else 1)
 
     numpy_launch.run_or_defer(step, step._call, on_numpy)
-    return (losses if reduction == "none" else total), count
+    return (losses if reduction == "none" else total), count, stats
 
 
 def cross_entropy_backward(
-    z: Tensor, labels: Tensor, ignore_index: int, reduction: str, g: Tensor, count: Tensor
+    z: Tensor,
+    labels: Tensor,
+    ignore_index: int,
+    reduction: str,
+    g: Tensor,
+    count: Tensor,
+    stats: Tensor,
 ) -> Tensor:
     kernel = _kernel(z.dtype)
     n, c = z.shape
@@ -282,7 +298,13 @@ def cross_entropy_backward(
         kernel.call("backward"),
         n,
         c,
-        [_flat(z, c), _flat(labels, 1), _flat(g, 1 if per_row else 0), _flat(count, 0)],
+        [
+            _flat(z, c),
+            _flat(labels, 1),
+            _flat(g, 1 if per_row else 0),
+            _flat(count, 0),
+            _flat(stats, 2),
+        ],
         [ignore_index, reduction == "mean", per_row],
         [(_array(dz), c)],
     )

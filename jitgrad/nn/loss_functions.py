@@ -191,7 +191,7 @@ class _SoftmaxCrossEntropy(Function):
 
     def forward(self, logits, target):
         self._logits = logits.contiguous()
-        loss, self._count = backend.kernels().cross_entropy_forward(
+        loss, self._count, self._stats = backend.kernels().cross_entropy_forward(
             self._logits, target, self.ignore_index, self.reduction
         )
         return loss
@@ -212,7 +212,7 @@ class _SoftmaxCrossEntropy(Function):
                 scale = gy
             return (softmax(logits, 1) * counted - hot) * scale, None
         dz = backend.kernels().cross_entropy_backward(
-            self._logits, target, self.ignore_index, self.reduction, gy, self._count
+            self._logits, target, self.ignore_index, self.reduction, gy, self._count, self._stats
         )
         return dz, None
 
