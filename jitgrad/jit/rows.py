@@ -184,18 +184,6 @@ class _RowsStep:
     def _run(self, fn, finish, args) -> None:
         bounds, extra = self._bounds, self._extra
         first_out = len(args) - len(self.outs)
-        if len(bounds) == 1:  # (small work: the one piece here, with no thread handoff)
-            rows = args[0]
-            share = list(args[:first_out])
-            for out, per in zip(args[first_out:], self._per_output):
-                if per is not None:
-                    share.append(out[: rows * per] if per else out)
-            if extra is not None:
-                share.append(extra)
-            fn(*share)
-            if finish is not None:
-                finish(args, extra)
-            return
 
         def piece(k):
             lo, hi = bounds[k]
