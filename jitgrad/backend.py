@@ -56,8 +56,9 @@ class Backend(Protocol):
         order (an embedding's gradient), when it takes these arrays, else None."""
 
     def window_loops(self, *arrays, columns=None):
-        """The loops of convolutions and max pooling over windows (``pack``, ``scatter``,
-        ``max_windows``, ``max_spread``) when they take these arrays, else None."""
+        """The loops of convolutions and pooling over windows (``pack``, ``scatter``,
+        ``pad``, ``crop``, ``max_windows``, ``max_spread``) when they take these arrays,
+        else None."""
 
 
 _installed: Backend | None = None

@@ -1,6 +1,6 @@
-"""Loop kernels of the convolutions and max pooling (``ops/convolution.py``,
-``ops/pooling.py``): im2col packing, col2im adding, and max pooling's forward and
-gradient, each one pass over C-contiguous arrays.
+"""Loop kernels of the convolutions and pooling (``ops/convolution.py``,
+``ops/pooling.py``): im2col packing, col2im adding, padding and cutting the padding off,
+and max pooling's forward and gradient, each one pass over C-contiguous arrays.
 
 numpy does each of these as one strided pass per kernel tap; on the small images of a
 CNN those passes are short and their per-call cost dominates. Here every window's taps
@@ -97,6 +97,55 @@ def _scatter(cols, padded, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sy
                         row = np.uint64(((s * channels + c) * h + i * dh + y * sh) * w + j * dw)
                         for x in range(ow):
                             padded[row + np.uint64(x * sw)] += cols[o + np.uint64(x)]
+
+
+def pad(image, padded, before, fill) -> None:
+    """``padded`` (..., PH, PW) = ``image`` (..., H, W) with its first row and column at
+    ``before`` and ``fill`` around it."""
+    h, w = image.shape[-2:]
+    planes = image.size // (h * w) if h * w else 0
+    _pad(
+        image.reshape(-1),
+        padded.reshape(-1),
+        planes,
+        h,
+        w,
+        *padded.shape[-2:],
+        *before,
+        float(fill),
+    )
+
+
+def crop(padded, image, before) -> None:
+    """``image`` (..., H, W) = the part of ``padded`` (..., PH, PW) that starts at
+    ``before``."""
+    h, w = image.shape[-2:]
+    planes = image.size // (h * w) if h * w else 0
+    _crop(padded.reshape(-1), image.reshape(-1), planes, h, w, *padded.shape[-2:], *before)
+
+
+@njit(**_JIT)
+def _pad(image, padded, planes, h, w, ph, pw, top, left, fill):
+    # All of it filled in one flat loop, then the image's rows: the rows of a CNN's small
+    # images are too short for a loop per row and border to pay (2-4x slower).
+    for k in range(padded.size):
+        padded[k] = fill
+    for plane in range(planes):
+        for y in range(h):
+            row = np.uint64((plane * ph + top + y) * pw + left)
+            source = np.uint64((plane * h + y) * w)
+            for x in range(w):
+                padded[row + np.uint64(x)] = image[source + np.uint64(x)]
+
+
+@njit(**_JIT)
+def _crop(padded, image, planes, h, w, ph, pw, top, left):
+    for plane in range(planes):
+        for y in range(h):
+            source = np.uint64((plane * ph + top + y) * pw + left)
+            row = np.uint64((plane * h + y) * w)
+            for x in range(w):
+                image[row + np.uint64(x)] = padded[source + np.uint64(x)]
 
 
 def max_windows(padded, out, winner, kernel, stride, dilation) -> None:

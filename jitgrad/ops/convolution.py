@@ -82,8 +82,21 @@ def interior(padded: np.ndarray, geom: Geometry) -> np.ndarray:
     return padded[..., bh : bh + h, bw : bw + w]
 
 
+def cut_interior(padded: np.ndarray, geom: Geometry, image: np.ndarray) -> None:
+    """``image`` = the image inside ``padded``."""
+    kernels = loop_kernels(padded, image)
+    if kernels is not None:  # (numpy's pass over short rows costs several times more)
+        kernels.crop(padded, image, geom.pad_before)
+    else:
+        image[...] = interior(padded, geom)
+
+
 def fill_padded(image: np.ndarray, padded: np.ndarray, geom: Geometry, fill) -> None:
     """Write ``image`` into ``padded`` with ``fill`` around it (only the border is filled)."""
+    kernels = loop_kernels(image, padded)
+    if kernels is not None:  # one pass in order, rather than numpy's five strided ones
+        kernels.pad(image, padded, geom.pad_before, fill)
+        return
     (bh, bw), (h, w) = geom.pad_before, geom.image
     padded[..., :bh, :] = fill
     padded[..., bh + h :, :] = fill
@@ -267,7 +280,7 @@ def image_from_windows(windows, weight, bias, padded, image, geom: Geometry, gro
             np.matmul(w, rows, cols.reshape(groups, -1, b * locations))
         _scatter(packed, geom, target)
         if padded is not image:
-            image[first:stop] = interior(target, geom)
+            cut_interior(target, geom, image[first:stop])
         if bias is not None:
             image[first:stop] += bias.reshape(1, ci, 1, 1)
 
@@ -427,7 +440,7 @@ def _fold(cols, geom: Geometry, padded, image) -> None:
     padded[...] = 0
     _scatter(cols, geom, padded)
     if padded is not image:
-        image[...] = interior(padded, geom)
+        cut_interior(padded, geom, image)
 
 
 # -- arguments -------------------------------------------------------------------------------

@@ -22,8 +22,8 @@ from ..recording import compute, run
 from .convolution import (
     Geometry,
     check_floating,
+    cut_interior,
     image_input,
-    interior,
     loop_kernels,
     padded_array,
     pair,
@@ -89,7 +89,7 @@ def _max_spread(gy, winner, geom: Geometry, padded, image) -> None:
         where = (geom.kernel, geom.stride, geom.dilation)
         kernels.max_spread(gy, winner, padded, *where, not disjoint)
         if padded is not image:
-            image[...] = interior(padded, geom)
+            cut_interior(padded, geom, image)
         return
     won = np.empty(winner.shape, gy.dtype)
     for k, (i, j) in enumerate(geom.offsets()):
@@ -100,7 +100,7 @@ def _max_spread(gy, winner, geom: Geometry, padded, image) -> None:
         else:
             view += np.multiply(gy, won, out=won)
     if padded is not image:
-        image[...] = interior(padded, geom)
+        cut_interior(padded, geom, image)
 
 
 def _flat_indices(winner, geom: Geometry) -> np.ndarray:
@@ -198,7 +198,7 @@ def _average_spread(gy, divisor, geom: Geometry, padded, image) -> None:
         else:
             view += share
     if padded is not image:
-        image[...] = interior(padded, geom)
+        cut_interior(padded, geom, image)
 
 
 class AvgPool(Function):

@@ -180,6 +180,10 @@ def _repeated_byte(value) -> int:
 def copy(src, src_half, src_start: int, dst, dst_half, dst_start: int, n: int) -> None:
     """``dst[dst_start:+n] = src[src_start:+n]`` with numpy's casting; ``src_half`` and
     ``dst_half`` are the arrays' ``convert.HALF``/``NOT_HALF`` flags."""
+    if tiers.small(n) and src.dtype == dst.dtype and src_half == dst_half:
+        # numpy's copy: no kernel to load for small work (equal flags: one representation)
+        dst[dst_start : dst_start + n] = src[src_start : src_start + n]
+        return
 
     def piece(lo, hi):
         _copy(src, src_half, src_start, dst, dst_half, dst_start, lo, hi)

@@ -4,10 +4,13 @@ winning taps of ties and NaNs, and a NaN gradient spread over its window."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jitgrad as jg
 import jitgrad.nn.functional as F
 from jitgrad._config import config
+from jitgrad.jit import conv_kernels
 from jitgrad.ops import convolution
 
 GEOMETRIES = [
@@ -105,3 +108,24 @@ def test_products_by_sample_equal_pytorch(groups):
         torch.tensor(g), theirs[1].detach(), groups=groups, padding=1
     )
     np.testing.assert_allclose(up.numpy(), tup.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lead=st.lists(st.integers(0, 3), min_size=0, max_size=2),
+    image=st.tuples(st.integers(1, 6), st.integers(1, 6)),
+    before=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+    after=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    fill=st.sampled_from([0, -np.inf, 2.5]),
+)
+def test_padding_and_cutting_it_off_equal_numpys(lead, image, before, after, dtype, fill):
+    x = np.arange(np.prod(lead + list(image)), dtype=dtype).reshape(*lead, *image)
+    widths = [(0, 0)] * len(lead) + list(zip(before, after))
+    expected = np.pad(x, widths, constant_values=fill)
+    padded = np.full(expected.shape, np.nan, dtype)
+    conv_kernels.pad(x, padded, before, fill)
+    np.testing.assert_array_equal(padded, expected)
+    cut = np.full(x.shape, np.nan, dtype)
+    conv_kernels.crop(padded, cut, before)
+    np.testing.assert_array_equal(cut, x)
