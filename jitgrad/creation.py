@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, tiers
 from ._config import config
 from .autograd.tensor import Tensor
 from .device import check_device
@@ -339,8 +339,32 @@ def empty(
     check_device(device)
     shape = layout.as_shape(shape)
     d = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(dtype)
-    out = _laid_out_empty(shape, d, shaping.storage_axes(len(shape), order))
-    return out.requires_grad_(requires_grad)
+    out = _small_by_numpy(np.empty, shape, d, order)
+    if out is None:
+        out = _laid_out_empty(shape, d, shaping.storage_axes(len(shape), order))
+    return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+def _small_by_numpy(make, shape: tuple, d: dtypes.DType, order) -> Tensor | None:
+    """``make(shape, dtype)`` (numpy's empty, zeros or ones) as a tensor whose storage is
+    its array, for small row-major work outside a trace (the numpy tier's measure,
+    ``tiers.small``): one numpy call instead of jitgrad's allocation and fill. None
+    otherwise (a trace records the fill; large work goes to the pool and the kernels)."""
+    if order != "C" or not tiers.small(layout.numel(shape)):
+        return None
+    return numpy_tier.tensor_of(make(shape, d.numpy))
+
+
+def _filled_small(make, fill, shape, dtype, order, device, requires_grad) -> Tensor:
+    """zeros and ones: ``make``'s array where ``_small_by_numpy`` applies, else an empty
+    tensor filled with ``fill``."""
+    check_device(device)
+    shape = layout.as_shape(shape)
+    d = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(dtype)
+    out = _small_by_numpy(make, shape, d, order)
+    if out is None:
+        return _filled(empty(shape, d, order), fill, requires_grad)
+    return out.requires_grad_(requires_grad) if requires_grad else out
 
 
 def full(
@@ -371,7 +395,7 @@ def zeros(
     >>> jg.zeros((2, 1)).tolist(), jg.zeros(2, dtype=jg.int32).dtype
     ([[0.0], [0.0]], jitgrad.int32)
     """
-    return _filled(empty(shape, dtype, order, device=device), 0, requires_grad)
+    return _filled_small(np.zeros, 0, shape, dtype, order, device, requires_grad)
 
 
 def ones(
@@ -383,7 +407,7 @@ def ones(
     >>> jg.ones((2, 1)).tolist(), jg.ones(2, dtype=jg.bool).tolist()
     ([[1.0], [1.0]], [True, True])
     """
-    return _filled(empty(shape, dtype, order, device=device), 1, requires_grad)
+    return _filled_small(np.ones, 1, shape, dtype, order, device, requires_grad)
 
 
 def empty_like(

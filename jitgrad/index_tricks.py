@@ -21,9 +21,10 @@ from .autograd.tensor import Tensor, as_tensor
 from .creation import arange, array, linspace
 from .ops import movement, shaping
 from .ops.indexing import _index_array
+from .ops.numpy_tier import tensor_over
 from .ops.ufunc import _write
 from .strided import layout
-from .tensor import TensorBase, wrap_numpy
+from .tensor import TensorBase
 
 # numpy's slice-object builders: plain keys, nothing to compute.
 s_, index_exp = np.s_, np.index_exp
@@ -35,10 +36,6 @@ frompyfunc = np.frompyfunc
 def _values(x):
     """A tensor's values as numpy's array (shared memory); anything else as it is."""
     return TensorBase.numpy(x) if isinstance(x, TensorBase) else x
-
-
-def _wrap(values) -> Tensor:
-    return wrap_numpy(np.asarray(values), Tensor)
 
 
 class AxisConcatenator:
@@ -166,7 +163,7 @@ def ix_(*args) -> tuple:
     >>> [t.shape for t in jg.ix_([0, 1], [2, 4, 5])]
     [(2, 1), (1, 3)]
     """
-    return tuple(_wrap(v) for v in np.ix_(*(_values(a) for a in args)))
+    return tuple(tensor_over(v) for v in np.ix_(*(_values(a) for a in args)))
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
@@ -176,7 +173,7 @@ def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
     >>> [t.tolist() for t in jg.tril_indices(3, -1)]
     [[1, 2, 2], [0, 0, 1]]
     """
-    return tuple(map(_wrap, np.tril_indices(n, k, m)))
+    return tuple(map(tensor_over, np.tril_indices(n, k, m)))
 
 
 def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
@@ -186,7 +183,7 @@ def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
     >>> [t.tolist() for t in jg.triu_indices(3, 1)]
     [[0, 0, 1], [1, 2, 2]]
     """
-    return tuple(map(_wrap, np.triu_indices(n, k, m)))
+    return tuple(map(tensor_over, np.triu_indices(n, k, m)))
 
 
 def _square_shape(arr, who: str) -> tuple:
@@ -225,7 +222,7 @@ def diag_indices(n: int, ndim: int = 2) -> tuple:
     >>> a = jg.zeros((3, 3)); a[jg.diag_indices(3)] = 1.0; a.tolist()[1]
     [0.0, 1.0, 0.0]
     """
-    return tuple(map(_wrap, np.diag_indices(n, ndim)))
+    return tuple(map(tensor_over, np.diag_indices(n, ndim)))
 
 
 def diag_indices_from(arr) -> tuple:
@@ -235,7 +232,7 @@ def diag_indices_from(arr) -> tuple:
     >>> [t.tolist() for t in jg.diag_indices_from(jg.zeros((2, 2)))]
     [[0, 1], [0, 1]]
     """
-    return tuple(map(_wrap, np.diag_indices_from(np.broadcast_to(0, np.shape(_values(arr))))))
+    return tuple(map(tensor_over, np.diag_indices_from(np.broadcast_to(0, np.shape(_values(arr))))))
 
 
 def mask_indices(n: int, mask_func, k=0) -> tuple:
@@ -249,7 +246,7 @@ def mask_indices(n: int, mask_func, k=0) -> tuple:
     from .creation import ones
 
     mask = mask_func(ones((n, n), dtype=int), k)
-    return tuple(map(_wrap, np.nonzero(np.asarray(_values(mask)))))
+    return tuple(map(tensor_over, np.nonzero(np.asarray(_values(mask)))))
 
 
 class ndenumerate:  # noqa: N801  numpy's name
@@ -434,7 +431,7 @@ def _plain(x):
 
 def _tensor_of(values):
     values = np.asarray(values)
-    return _wrap(values) if values.dtype.kind in "biufc" else values
+    return tensor_over(values) if values.dtype.kind in "biufc" else values
 
 
 __all__ = [

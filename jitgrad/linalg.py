@@ -47,12 +47,12 @@ from .ops.linalg import einsum, matmul, tensordot
 from .ops.linalg import outer as _outer
 from .ops.movement import diagonal as _diagonal
 from .ops.movement import matrix_transpose, reshape
+from .ops.numpy_tier import tensor_over
 from .ops.products import cross as _cross
 from .ops.products import vecdot
 from .ops.unary import abs as _abs
 from .ops.unary import sign
 from .recording import compute_all
-from .tensor import wrap_numpy
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -111,7 +111,7 @@ def _no_gradient(x: Tensor, who: str, instead: str) -> None:
 
 
 def _numpy_parts(fn, x: Tensor) -> tuple[Tensor, ...]:
-    return tuple(wrap_numpy(a, Tensor) for a in compute_all(fn, x.numpy()))
+    return tuple(tensor_over(a) for a in compute_all(fn, x.numpy()))
 
 
 def eig(a) -> EigResult:

@@ -212,7 +212,10 @@ class TensorBase:
 
     def reshape(self, *shape) -> TensorBase:
         """A view when the strides allow one, else a contiguous copy (as numpy)."""
-        shape = layout.infer_shape(_shape_args(shape), self.numel())
+        return self.reshaped(layout.infer_shape(_shape_args(shape), self.numel()))
+
+    def reshaped(self, shape: tuple) -> TensorBase:
+        """``reshape`` to a resolved ``shape`` of as many elements (no -1)."""
         strides = layout.view_strides(self._shape, self._strides, shape)
         if strides is None:
             return self.contiguous().view(shape)

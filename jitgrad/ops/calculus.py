@@ -14,15 +14,12 @@ from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute
 from ..strided import layout
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase
 from .elementwise import not_equal
 from .indexing import ScatterAdd, advanced_index
 from .movement import broadcast_to, concatenate
+from .numpy_tier import tensor_over
 from .reduce import cumprod, cumsum, sum  # noqa: A004
-
-
-def _wrap(array) -> Tensor:
-    return wrap_numpy(np.asarray(array), Tensor)
 
 
 def _along(x: Tensor, axis: int, part) -> Tensor:
@@ -156,7 +153,7 @@ def _slope(f: Tensor, axis: int, step, edge_order: int) -> Tensor:
     def along(coefficients):  # 1-D coefficients of the interior, broadcast along axis
         shape = [1] * f.ndim
         shape[axis] = -1
-        return _wrap(np.asarray(coefficients).reshape(shape))
+        return tensor_over(np.asarray(coefficients).reshape(shape))
 
     uniform = np.ndim(step) == 0
     if uniform:
@@ -218,7 +215,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1) -> Tensor:
 
 def _with_initial(running: Tensor, x: Tensor, axis: int, initial) -> Tensor:
     shape = x.shape[:axis] + (1,) + x.shape[axis + 1 :]
-    start = _wrap(np.full(shape, initial, dtype=running.dtype.numpy))
+    start = tensor_over(np.full(shape, initial, dtype=running.dtype.numpy))
     return concatenate([start, running], axis=axis)
 
 
@@ -305,7 +302,7 @@ class Interp(Function):
         values = compute(
             np.interp, x.numpy(), self.xp, fp.numpy(), self.left, self.right, self.period
         )
-        return _wrap(values)
+        return tensor_over(values)
 
     def backward(self, gy):
         x, fp = self.inputs
@@ -318,12 +315,12 @@ class Interp(Function):
         low, high = low.astype(np.int64).ravel(), high.astype(np.int64).ravel()
         flat = gy.reshape(-1)
         n = (fp.shape[0],)
-        g_fp = ScatterAdd((low,), n)(flat * _wrap(low_weight.ravel()))
-        g_fp = g_fp + ScatterAdd((high,), n)(flat * _wrap(high_weight.ravel()))
+        g_fp = ScatterAdd((low,), n)(flat * tensor_over(low_weight.ravel()))
+        g_fp = g_fp + ScatterAdd((high,), n)(flat * tensor_over(high_weight.ravel()))
         g_x = None
         if not fp.dtype.is_complex:
             rise = advanced_index(fp, (high,)) - advanced_index(fp, (low,))
-            g_x = (flat * rise * _wrap(per_x.ravel())).reshape(x.shape).astype(x.dtype)
+            g_x = (flat * rise * tensor_over(per_x.ravel())).reshape(x.shape).astype(x.dtype)
         return g_x, g_fp.astype(fp.dtype)
 
 

@@ -10,7 +10,8 @@ import numpy as np
 
 from ..autograd.tensor import Tensor
 from ..recording import compute, read_value
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase
+from .numpy_tier import tensor_over
 
 
 def _values(x):
@@ -27,7 +28,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
     [True, True, False]
     """
     close = partial(np.isclose, rtol=rtol, atol=atol, equal_nan=equal_nan)
-    return wrap_numpy(np.asarray(compute(close, _values(a), _values(b))), Tensor)
+    return tensor_over(compute(close, _values(a), _values(b)))
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:

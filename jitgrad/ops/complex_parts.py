@@ -21,6 +21,7 @@ from ..dtypes import DType
 from ..recording import compute
 from ..tensor import TensorBase, _same_layout, wrap_numpy
 from .elementwise import arctan2, equal, not_equal, where
+from .numpy_tier import tensor_over
 from .unary import ComplexByNumpy
 
 _PART_DTYPES = {"complex64": "float32", "complex128": "float64"}
@@ -69,7 +70,7 @@ class Conj(Function):
     differentiates_complex = True
 
     def forward(self, z):
-        return wrap_numpy(np.asarray(compute(np.conjugate, z.numpy())), Tensor)
+        return tensor_over(compute(np.conjugate, z.numpy()))
 
     def backward(self, gy):
         return Conj()(gy)
@@ -270,7 +271,7 @@ def sort_complex(a) -> Tensor:
     [(1+0j), (2+0j), (3+0j), (5+0j), (6+0j)]
     """
     values = _operand(a).detach().numpy()
-    return wrap_numpy(np.asarray(np.sort_complex(values)), Tensor)
+    return tensor_over(np.sort_complex(values))
 
 
 __all__ = [

@@ -31,6 +31,7 @@ from ..strided import layout
 from ..tensor import wrap_numpy
 from . import numpy_tier, reference
 from .movement import astype
+from .numpy_tier import tensor_over
 from .sorting import nonzero
 from .ufunc import make_ufunc, ufunc
 
@@ -1133,7 +1134,7 @@ def frexp(x):
     """
     x = as_tensor(np.asarray(x) if isinstance(x, (list, tuple)) else x)
     values = x.detach().numpy()
-    return tuple(wrap_numpy(compute(_frexp_part, values, k), Tensor) for k in (0, 1))
+    return tuple(tensor_over(compute(_frexp_part, values, k)) for k in (0, 1))
 
 
 def _frexp_part(x, k: int):
@@ -1309,7 +1310,32 @@ def where(condition, x=None, y=None, /):
         return nonzero(condition)
     if x is None or y is None:
         raise ValueError("where: either both or neither of x and y should be given")
+    if condition.__class__ is Tensor and condition._storage.dtype is dtypes.bool_:
+        direct = _remembered_direct(Where, (condition, x, y))
+        if direct is not None:
+            return direct(condition, x, y)
     return Where()(condition, x, y)
+
+
+def _remembered_direct(cls, operands):
+    """The numpy tier's remembered ``direct`` call of ``cls`` (an op without params) on
+    ``operands`` (tensors and Python numbers) when the call records nothing, else None:
+    ``entry``'s lookup for ops of any arity."""
+    if config.tracing:
+        return None
+    signature = (cls,)
+    for x in operands:
+        kind = x.__class__
+        if kind is Tensor:
+            if x._requires_grad:
+                return None
+            signature += (x._storage.dtype, x._shape, x._strides)
+        elif kind in _CONSTANT_TYPES:
+            signature += (kind,)
+        else:
+            return None
+    known = tiers.calls.get(signature)
+    return None if known is None else known.direct
 
 
 __all__ = [

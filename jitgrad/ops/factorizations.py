@@ -17,11 +17,11 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute_all
-from ..tensor import wrap_numpy
 from .complex_parts import conj
 from .elementwise import where
 from .linalg import matmul
 from .movement import diagonal, expand_dims, swapaxes
+from .numpy_tier import tensor_over
 
 __all__ = [
     "EighResult",
@@ -93,7 +93,7 @@ class LinalgRoutine(Function):
 
     def forward(self, *xs):
         arrays = compute_all(self._parts, *(x.numpy() for x in xs))
-        parts = tuple(wrap_numpy(a, Tensor) for a in arrays)
+        parts = tuple(tensor_over(a) for a in arrays)
         # Detached aliases: saving the outputs themselves would make a reference cycle.
         self._saved = {i: (parts[i].detach(), parts[i]._storage._version) for i in self.saved}
         return parts if len(parts) > 1 else parts[0]
@@ -356,7 +356,7 @@ def qr(a, /, mode: str = "reduced") -> QRResult | Tensor:
                 f"as many rows as columns (got mode={mode!r}, shape {a.shape})"
             )
         parts = compute_all(_qr_parts(mode), a.numpy())
-        parts = tuple(wrap_numpy(p, Tensor) for p in parts)
+        parts = tuple(tensor_over(p) for p in parts)
         return parts[0] if mode == "r" else QRResult(*parts)
     return QRResult(*QR(mode="reduced")(a))
 
@@ -433,7 +433,7 @@ def svdvals(x, /) -> Tensor:
         raise np.linalg.LinAlgError(f"svdvals: expected a stack of matrices, got {x.shape}")
     if not (x.requires_grad and is_grad_enabled()):
         (s,) = compute_all(lambda a: (np.linalg.svd(a, compute_uv=False),), x.numpy())
-        return wrap_numpy(s, Tensor)
+        return tensor_over(s)
     return _svd(x, False, False).S
 
 

@@ -12,13 +12,10 @@ import numpy as np
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor, zeros
 from ..recording import compute
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase
 from .indexing import GetItem
 from .movement import concatenate
-
-
-def _wrap(array) -> Tensor:
-    return wrap_numpy(np.asarray(array), Tensor)
+from .numpy_tier import tensor_over
 
 
 def _values(x):
@@ -35,7 +32,7 @@ class WeightedCount(Function):
 
     def forward(self, weights):
         count = partial(_bin_sums, index=self.index, bins=self.bins)
-        return _wrap(compute(count, weights.numpy()))
+        return tensor_over(compute(count, weights.numpy()))
 
     def backward(self, gy):
         inside = self.index >= 0
@@ -61,7 +58,7 @@ def bincount(x, weights=None, minlength=0) -> Tensor:
     # numpy's checks (1-D, integers, none negative, minlength) and its counts
     counts = compute(partial(np.bincount, minlength=minlength), index)
     if weights is None:
-        return _wrap(counts)
+        return tensor_over(counts)
     w = as_tensor(weights)
     if w.dtype.is_complex:
         raise TypeError("Cannot cast array data from dtype('complex128') to dtype('float64')")
@@ -79,7 +76,7 @@ def digitize(x, bins, right=False) -> Tensor:
     [0, 1, 2]
     """
     found = compute(partial(np.digitize, right=right), _values(as_tensor(x)), _values(bins))
-    return _wrap(found.astype(np.int64))
+    return tensor_over(found.astype(np.int64))
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None) -> Tensor:  # noqa: A002
@@ -91,7 +88,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None) -> Tensor:  # noqa
     [0.0, 1.0, 2.0]
     """
     edges = np.histogram_bin_edges(_values(as_tensor(a)), _values(bins), range, _values(weights))
-    return _wrap(edges)
+    return tensor_over(edges)
 
 
 def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
@@ -106,7 +103,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     values = _values(as_tensor(a))
     if not (isinstance(weights, Tensor) and weights.requires_grad):
         hist, edges = np.histogram(values, _values(bins), range, density, _values(weights))
-        return _wrap(hist), _wrap(edges)
+        return tensor_over(hist), tensor_over(edges)
     edges = np.histogram_bin_edges(values, _values(bins), range)
     w = as_tensor(weights)
     if w.shape != np.shape(values):
@@ -114,8 +111,8 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     index = _bin_index(values.ravel(), edges)
     hist = WeightedCount(index, len(edges) - 1)(w.reshape(-1).astype("float64"))
     if density:
-        hist = hist / (hist.sum() * _wrap(np.diff(edges)))
-    return hist, _wrap(edges)
+        hist = hist / (hist.sum() * tensor_over(np.diff(edges)))
+    return hist, tensor_over(edges)
 
 
 def _bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -138,7 +135,7 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
     h, xedges, yedges = np.histogram2d(
         _values(as_tensor(x)), _values(as_tensor(y)), bins, range, density, _values(weights)
     )
-    return _wrap(h), _wrap(xedges), _wrap(yedges)
+    return tensor_over(h), tensor_over(xedges), tensor_over(yedges)
 
 
 def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noqa: A002
@@ -151,7 +148,7 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
     """
     bins = [_values(b) for b in bins] if isinstance(bins, (list, tuple)) else _values(bins)
     h, edges = np.histogramdd(_values(as_tensor(sample)), bins, range, density, _values(weights))
-    return _wrap(h), [_wrap(e) for e in edges]
+    return tensor_over(h), [tensor_over(e) for e in edges]
 
 
 __all__ = [

@@ -23,14 +23,11 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute, compute_all, run
 from ..strided import layout
-from ..tensor import TensorBase, assigned_array, wrap_numpy
+from ..tensor import TensorBase, assigned_array
 from . import numpy_tier
 from .movement import basic_index, clone, sum_to
+from .numpy_tier import tensor_over
 from .torch_keywords import torch_keywords
-
-
-def _wrap(array) -> Tensor:
-    return wrap_numpy(np.asarray(array), Tensor)
 
 
 def _put(target, key, source):
@@ -64,7 +61,7 @@ class GetItem(Function):
 
     def forward(self, x):
         # compute() copies when a key that turned out basic (0-d index arrays) gives a view.
-        return _wrap(compute(_take, x.numpy(), self.key))
+        return tensor_over(compute(_take, x.numpy(), self.key))
 
     def backward(self, gy):
         return ScatterAdd(self.key, self.inputs[0].shape)(gy)
@@ -80,7 +77,7 @@ class ScatterAdd(Function):
         self.key, self.shape = key, tuple(shape)
 
     def forward(self, g):
-        return _wrap(compute(_scatter_add, g.numpy(), self.key, self.shape))
+        return tensor_over(compute(_scatter_add, g.numpy(), self.key, self.shape))
 
     def backward(self, gg):
         return GetItem(self.key)(gg)
@@ -97,7 +94,7 @@ class Pad(Function):
 
     def forward(self, x):
         pad_constant = partial(np.pad, mode="constant", constant_values=self.values)
-        return _wrap(compute(pad_constant, x.numpy(), self.widths))
+        return tensor_over(compute(pad_constant, x.numpy(), self.widths))
 
     def backward(self, gy):
         centre = tuple(
@@ -347,8 +344,8 @@ class IndexPut(Function):
         x, value = self.inputs
         # Recorded: a jitted step computes the masks from each call's indices.
         dtype = gy.dtype.numpy
-        kept = _wrap(compute(_unwritten, self.key, x.shape, dtype))
-        won = _wrap(compute(_written_last, self.key, x.shape, dtype))
+        kept = tensor_over(compute(_unwritten, self.key, x.shape, dtype))
+        won = tensor_over(compute(_written_last, self.key, x.shape, dtype))
         gx = gy * kept if x.requires_grad else None
         gv = sum_to(GetItem(self.key)(gy) * won, value.shape) if value.requires_grad else None
         return gx, gv
@@ -589,7 +586,7 @@ class LinearPad(Function):
         self.widths, self.mode, self.kwargs = widths, mode, kwargs
 
     def forward(self, x):
-        return _wrap(compute(_numpy_pad, x.numpy(), self.widths, self.mode, self.kwargs))
+        return tensor_over(compute(_numpy_pad, x.numpy(), self.widths, self.mode, self.kwargs))
 
     def backward(self, gy):
         shape = self.inputs[0].shape
@@ -598,7 +595,7 @@ class LinearPad(Function):
                 m = _axis_pad_matrix(
                     shape[axis], self.widths[axis], self.mode, self.kwargs, axis, gy.ndim
                 )
-                gy = _along(_wrap(m.T.astype(gy.dtype.numpy)), gy, axis)
+                gy = _along(tensor_over(m.T.astype(gy.dtype.numpy)), gy, axis)
         return gy
 
 
@@ -668,7 +665,7 @@ def pad(x, pad_width, mode: str = "constant", constant_values=None, **kwargs) ->
                 "computes); detach() the input or pad under jg.no_grad()"
             )
         widths_array = np.asarray(widths)
-        return _wrap(compute(lambda a: np.pad(a, widths_array, mode, **kwargs), x.numpy()))
+        return tensor_over(compute(lambda a: np.pad(a, widths_array, mode, **kwargs), x.numpy()))
     if mode not in _MODE_KEYWORDS:
         raise ValueError(f"pad: unknown mode {mode!r}; use one of {list(_MODE_KEYWORDS)}")
     # numpy's np.pad on tensors passes constant_values=0 whatever the mode: that one is
@@ -701,7 +698,7 @@ def pad(x, pad_width, mode: str = "constant", constant_values=None, **kwargs) ->
     if mode in ("maximum", "minimum") or (mode == "median" and x.dtype.kind in "fc"):
         return _stat_pad(x, widths, mode, kwargs.get("stat_length"))
     if mode == "median":
-        return _wrap(compute(_numpy_pad, x.numpy(), widths, mode, kwargs))
+        return tensor_over(compute(_numpy_pad, x.numpy(), widths, mode, kwargs))
     return LinearPad(widths, mode, kwargs)(x)
 
 
@@ -715,7 +712,7 @@ def unravel_index(indices, shape, order: str = "C") -> tuple[Tensor, ...]:
     """
     flat = indices.numpy() if isinstance(indices, TensorBase) else indices
     coordinates = compute_all(lambda i: np.unravel_index(i, shape, order), flat)
-    return tuple(_wrap(c) for c in coordinates)
+    return tuple(tensor_over(c) for c in coordinates)
 
 
 def ravel_multi_index(multi_index, dims, mode="raise", order: str = "C") -> Tensor:
@@ -727,7 +724,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order: str = "C") -> Tens
     [5, 7]
     """
     coordinates = [c.numpy() if isinstance(c, TensorBase) else c for c in multi_index]
-    return _wrap(
+    return tensor_over(
         compute(lambda *c: np.ravel_multi_index(c, dims, mode=mode, order=order), *coordinates)
     )
 

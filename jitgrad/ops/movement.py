@@ -18,6 +18,7 @@ from ..device import check_device
 from ..recording import compute
 from ..strided import layout
 from ..tensor import TensorBase, assigned_value, is_dtype_arg, transposed_axes
+from .numpy_tier import tensor_over
 from .reduce_data import sum_to_data
 from .torch_keywords import torch_keywords
 
@@ -43,7 +44,7 @@ class Reshape(_ViewFunction):
         self.shape = shape
 
     def forward(self, x):
-        return TensorBase.reshape(x, self.shape)
+        return TensorBase.reshaped(x, self.shape)
 
     view_of = forward
 
@@ -140,7 +141,7 @@ class Concatenate(Function):
 
     def forward(self, *xs):
         join = partial(np.concatenate, axis=self.axis)
-        return as_tensor(compute(lambda *arrays: join(arrays), *(x.numpy() for x in xs)))
+        return tensor_over(compute(lambda *arrays: join(arrays), *[x.numpy() for x in xs]))
 
     def backward(self, gy):
         grads, start = [], 0
@@ -229,6 +230,8 @@ def reshape(x, /, shape=(), *sizes, copy=None) -> Tensor:
     )
     if shape == x.shape:
         return x
+    if records_nothing(x):  # a view is recorded only for gradients to flow through it
+        return TensorBase.reshaped(x, shape)
     return Reshape(shape)(x)
 
 
@@ -476,14 +479,20 @@ def concatenate(tensors, axis: int = 0) -> Tensor:
     if axis is None:
         xs, axis = [reshape(t, -1) for t in xs], 0
     axis = layout.normalize_dim(axis, xs[0].ndim)
+    first = xs[0]._shape
     for t in xs[1:]:
-        if t.ndim != xs[0].ndim or any(
-            a != b for i, (a, b) in enumerate(zip(t.shape, xs[0].shape)) if i != axis
+        shape = t._shape
+        if (
+            len(shape) != len(first)
+            or shape[:axis] != first[:axis]
+            or shape[axis + 1 :] != first[axis + 1 :]
         ):
             raise ValueError(
                 f"concatenate along axis {axis}: shapes {xs[0].shape} and {t.shape} differ "
                 "in another axis"
             )
+    if all(records_nothing(t) for t in xs):
+        return tensor_over(np.concatenate([t.numpy() for t in xs], axis))
     return Concatenate(axis)(*xs)
 
 

@@ -15,9 +15,9 @@ import numpy as np
 from .. import dtypes
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute, read_value
-from ..tensor import wrap_numpy
 from .elementwise import where
 from .movement import write_out
+from .numpy_tier import tensor_over
 from .reduce import cumprod, cumsum, max, mean, min, normalize_axes, prod, sum, var  # noqa: A004
 from .statistics import order_statistic
 from .torch_keywords import torch_keywords
@@ -190,7 +190,7 @@ def _nan_arg_extreme(numpy_fn, a, axis, out, keepdims) -> Tensor:
     x = as_tensor(a)
     find = partial(numpy_fn, axis=axis, keepdims=keepdims)  # raises numpy's errors
     found = compute(lambda v: find(v).astype(np.int64), x.numpy())
-    return write_out(out, wrap_numpy(np.asarray(found), Tensor))
+    return write_out(out, tensor_over(found))
 
 
 @torch_keywords

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..autograd.tensor import Tensor
 from ..recording import compute
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase
+from .numpy_tier import tensor_over
 from .ufunc import ufunc
 
 
@@ -28,7 +29,7 @@ def _by_numpy(numpy_ufunc, *operands) -> Tensor:
         else x
         for x in operands
     ]
-    return wrap_numpy(np.asarray(compute(numpy_ufunc, *values)), Tensor)
+    return tensor_over(compute(numpy_ufunc, *values))
 
 
 @ufunc(nin=2)

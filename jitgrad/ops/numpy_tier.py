@@ -52,6 +52,17 @@ def tensor_of(array: np.ndarray) -> Tensor:
     return new_tensor(storage_type, array, shape, strides)
 
 
+def tensor_over(array) -> Tensor:
+    """A tensor sharing the memory of ``array`` (a numpy result, or what np.asarray makes
+    of a value) as it is laid out, never a copy: a recorded computation refills that very
+    array. A whole C-contiguous array is held as ``tensor_of`` holds numpy's results, any
+    other wrapped as ``from_numpy`` wraps arrays."""
+    array = np.asarray(array)
+    if array.__class__ is _ndarray and array.base is None and array.flags.c_contiguous:
+        return tensor_of(array)
+    return wrap_numpy(array, Tensor)
+
+
 _STORAGE_TYPES: dict = {}
 
 
@@ -157,10 +168,10 @@ class ElementwiseLaunch:
     for a constant, else how its array is had (the storage's own array when the tensor is
     contiguous and fills it; a view of the given byte strides otherwise) and the dtype it
     is cast to first (float16 computes in float32, as the kernels do; ints in a float op
-    in the float). The common calls (one or two operands, no casts) also get
-    ``direct``: the call of the operands as given (tensors and constants in the formula's
-    order), bound to the formula of this signature, with no op object: the hot path of
-    calls that record nothing (``elementwise.entry``)."""
+    in the float). Calls without casts also get ``direct``: the call of the operands as
+    given (tensors and constants in the formula's order), bound to the formula of this
+    signature, with no op object: the hot path of calls that record nothing
+    (``elementwise.entry``)."""
 
     __slots__ = ("storage_type", "out_dtype", "shape", "strides", "f", "specs", "direct")
 
@@ -196,6 +207,8 @@ class ElementwiseLaunch:
                 self.direct = _two_operands(self, _formula_of(op), xs)
             elif len(self.specs) == 1:
                 self.direct = _one_operand(self, _formula_of(op), xs)
+            else:
+                self.direct = _operands(self, _formula_of(op), xs)
 
     def launch(self, op, tensors):
         op._lowered = False
@@ -249,8 +262,9 @@ def _formula_of(op):
     return functools.partial(type(op).f, bound, reference)  # (no Python frame of its own)
 
 
-# The common calls (one or two operands, no casts) in one frame each, every
-# fixed value bound (``new_tensor``'s work inline): the per-op hot path of small eager work.
+# Calls without casts in one frame each, every fixed value bound (``new_tensor``'s work
+# inline): the per-op hot path of small eager work. One and two operands, the commonest,
+# read their arrays without a loop.
 
 
 def _two_operands(decision: ElementwiseLaunch, f, xs):
@@ -291,6 +305,40 @@ def _two_operands(decision: ElementwiseLaunch, f, xs):
             or y is a0
             or y is a1
             or y.shape != computed
+        ):
+            y = _fresh(y, out, computed)
+        s = _new(storage_type)
+        s.kernel_array, s._version = y if one_dim else y.reshape(-1), 0
+        t = _new(Tensor)
+        t._storage, t._shape, t._strides, t._offset = s, shape, strides, 0
+        t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = _FRESH
+        return t
+
+    return direct
+
+
+def _operands(decision: ElementwiseLaunch, f, xs):
+    """A formula of three or more operands (``where(c, x, y)``, ``clip(x, lo, hi)``)."""
+    out, storage_type = decision.out_dtype, decision.storage_type
+    shape, strides = decision.shape, decision.strides
+    computed = shape or (1,)  # (0-d operands read as arrays of one element, as above)
+    one_dim = len(computed) == 1
+    getters = [None if spec is None else array_getter(xs[spec[0]]) for spec in decision.specs]
+    errors, ignore = numpy_errors, IGNORE_ERRORS
+
+    def direct(*operands):
+        arrays = [x if get is None else get(x) for x, get in zip(operands, getters)]
+        token = errors.set(ignore)
+        try:
+            y = f(*arrays)
+        finally:
+            errors.reset(token)
+        if (
+            y.__class__ is not _ndarray
+            or y.dtype is not out
+            or y.base is not None
+            or y.shape != computed
+            or any(y is a for a in arrays)
         ):
             y = _fresh(y, out, computed)
         s = _new(storage_type)

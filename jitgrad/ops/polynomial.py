@@ -10,14 +10,11 @@ import numpy as np
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor, zeros
 from ..recording import compute
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase
 from .linalg import matmul
 from .movement import concatenate, stack
+from .numpy_tier import tensor_over
 from .products import convolve
-
-
-def _wrap(array) -> Tensor:
-    return wrap_numpy(np.asarray(array), Tensor)
 
 
 def _values(x):
@@ -54,7 +51,7 @@ def polyder(p, m=1) -> Tensor:
     given, p = p, _coefficients(p)
     for _ in range(m):
         n = p.shape[0] - 1
-        p = p[:-1] * _wrap(np.arange(n, 0, -1))
+        p = p[:-1] * tensor_over(np.arange(n, 0, -1))
     return _as_poly1d_if(p, given)
 
 
@@ -76,8 +73,8 @@ def polyint(p, m=1, k=None) -> Tensor:
         raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
     given, p = p, _coefficients(p)
     for i in range(m):
-        integrated = p / _wrap(np.arange(p.shape[0], 0, -1))
-        p = concatenate([integrated, _wrap(k[i : i + 1])])
+        integrated = p / tensor_over(np.arange(p.shape[0], 0, -1))
+        p = concatenate([integrated, tensor_over(k[i : i + 1])])
     return _as_poly1d_if(p, given)
 
 
@@ -89,14 +86,16 @@ class PolyFit(Function):
         self.x, self.deg, self.rcond, self.w = x, deg, rcond, w
 
     def forward(self, y):
-        return _wrap(
+        return tensor_over(
             compute(lambda v: np.polyfit(self.x, v, self.deg, self.rcond, w=self.w), y.numpy())
         )
 
     def backward(self, gy):
         y = self.inputs[0]
         unit = np.eye(len(self.x))
-        fit = _wrap(np.polyfit(self.x, unit, self.deg, self.rcond, w=self.w).astype(gy.dtype.numpy))
+        fit = tensor_over(
+            np.polyfit(self.x, unit, self.deg, self.rcond, w=self.w).astype(gy.dtype.numpy)
+        )
         return matmul(fit.T, gy).astype(y.dtype)
 
 
@@ -113,7 +112,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     w = None if w is None else _values(w)
     if full or cov:
         found = np.polyfit(x_values, y.numpy(), deg, rcond, full, w, cov)
-        rest = tuple(_wrap(f) if isinstance(f, np.ndarray) else f for f in found[1:])
+        rest = tuple(tensor_over(f) if isinstance(f, np.ndarray) else f for f in found[1:])
     if y.dtype.kind in "biu" or y.dtype.name in ("float16", "float32"):
         y = y.astype("float64")  # numpy fits in float64
     coefficients = PolyFit(x_values, deg, rcond, w)(y)
@@ -127,7 +126,7 @@ def roots(p) -> Tensor:
     >>> sorted(jg.roots(jg.tensor([1.0, -3.0, 2.0])).tolist())
     [1.0, 2.0]
     """
-    return _wrap(np.roots(_values(p)))
+    return tensor_over(np.roots(_values(p)))
 
 
 def poly(seq_of_zeros) -> Tensor:
@@ -138,7 +137,7 @@ def poly(seq_of_zeros) -> Tensor:
     >>> jg.poly(jg.tensor([1.0, 2.0])).tolist()
     [1.0, -3.0, 2.0]
     """
-    return _wrap(np.poly(_values(seq_of_zeros)))
+    return tensor_over(np.poly(_values(seq_of_zeros)))
 
 
 def _coefficients(p) -> Tensor:

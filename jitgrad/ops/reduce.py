@@ -24,7 +24,8 @@ from ..strided import layout
 from . import numpy_tier
 from .elementwise import maximum, minimum, where
 from .movement import broadcast_to, concatenate, write_out
-from .reduce_data import _reduced, _wrap
+from .numpy_tier import tensor_over
+from .reduce_data import _reduced
 from .torch_keywords import torch_keywords, values_and_indices
 from .unary import abs, exp, isfinite, log, sqrt  # noqa: A004
 
@@ -77,7 +78,7 @@ class Prod(Function):
 
     def forward(self, x):
         d = (self.dtype or x.dtype).numpy
-        return _wrap(
+        return tensor_over(
             compute(partial(np.prod, axis=self.axes, keepdims=self.keepdims, dtype=d), x.numpy())
         )
 
@@ -129,7 +130,7 @@ class Cumulative(Function):
     def forward(self, x):
         accumulate = np.cumprod if self.product else np.cumsum
         d = (self.dtype or x.dtype).numpy
-        return _wrap(compute(partial(accumulate, axis=self.axis, dtype=d), x.numpy()))
+        return tensor_over(compute(partial(accumulate, axis=self.axis, dtype=d), x.numpy()))
 
     def backward(self, gy):
         x, axis = self.inputs[0], self.axis
@@ -172,7 +173,7 @@ class ArgExtreme(Function):
     def forward(self, x):
         find = np.argmax if self.largest else np.argmin
         find = partial(find, axis=self.axis, keepdims=self.keepdims)
-        return _wrap(compute(lambda a: find(a).astype(np.int64), x.numpy()))
+        return tensor_over(compute(lambda a: find(a).astype(np.int64), x.numpy()))
 
 
 class Truth(Function):
@@ -181,7 +182,9 @@ class Truth(Function):
 
     def forward(self, x):
         reduce = np.all if self.every else np.any
-        return _wrap(compute(partial(reduce, axis=self.axes, keepdims=self.keepdims), x.numpy()))
+        return tensor_over(
+            compute(partial(reduce, axis=self.axes, keepdims=self.keepdims), x.numpy())
+        )
 
 
 # -- what users call -------------------------------------------------------------------------

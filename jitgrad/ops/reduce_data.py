@@ -13,12 +13,9 @@ from .. import backend, tiers
 from ..autograd.tensor import Tensor
 from ..recording import compute
 from ..strided import layout
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase
 from . import numpy_tier
-
-
-def _wrap(array) -> Tensor:
-    return wrap_numpy(np.asarray(array), Tensor)
+from .numpy_tier import tensor_over
 
 
 def _reduced(kind: str, x, axes, keepdims: bool, numpy_reduce, dtype=None) -> Tensor:
@@ -32,7 +29,7 @@ def _reduced(kind: str, x, axes, keepdims: bool, numpy_reduce, dtype=None) -> Te
         out = kernels.reduce(kind, x, axes, keepdims, dtype)
         if out is not None:
             return out
-    return _wrap(compute(partial(numpy_reduce, axis=axes, keepdims=keepdims), x.numpy()))
+    return tensor_over(compute(partial(numpy_reduce, axis=axes, keepdims=keepdims), x.numpy()))
 
 
 def sum_to_data(g, shape) -> Tensor:

@@ -19,8 +19,9 @@ from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute, compute_all
 from .movement import astype, concatenate, reshape
 from .numpy_data import also_for_numpy_data
+from .numpy_tier import tensor_over
 from .selection import compress, take_at
-from .sorting import _array, _wrap, sort
+from .sorting import _array, sort
 
 
 class UniqueAllResult(NamedTuple):
@@ -96,7 +97,7 @@ def unique(
     values = take_at(x, first, axis)
     if not (return_index or return_inverse or return_counts):
         return values
-    return (values, *(_wrap(r) for r in rest))
+    return (values, *(tensor_over(r) for r in rest))
 
 
 @also_for_numpy_data
@@ -155,7 +156,7 @@ def isin(element, /, test_elements, assume_unique=False, invert=False, *, kind=N
     [[False, True], [True, False]]
     """
     member = partial(np.isin, assume_unique=assume_unique, invert=invert, kind=kind)
-    return _wrap(compute(member, _array(element), _array(test_elements)))
+    return tensor_over(compute(member, _array(element), _array(test_elements)))
 
 
 def _flattened(*arrays) -> list[Tensor]:
@@ -176,7 +177,7 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
     find = partial(np.intersect1d, assume_unique=assume_unique, return_indices=True)
     _, first1, first2 = compute_all(find, a1.numpy(), a2.numpy())
     values = astype(take_at(a1, first1), dtypes.result_type(a1, a2), copy=False)
-    return (values, _wrap(first1), _wrap(first2)) if return_indices else values
+    return (values, tensor_over(first1), tensor_over(first2)) if return_indices else values
 
 
 @also_for_numpy_data

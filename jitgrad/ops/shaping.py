@@ -21,7 +21,7 @@ from ..autograd.function import records_nothing
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute
 from ..strided import layout
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase
 from . import numpy_tier
 from .elementwise import where
 from .indexing import advanced_index, split, split_views
@@ -38,6 +38,7 @@ from .movement import (
     permute,
     reshape,
 )
+from .numpy_tier import tensor_over
 from .torch_keywords import torch_keywords
 
 # -- numpy's joins ---------------------------------------------------------------------------
@@ -551,7 +552,7 @@ def _triangle_mask(shape, k: int, lower: bool) -> Tensor:
     if len(shape) == 0:
         raise ValueError("tril and triu need at least one dimension, got a 0-d tensor")
     rows, cols = shape[-2:] if len(shape) >= 2 else (shape[-1], shape[-1])
-    return wrap_numpy(np.tri(rows, cols, k if lower else k - 1, dtype=bool), Tensor)
+    return tensor_over(np.tri(rows, cols, k if lower else k - 1, dtype=bool))
 
 
 def tril(m, /, k: int = 0) -> Tensor:

@@ -19,10 +19,11 @@ from numpy.lib._function_base_impl import _i0A, _i0B
 
 from .. import dtypes
 from ..autograd.tensor import Tensor, as_tensor
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase
 from .calculus import diff
 from .elementwise import remainder, where
 from .movement import astype, concatenate, narrow
+from .numpy_tier import tensor_over
 from .reduce import cumsum
 from .unary import abs, exp, sqrt
 
@@ -98,7 +99,7 @@ def _window(numpy_window, example: str):
     def window(M, *args) -> Tensor:
         M = M.item() if isinstance(M, TensorBase) else operator.index(M)
         args = [a.item() if isinstance(a, TensorBase) else a for a in args]
-        return wrap_numpy(np.asarray(numpy_window(M, *args)), Tensor)
+        return tensor_over(numpy_window(M, *args))
 
     window.__name__ = window.__qualname__ = name
     window.__signature__ = inspect.signature(numpy_window)

@@ -20,14 +20,11 @@ from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute, compute_all
 from ..strided import layout
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase
 from .indexing import _take_along
 from .movement import reshape, write_through
 from .numpy_data import also_for_numpy_data
-
-
-def _wrap(array) -> Tensor:
-    return wrap_numpy(np.asarray(array), Tensor)
+from .numpy_tier import tensor_over
 
 
 def _array(value) -> np.ndarray:
@@ -85,7 +82,7 @@ def argsort(
     _no_fields(order)
     x, axis = along_axis(as_tensor(a), axis if dim is None else dim)
     sort_order = partial(_argsort, axis=axis, kind=kind, stable=stable, descending=descending)
-    return _wrap(compute(sort_order, x.numpy()))
+    return tensor_over(compute(sort_order, x.numpy()))
 
 
 @also_for_numpy_data
@@ -126,7 +123,7 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None) -> Tensor:
     _no_fields(order)
     x, axis = along_axis(as_tensor(a), axis)
     find = partial(np.argpartition, kth=_array(kth), axis=axis, kind=kind)
-    return _wrap(compute(find, x.numpy()))
+    return tensor_over(compute(find, x.numpy()))
 
 
 def _partition_positions(a, kth, axis, kind):
@@ -164,9 +161,9 @@ def lexsort(keys, axis=-1) -> Tensor:
     [0, 2, 1]
     """
     if isinstance(keys, (TensorBase, np.ndarray)):
-        return _wrap(compute(partial(np.lexsort, axis=axis), _array(keys)))
+        return tensor_over(compute(partial(np.lexsort, axis=axis), _array(keys)))
     arrays = [_array(k) for k in keys]
-    return _wrap(compute(lambda *ks: np.lexsort(ks, axis=axis), *arrays))
+    return tensor_over(compute(lambda *ks: np.lexsort(ks, axis=axis), *arrays))
 
 
 def _searchsorted(a, v, sorter=None, *, side):
@@ -188,7 +185,7 @@ def searchsorted(a, /, v, side="left", sorter=None) -> Tensor:
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     arrays = (_array(a), _array(v)) + (() if sorter is None else (_array(sorter),))
-    return _wrap(compute(partial(_searchsorted, side=side), *arrays))
+    return tensor_over(compute(partial(_searchsorted, side=side), *arrays))
 
 
 def nonzero(a, /, *, as_tuple: bool | None = None):
@@ -204,7 +201,7 @@ def nonzero(a, /, *, as_tuple: bool | None = None):
     """
     if as_tuple is False:
         return argwhere(a)
-    return tuple(_wrap(i) for i in compute_all(np.nonzero, _array(as_tensor(a))))
+    return tuple(tensor_over(i) for i in compute_all(np.nonzero, _array(as_tensor(a))))
 
 
 def flatnonzero(a) -> Tensor:
@@ -215,7 +212,7 @@ def flatnonzero(a) -> Tensor:
     >>> jg.flatnonzero(jg.tensor([[0, 1], [2, 0]])).tolist()
     [1, 2]
     """
-    return _wrap(compute(np.flatnonzero, _array(as_tensor(a))))
+    return tensor_over(compute(np.flatnonzero, _array(as_tensor(a))))
 
 
 def argwhere(a) -> Tensor:
@@ -226,7 +223,7 @@ def argwhere(a) -> Tensor:
     >>> jg.argwhere(jg.tensor([[0, 1], [2, 0]])).tolist()
     [[0, 1], [1, 0]]
     """
-    return _wrap(compute(np.argwhere, _array(as_tensor(a))))
+    return tensor_over(compute(np.argwhere, _array(as_tensor(a))))
 
 
 def count_nonzero(a, /, axis=None, *, keepdims: bool = False) -> Tensor:
@@ -240,7 +237,7 @@ def count_nonzero(a, /, axis=None, *, keepdims: bool = False) -> Tensor:
     [1, 2]
     """
     count = partial(np.count_nonzero, axis=axis, keepdims=keepdims)
-    return _wrap(compute(lambda x: np.asarray(count(x), np.int64), _array(as_tensor(a))))
+    return tensor_over(compute(lambda x: np.asarray(count(x), np.int64), _array(as_tensor(a))))
 
 
 # -- Tensor methods ---------------------------------------------------------------------------

@@ -21,11 +21,12 @@ from .. import dtypes
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute, read_value
 from ..strided import layout
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase
 from .elementwise import where
 from .indexing import take_along_axis
 from .linalg import matmul
 from .movement import broadcast_to, clone, concatenate, diagonal, write_out
+from .numpy_tier import tensor_over
 from .reduce import max, mean, min, normalize_axes, sum  # noqa: A004
 from .torch_keywords import torch_keywords, values_indices
 from .unary import clip, sqrt
@@ -38,10 +39,6 @@ _DISCRETE_METHODS = {"inverted_cdf", "closest_observation", "lower", "higher", "
 def _array(value) -> np.ndarray:
     """A tensor's values (shared) or any array-like as a numpy array."""
     return value.numpy() if isinstance(value, TensorBase) else np.asarray(value)
-
-
-def _wrap(array) -> Tensor:
-    return wrap_numpy(np.asarray(array), Tensor)
 
 
 def _kept_shape(shape, axes) -> tuple[int, ...]:
@@ -78,7 +75,7 @@ def order_statistic(numpy_fn, a, q, axis, method, keepdims, weights=None) -> Ten
         # (numpy's weighted quantiles are its inverted_cdf alone; an empty slice has no
         # element to take: numpy's value, or its error, without a gradient)
         fn = partial(numpy_fn, q=q_array, axis=axes, method=method, keepdims=keepdims)
-        return _wrap(compute(lambda v: fn(v, weights=weights), x.numpy()))
+        return tensor_over(compute(lambda v: fn(v, weights=weights), x.numpy()))
     flat = axes_last(x, axes)
     values = flat.detach().numpy()
     order = compute(partial(np.argsort, axis=-1, kind="stable"), values)  # nans last
@@ -94,17 +91,17 @@ def order_statistic(numpy_fn, a, q, axis, method, keepdims, weights=None) -> Ten
     last = np.maximum(np.sum(~np.isnan(ranks), axis=-1, keepdims=True) - 1, 0)
     high = np.minimum(low + 1, last)
     work = flat.astype(out_dtype, copy=False)
-    below = take_along_axis(work, _wrap(np.take_along_axis(order, low, -1)), -1)
+    below = take_along_axis(work, tensor_over(np.take_along_axis(order, low, -1)), -1)
     if method in _DISCRETE_METHODS:
         result = below
     else:
-        above = take_along_axis(work, _wrap(np.take_along_axis(order, high, -1)), -1)
-        t = _wrap(gamma.astype(out_dtype.numpy))
+        above = take_along_axis(work, tensor_over(np.take_along_axis(order, high, -1)), -1)
+        t = tensor_over(gamma.astype(out_dtype.numpy))
         step = above - below
         # numpy's lerp: from the nearer end, so t = 0 and t = 1 give the elements exactly
         result = where(t >= 0.5, above - step * (1 - t), below + step * t)
     if unknown.any():
-        result = where(_wrap(unknown), np.nan, result)
+        result = where(tensor_over(unknown), np.nan, result)
     result = result.permute(result.ndim - 1, *range(result.ndim - 1))
     kept = _kept_shape(x.shape, axes) if keepdims else flat.shape[:-1]
     return result.reshape(*q_array.shape, *kept)
@@ -205,7 +202,7 @@ def _lower_middle(x: Tensor, axis: int, keepdims: bool) -> Tensor:
         raise IndexError("median of an empty dimension: it has no middle value")
     order = compute(partial(np.argsort, axis=axis, kind="stable"), x.numpy())
     middle = np.take(order, [(n - 1) // 2], axis=axis) if x.ndim else order.reshape(1)
-    return wrap_numpy(middle, Tensor)
+    return tensor_over(middle)
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
@@ -291,7 +288,7 @@ def cov(
     if not rowvar and m.ndim == 2:
         x = x.T
     if x.shape[0] == 0:
-        return _wrap(np.empty((0, 0), dtype.numpy))
+        return tensor_over(np.empty((0, 0), dtype.numpy))
     if y is not None:
         y = y.astype(dtype, copy=False)
         y = y.reshape(1, -1) if y.ndim < 2 else y
@@ -320,7 +317,7 @@ def cov(
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
         fact = 0.0
     centered = x - avg.reshape(-1, 1)
-    weighted = centered if w is None else centered * _wrap(w.astype(dtype.numpy))
+    weighted = centered if w is None else centered * tensor_over(w.astype(dtype.numpy))
     c = matmul(centered, weighted.T.conj()) * np.true_divide(1, fact)
     return c.squeeze()
 

@@ -35,9 +35,10 @@ from .._config import config
 from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
 from ..strided import layout
-from ..tensor import TensorBase, wrap_numpy
+from ..tensor import TensorBase
 from . import indexing, movement
 from .movement import astype, reshape
+from .numpy_tier import tensor_over
 
 _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 _NO_VALUE = np._NoValue  # numpy's marker of an argument not given (initial=)
@@ -354,7 +355,7 @@ def _by_numpy(uf, method, *args, **kwargs) -> Tensor:
     """numpy's method on the tensors' values: a new tensor, without gradient."""
     args = [TensorBase.numpy(a) if isinstance(a, TensorBase) else a for a in args]
     kwargs = {k: TensorBase.numpy(v) if isinstance(v, TensorBase) else v for k, v in kwargs.items()}
-    return wrap_numpy(np.asarray(getattr(uf._numpy, method)(*args, **kwargs)), Tensor)
+    return tensor_over(getattr(uf._numpy, method)(*args, **kwargs))
 
 
 def _method_out(uf, result, out):

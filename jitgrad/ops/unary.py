@@ -13,11 +13,11 @@ import math
 import numpy as np
 
 from ..autograd.function import Function
-from ..autograd.tensor import Tensor, as_tensor
+from ..autograd.tensor import as_tensor
 from ..recording import compute
-from ..tensor import wrap_numpy
 from .elementwise import Elementwise, Piecewise, Test, Unary, _op, logical_and, where
 from .movement import astype, clone
+from .numpy_tier import tensor_over
 from .ufunc import _write, ufunc
 
 _LN2, _LN10 = math.log(2), math.log(10)
@@ -69,7 +69,7 @@ class ComplexByNumpy(Function):
         self.ufunc = ufunc
 
     def forward(self, z):
-        return wrap_numpy(np.asarray(compute(self.ufunc, z.numpy())), Tensor)
+        return tensor_over(compute(self.ufunc, z.numpy()))
 
 
 class ComplexAbs(ComplexByNumpy):

@@ -135,18 +135,20 @@ def infer_shape(shape, total: int) -> Shape:
         dims = [operator.index(n) for n in shape]
     except TypeError:
         raise TypeError(f"shape must be a sequence of integers, got {shape!r}") from None
-    unknown = [i for i, n in enumerate(dims) if n == -1]
-    if len(unknown) > 1:
-        raise ValueError(f"only one dimension can be -1, got shape {tuple(dims)}")
-    if any(n < -1 for n in dims):
-        raise ValueError(f"invalid shape {tuple(dims)}")
-    known = numel(n for n in dims if n != -1)
-    if unknown:
-        if known == 0 or total % known:
+    if -1 not in dims:
+        if dims and min(dims) < 0:
+            raise ValueError(f"invalid shape {tuple(dims)}")
+        if math.prod(dims) != total:
             raise ValueError(f"cannot reshape {total} elements into shape {tuple(dims)}")
-        dims[unknown[0]] = total // known
-    elif known != total:
+        return tuple(dims)
+    if dims.count(-1) > 1:
+        raise ValueError(f"only one dimension can be -1, got shape {tuple(dims)}")
+    if min(dims) < -1:
+        raise ValueError(f"invalid shape {tuple(dims)}")
+    known = -math.prod(dims)  # (the other sizes' product)
+    if known == 0 or total % known:
         raise ValueError(f"cannot reshape {total} elements into shape {tuple(dims)}")
+    dims[dims.index(-1)] = total // known
     return tuple(dims)
 
 

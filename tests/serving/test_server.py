@@ -79,7 +79,9 @@ BAD_TRANSFERS = {
         b"",
     ),
     "not HTTP": (b"garbage\r\n\r\n", 400, b""),
-    "headers without an end": (b"GET /healthz HTTP/1.1\r\nX-Big: " + b"a" * 100_000, 400, b""),
+    # Over h11's 16 KiB header limit, yet one loopback segment: the server has read it all
+    # when it refuses, so it closes with a FIN, not a reset that could drop its answer.
+    "headers without an end": (b"GET /healthz HTTP/1.1\r\nX-Big: " + b"a" * 20_000, 400, b""),
 }
 
 
