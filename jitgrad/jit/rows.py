@@ -193,11 +193,12 @@ class _RowsStep:
                 share[3 + 2 * i] = args[3 + 2 * i] + lo * per
             for j, per in enumerate(self._per_output):
                 if per is not None:
-                    share.append(
-                        args[first_out + j][lo * per : hi * per] if per else args[first_out + j]
-                    )
+                    out = args[first_out + j]
+                    if per and (lo or out.size != hi * per):  # (a piece of it: its view)
+                        out = out[lo * per : hi * per]
+                    share.append(out)
             if extra is not None:
-                share.append(extra[k : k + 1])
+                share.append(extra if extra.size == 1 else extra[k : k + 1])
             fn(*share)
 
         threads.run(piece, len(bounds), serial=self._call.compiled is None)

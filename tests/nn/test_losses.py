@@ -105,3 +105,33 @@ def test_a_config_with_a_plain_list_weight_still_loads():
     assert rebuilt.weight.tolist() == [1.0, 2.0]
     with pytest.raises(ValueError, match="'values' and 'dtype'"):
         nn.from_config({"type": "CrossEntropyLoss", "args": {"weight": {"data": [1.0]}}})
+
+
+@pytest.mark.parametrize("threshold", [None, 64], ids=["one piece", "rows in pieces"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_row_kernels_match_pytorch(threshold, reduction, monkeypatch):
+    """The row kernels of float32 cross-entropy, over all rows at once and in pieces
+    shared among threads, eagerly and jitted: loss and gradient as PyTorch's."""
+    torch = pytest.importorskip("torch")
+    if threshold is not None:  # (30 rows of 7: several pieces from 64 elements)
+        monkeypatch.setattr(jg.config, "parallel_threshold", threshold)
+    rng = np.random.default_rng(5)
+    logits = (rng.standard_normal((30, 7)) * 3).astype(np.float32)
+    labels = rng.integers(0, 7, 30)
+    labels[[3, 17]] = -100  # ignored rows
+    t = torch.tensor(logits, requires_grad=True)
+    want = torch.nn.functional.cross_entropy(t, torch.tensor(labels), reduction=reduction)
+    (want.sum() if reduction == "none" else want).backward()
+
+    def step(x, y):
+        x.grad = None
+        loss = nn.functional.cross_entropy(x, y, reduction=reduction)
+        (loss.sum() if reduction == "none" else loss).backward()
+        return loss, x.grad
+
+    x, y = jg.tensor(logits, requires_grad=True), jg.asarray(labels)
+    jitted = jg.jit(step)
+    for run in (step, jitted, jitted):  # eager, the trace, then its replay
+        loss, grad = run(x, y)
+        np.testing.assert_allclose(loss.numpy(), want.detach().numpy(), rtol=2e-6, atol=1e-6)
+        np.testing.assert_allclose(grad.numpy(), t.grad.numpy(), rtol=2e-5, atol=1e-7)
