@@ -84,41 +84,8 @@ Where this differs from numpy or from the formula jitgrad's reference evaluator 
   (negative sign bit), as numpy does (but for its float64 log on CPUs without AVX-512,
   which returns +NaN).
 
-Speed: ns per element of ``out[i] = f(x[i])`` over 2**22 elements (x in [0.1, 5]; pow's y in
-[-2, 2]) against numpy's ufunc writing into a preallocated output, one run side by side. For
-scale: a copy of the same arrays takes 0.12 (float32) and 0.30 ns (float64) per element, and
-numba's libm calls in such a loop 3.0 (math.exp), 13 (math.sin) and 10 ns (math.tanh):
-
-    ========  =====  =====  =====  =====
-    function  f32    numpy  f64    numpy
-    ========  =====  =====  =====  =====
-    exp       0.30   0.30   0.63   0.87
-    expm1     0.39   0.34   0.95   1.04
-    log       0.37   0.24   0.63   0.76
-    tanh      0.28*  0.16   0.92   0.83
-    sigmoid   0.43*  --     1.08   --
-    softplus  0.82   --     1.72   --
-    sin       1.68   0.68   2.93   13.1
-    erf       1.18   --     2.97   --
-    gelu      1.35   --     4.23   --
-    pow       3.38   0.50   3.55   1.31
-    ========  =====  =====  =====  =====
-
-    * measured in a later run (exp: 0.27 there, 0.30 in the table's run), after float32
-      sigmoid moved to float64, whose wider exponent needs none of the double-float code
-      that took 0.49 in the table's run, and float32 tanh's e**2x dropped the rounding
-      compensation of its reduced argument (0.32 before; 2/(e**2x + 1) damps that
-      error): a fused chain's loop with tanh and sigmoid went from 0.92 to 0.69 ns per
-      element. Float32 sigmoid has since moved back to float32, without the double-float
-      code: in float64 it erred by 0.58 ulp at most, but on a Zen 3 (AVX2: 4 float64 lanes
-      to float32's 8) it took 1.80 ns per element on one thread, against 1.14 now; the
-      fused chain's forward at 2**24 went from 25.4 to 20.4 ms on two threads.
-
-    The table's runs predate two changes to how kernels compile, measured on the fused
-    chain's loop on one thread of an AVX-512 machine: float32 exponents kept in int32
-    (``_exponent_f32``; 0.55 -> 0.48 ns per element) and LLVM interleaving four vectors
-    of a kernel's loop (``jit/cache.py``; 0.71 -> 0.56 before the first). Together, 0.71
-    -> 0.50.
+Speed: inlined into a kernel's loop, each function vectorises with it; perf/ measures the
+kernels that use them against numpy, PyTorch and JAX.
 """
 
 import hashlib
