@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import dtypes, tiers
 from .._config import config
-from ..autograd.function import Function
+from ..autograd.function import Function, records_nothing
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, filled, zeros
 from ..recording import compute
@@ -479,11 +479,10 @@ def var(
     >>> jg.var(jg.tensor([1.0, 2.0, 3.0, 4.0])).item(), jg.var(jg.tensor([1j, -1j])).item()
     (1.25, 1.0)
     """
-    _check_dtype_argument(dtype)
-    x = as_tensor(x)
-    if dtype is not None:
-        x = x.astype(dtype, copy=False)
-    ddof = _ddof(ddof, correction, unbiased)
+    x, ddof = _spread_operand(x, dtype, ddof, correction, unbiased)
+    small = _small_spread(np.var, x, axis, ddof, keepdims)
+    if small is not None:
+        return write_out(out, small)
     axes = normalize_axes(axis, x.ndim)
     count = layout.numel(x.shape[i] for i in axes)
     if ddof >= count:
@@ -519,7 +518,11 @@ def std(
     >>> jg.std(x).backward(); x.grad.tolist()
     [0.0, 0.0, 0.0]
     """
-    v = var(x, axis, dtype, ddof=ddof, keepdims=keepdims, correction=correction, unbiased=unbiased)
+    x, ddof = _spread_operand(x, dtype, ddof, correction, unbiased)
+    small = _small_spread(np.std, x, axis, ddof, keepdims)
+    if small is not None:
+        return write_out(out, small)
+    v = var(x, axis, ddof=ddof, keepdims=keepdims)
     zero = v == 0
     # sqrt runs on v with its zeros replaced, so no inf slope meets where's 0 gradient.
     return write_out(out, where(zero, 0, sqrt(where(zero, 1, v))))
@@ -545,6 +548,28 @@ def logsumexp(x, axis=None, keepdims=False) -> Tensor:
         shift = where(isfinite(shift), shift, 0)
     out = log(sum(exp(x - shift), axes, keepdims=True)) + shift
     return out if keepdims else out.squeeze(axes)
+
+
+def _spread_operand(x, dtype, ddof, correction, unbiased) -> tuple[Tensor, int]:
+    """(operand, ddof) of var and std: ``x`` in ``dtype``, numpy's ``ddof``."""
+    _check_dtype_argument(dtype)
+    x = as_tensor(x)
+    if dtype is not None:
+        x = x.astype(dtype, copy=False)
+    return x, _ddof(ddof, correction, unbiased)
+
+
+def _small_spread(numpy_spread, x: Tensor, axis, ddof: int, keepdims: bool):
+    """numpy's var or std (``numpy_spread``) of small work that records nothing, in one
+    call (the numpy tier), or None: float16 (its mean's rounding is the kernels'), degrees
+    of freedom left for none (var warns, once), or any other call."""
+    if not records_nothing(x) or x._storage._half or not tiers.small(layout.numel(x._shape)):
+        return None
+    axes = normalize_axes(axis, x.ndim)
+    if ddof >= layout.numel(x._shape[i] for i in axes):
+        return None
+    a = x.numpy()
+    return tensor_over(tiers.quietly(numpy_spread, a, axis=axes, ddof=ddof, keepdims=keepdims))
 
 
 def _ddof(ddof, correction, unbiased) -> int:
