@@ -114,7 +114,14 @@ def _reduction_call(kind: str, x: Tensor, axes: tuple, keepdims: bool, dtype):
     return call
 
 
-_REDUCTIONS = {"sum": np.add, "mean": np.add, "max": np.maximum, "min": np.minimum}
+_REDUCTIONS = {
+    "sum": np.add,
+    "mean": np.add,
+    "max": np.maximum,
+    "min": np.minimum,
+    "any": np.logical_or,  # (in bool: numpy's truth of each element)
+    "all": np.logical_and,
+}
 
 
 def fits(calls: int, numel: int) -> bool:

@@ -594,8 +594,7 @@ def all(x, /, axis=None, out=None, keepdims=False, *, where=True) -> Tensor:  # 
     >>> jg.all(x).item(), jg.all(x, axis=1).tolist()
     (False, [False, True])
     """
-    x = as_tensor(_only(where, x, True))
-    return write_out(out, Truth(normalize_axes(axis, x.ndim), keepdims, True)(x))
+    return _truth("all", x, axis, out, keepdims, where)
 
 
 @torch_keywords
@@ -607,8 +606,24 @@ def any(x, /, axis=None, out=None, keepdims=False, *, where=True) -> Tensor:  # 
     >>> jg.any(x).item(), jg.any(x, axis=0).tolist()
     (True, [True, False])
     """
-    x = as_tensor(_only(where, x, False))
-    return write_out(out, Truth(normalize_axes(axis, x.ndim), keepdims, False)(x))
+    return _truth("any", x, axis, out, keepdims, where)
+
+
+def _truth(kind: str, x, axis, out, keepdims: bool, where) -> Tensor:
+    """``all`` or ``any`` (``kind``); small work that records nothing is numpy's logical
+    reduction, remembered by signature as sums are."""
+    every = kind == "all"
+    signature = None
+    if out is None and where is True:
+        signature, call = _remembered(kind, x, axis, keepdims)
+        if call is not None:
+            return call(x)
+    x = as_tensor(_only(where, x, every))
+    axes = normalize_axes(axis, x.ndim)
+    if records_nothing(x) and tiers.small(layout.numel(x._shape)):
+        found = numpy_tier.reduce(kind, x, axes, keepdims, dtypes.bool_, signature)
+        return write_out(out, found)
+    return write_out(out, Truth(axes, keepdims, every)(x))
 
 
 def _scanned(x, axis, dtype):
