@@ -336,34 +336,24 @@ def empty(
     >>> jg.empty((2, 3)).stride(), jg.empty((2, 3), order="F").stride()
     ((3, 1), (1, 2))
     """
+    return _made(np.empty, None, shape, dtype, order, device, requires_grad)
+
+
+def _made(make, fill, shape, dtype, order, device, requires_grad: bool) -> Tensor:
+    """empty (``fill`` None), zeros and ones. Small row-major work outside a trace is
+    ``make(shape, dtype)``, numpy's array as the storage (the numpy tier's measure,
+    ``tiers.small``): one numpy call instead of jitgrad's allocation and fill. Else a
+    storage of jitgrad's (from the pool when large) filled with ``fill``, which a trace
+    records."""
     check_device(device)
     shape = layout.as_shape(shape)
     d = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(dtype)
-    out = _small_by_numpy(np.empty, shape, d, order)
-    if out is None:
+    if order == "C" and tiers.small(layout.numel(shape)):
+        out = numpy_tier.tensor_of(make(shape, d.numpy))
+    else:
         out = _laid_out_empty(shape, d, shaping.storage_axes(len(shape), order))
-    return out.requires_grad_(requires_grad) if requires_grad else out
-
-
-def _small_by_numpy(make, shape: tuple, d: dtypes.DType, order) -> Tensor | None:
-    """``make(shape, dtype)`` (numpy's empty, zeros or ones) as a tensor whose storage is
-    its array, for small row-major work outside a trace (the numpy tier's measure,
-    ``tiers.small``): one numpy call instead of jitgrad's allocation and fill. None
-    otherwise (a trace records the fill; large work goes to the pool and the kernels)."""
-    if order != "C" or not tiers.small(layout.numel(shape)):
-        return None
-    return numpy_tier.tensor_of(make(shape, d.numpy))
-
-
-def _filled_small(make, fill, shape, dtype, order, device, requires_grad) -> Tensor:
-    """zeros and ones: ``make``'s array where ``_small_by_numpy`` applies, else an empty
-    tensor filled with ``fill``."""
-    check_device(device)
-    shape = layout.as_shape(shape)
-    d = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(dtype)
-    out = _small_by_numpy(make, shape, d, order)
-    if out is None:
-        return _filled(empty(shape, d, order), fill, requires_grad)
+        if fill is not None:
+            TensorBase.fill_(out, fill)
     return out.requires_grad_(requires_grad) if requires_grad else out
 
 
@@ -395,7 +385,7 @@ def zeros(
     >>> jg.zeros((2, 1)).tolist(), jg.zeros(2, dtype=jg.int32).dtype
     ([[0.0], [0.0]], jitgrad.int32)
     """
-    return _filled_small(np.zeros, 0, shape, dtype, order, device, requires_grad)
+    return _made(np.zeros, 0, shape, dtype, order, device, requires_grad)
 
 
 def ones(
@@ -407,7 +397,7 @@ def ones(
     >>> jg.ones((2, 1)).tolist(), jg.ones(2, dtype=jg.bool).tolist()
     ([[1.0], [1.0]], [True, True])
     """
-    return _filled_small(np.ones, 1, shape, dtype, order, device, requires_grad)
+    return _made(np.ones, 1, shape, dtype, order, device, requires_grad)
 
 
 def empty_like(
