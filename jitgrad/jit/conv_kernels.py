@@ -101,51 +101,38 @@ def _scatter(cols, padded, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sy
 
 def pad(image, padded, before, fill) -> None:
     """``padded`` (..., PH, PW) = ``image`` (..., H, W) with its first row and column at
-    ``before`` and ``fill`` around it."""
-    h, w = image.shape[-2:]
-    planes = image.size // (h * w) if h * w else 0
-    _pad(
-        image.reshape(-1),
-        padded.reshape(-1),
-        planes,
-        h,
-        w,
-        *padded.shape[-2:],
-        *before,
-        float(fill),
-    )
+    ``before`` and ``fill`` around it: all of ``padded`` filled, then the image's rows
+    copied in (the rows of a CNN's small images are too short for a loop per row and
+    border to pay: 2-4x slower)."""
+    padded.fill(fill)
+    _copy_rows(image, padded, *_rows(image, padded, before), to_padded=True)
 
 
 def crop(padded, image, before) -> None:
     """``image`` (..., H, W) = the part of ``padded`` (..., PH, PW) that starts at
     ``before``."""
+    _copy_rows(image, padded, *_rows(image, padded, before), to_padded=False)
+
+
+def _rows(image, padded, before) -> tuple:
+    """(planes, H, W, PH, PW, top, left): the geometry ``_copy_rows`` takes."""
     h, w = image.shape[-2:]
-    planes = image.size // (h * w) if h * w else 0
-    _crop(padded.reshape(-1), image.reshape(-1), planes, h, w, *padded.shape[-2:], *before)
+    return (image.size // (h * w) if h * w else 0, h, w, *padded.shape[-2:], *before)
 
 
 @njit(**_JIT)
-def _pad(image, padded, planes, h, w, ph, pw, top, left, fill):
-    # All of it filled in one flat loop, then the image's rows: the rows of a CNN's small
-    # images are too short for a loop per row and border to pay (2-4x slower).
-    for k in range(padded.size):
-        padded[k] = fill
+def _copy_rows(image, padded, planes, h, w, ph, pw, top, left, to_padded):
+    image, padded = image.reshape(-1), padded.reshape(-1)
     for plane in range(planes):
         for y in range(h):
-            row = np.uint64((plane * ph + top + y) * pw + left)
-            source = np.uint64((plane * h + y) * w)
-            for x in range(w):
-                padded[row + np.uint64(x)] = image[source + np.uint64(x)]
-
-
-@njit(**_JIT)
-def _crop(padded, image, planes, h, w, ph, pw, top, left):
-    for plane in range(planes):
-        for y in range(h):
-            source = np.uint64((plane * ph + top + y) * pw + left)
+            at = np.uint64((plane * ph + top + y) * pw + left)
             row = np.uint64((plane * h + y) * w)
-            for x in range(w):
-                image[row + np.uint64(x)] = padded[source + np.uint64(x)]
+            if to_padded:
+                for x in range(w):
+                    padded[at + np.uint64(x)] = image[row + np.uint64(x)]
+            else:
+                for x in range(w):
+                    image[row + np.uint64(x)] = padded[at + np.uint64(x)]
 
 
 def max_windows(padded, out, winner, kernel, stride, dilation) -> None:
