@@ -2,7 +2,7 @@
 
 Importing this package makes every elementwise op run its forward and its backward as one
 generated kernel each, sums and extrema over axes run as reduction kernels
-(``reduction.py``) and cross-entropy over class rows as two kernels (``rows.py``)
+(``reduction.py``) and cross-entropy over class rows as row kernels (``rows.py``)
 (``config.backend = "reference"`` switches back to the numpy evaluator, the oracle of the
 tests). Kernels are cached in memory by structure and on disk under
 ``JITGRAD_CACHE_DIR``. ``jg.jit(fn)`` (this module is callable) traces a whole training

@@ -7,11 +7,15 @@ other framework fuse it. The forward kernel computes each row's log-sum-exp and 
 one pass, then the reduced loss, and keeps each row's maximum and sum of exponentials; the
 backward kernel writes ``scale · (softmax − onehot)`` in one pass over the logits from
 those (recomputing the softmax costs less than storing it; recomputing the maximum and the
-sum as well took 5.8 ms against 3.2 at 4096×1024 on one thread). Labels are checked inside
-the kernel as well, since a replayed plan never runs the Python checks again.
+sum as well took 5.8 ms against 3.2 at 4096×1024 on one thread). In a plan where the
+loss's gradient is made without the loss, one kernel does both in a single pass
+(``fuse_forward_backward``). Labels are checked inside the kernel as well, since a
+replayed plan never runs the Python checks again.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -19,6 +23,7 @@ from .. import dtypes, threads
 from .._config import config
 from ..autograd.tensor import Tensor, uninitialised
 from . import cache, numpy_launch
+from .binding import accesses, owner
 from .row_fusion import ROW_HELPERS
 
 _TEMPLATE = '''\
@@ -114,6 +119,52 @@ def reduced(losses, counted, mean, total, count):
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
+def forward_backward(
+    n, c, z, zo, labels, lo, every_label, el, g, go, rows, ignore_index, mean, per_row,
+    losses, stats, dz, counted,
+):
+    """``forward`` and ``backward`` in one pass over the logits, when the loss's gradient
+    ``g`` is known before the loss: the exponentials of a block of rows are still in cache
+    for the gradient. A mean's count is of all ``rows`` labels (``every_label`` at ``el``)."""
+    z = z[zo : zo + n * c].reshape((n, c))
+    labels = labels[lo : lo + n]
+    stats = stats.reshape((n, 2))
+    dz = dz.reshape((n, c))
+    shared = g[go]
+    if mean:
+        labelled = 0
+        for i in range(rows):
+            if every_label[el + i] != ignore_index:
+                labelled += 1
+        shared /= DT(labelled)
+    block = max(1, BLOCK // max(c, 1))
+    scratch = np.empty((min(block, n), c), DT)
+    valid = 0
+    for first in range(0, n, block):
+        stop = min(first + block, n)
+        tops, sums = exp_shifted(z[first:stop], scratch[: stop - first])
+        for i in range(stop - first):
+            losses[first + i] = vm.log_{suffix}(sums[i])
+            stats[first + i, 0] = tops[i]
+            stats[first + i, 1] = sums[i]
+        for i in range(first, stop):
+            out = dz[i]
+            label = label_of(labels, i, c, ignore_index)
+            if label == ignore_index:
+                losses[i] = DT(0)
+                out[:] = DT(0)
+                continue
+            losses[i] -= z[i, label] - tops[i - first]
+            valid += 1
+            scale = g[go + i] if per_row else shared
+            exps, factor = scratch[i - first], scale / sums[i - first]
+            for j in range(c):
+                out[j] = exps[j] * factor
+            out[label] -= scale
+    counted[0] = valid
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
 def backward(n, c, z, zo, labels, lo, g, go, count, co, stats, so, ignore_index, mean, per_row, dz):
     """dz (n x c) = the rows' gradient, ``g`` their loss's (one a row at ``go``, or one),
     from the forward's ``stats`` of the rows (at ``so``)."""
@@ -163,6 +214,10 @@ class _RowsStep:
         parts = threads.pieces(rows * cols, threshold) if rows * cols >= threshold else 1
         self._bounds = threads.bounds(rows, 1, parts)
         self._extra = None if extra is None else np.zeros(len(self._bounds), extra)
+
+    def input(self, k: int) -> tuple:
+        """Input ``k`` as given: (array, offset, elements a row)."""
+        return self.args[2 + 2 * k], self.args[3 + 2 * k], self._per_input[k]
 
     def array_positions(self) -> list[tuple[int, int | None]]:
         inputs = [(2 + 2 * k, 3 + 2 * k) for k in range(len(self.arrays))]
@@ -223,6 +278,27 @@ def _kernel(d):
     )
 
 
+class _Rows(NamedTuple):
+    """The operands a cross-entropy step computes over: a backward pairs with the forward
+    of the same rows (``fuse_forward_backward``)."""
+
+    kernel: cache.Kernel
+    z: tuple
+    labels: tuple
+    ignore_index: int
+    reduction: str
+
+    def same(self, other: _Rows) -> bool:
+        return (
+            self.kernel is other.kernel
+            and all(
+                a[0] is b[0] and a[1:] == b[1:]
+                for a, b in ((self.z, other.z), (self.labels, other.labels))
+            )
+            and (self.ignore_index, self.reduction) == (other.ignore_index, other.reduction)
+        )
+
+
 def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reduction: str):
     """(loss, count, stats): the reduced loss (0-d) or per-row losses for
     ``reduction="none"``, the number of counted labels (a 1-element int64 tensor) and each
@@ -234,12 +310,7 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
     stats = uninitialised((n, 2), z.dtype)
     total = uninitialised((), z.dtype)
     count = uninitialised((1,), dtypes.int64)
-    reduced, mean = kernel.call("reduced"), reduction == "mean"
-
-    def finish(args, counted):  # the pieces' losses and counts, reduced
-        losses, _, total, count = args[-4:]
-        reduced(losses[:n], counted, mean, total, count)
-
+    mean = reduction == "mean"
     step = _RowsStep(
         kernel.call("forward"),
         n,
@@ -248,8 +319,9 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
         [ignore_index],
         [(_array(losses), 1), (_array(stats), 2), (_array(total), None), (_array(count), None)],
         extra=np.int64,
-        finish=finish,
+        finish=_reducing(kernel, n, mean, outs=4),
     )
+    step.loss_of = _Rows(kernel, _flat(z, c), _flat(labels, 1), ignore_index, reduction)
 
     def on_numpy():
         values, valid = z.numpy(), labels.numpy() != ignore_index
@@ -265,6 +337,17 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
 
     numpy_launch.run_or_defer(step, step._call, on_numpy)
     return (losses if reduction == "none" else total), count, stats
+
+
+def _reducing(kernel, n: int, mean: bool, outs: int):
+    """A forward step's ``finish``: the pieces' row losses (its first of ``outs`` outputs)
+    and counts, reduced into its last two (the loss and the count)."""
+    reduced = kernel.call("reduced")
+
+    def finish(args, counted):
+        reduced(args[-outs][:n], counted, mean, args[-2], args[-1])
+
+    return finish
 
 
 def cross_entropy_backward(
@@ -297,6 +380,7 @@ def cross_entropy_backward(
         [ignore_index, reduction == "mean", per_row],
         [(_array(dz), c)],
     )
+    step.gradient_of = _Rows(kernel, _flat(z, c), _flat(labels, 1), ignore_index, reduction)
 
     def on_numpy():
         valid = labels.numpy() != ignore_index
@@ -312,6 +396,48 @@ def cross_entropy_backward(
 
     numpy_launch.run_or_defer(step, step._call, on_numpy)
     return dz
+
+
+def fuse_forward_backward(steps: list) -> list:
+    """``steps`` with each cross-entropy backward merged with its forward into one
+    ``forward_backward`` kernel at the backward's place, where the steps between them
+    neither touch what the forward writes nor write what it reads: the loss's gradient
+    is then made without the loss, and the forward may wait for it."""
+    out = list(steps)
+    for b, (backward, _) in enumerate(steps):
+        rows = getattr(backward, "gradient_of", None)
+        if rows is None:
+            continue
+        for f in range(b - 1, -1, -1):
+            forward = out[f] and out[f][0]
+            if getattr(forward, "loss_of", None) is not None and forward.loss_of.same(rows):
+                break
+        else:
+            continue
+        written = {owner(a) for a in forward.outs}
+        read = {owner(a) for a in forward.arrays}
+        between = [accesses(fn, args) for fn, args in filter(None, out[f + 1 : b])]
+        if any(written & {*r, *w} or read & set(w) for r, w in between):
+            continue
+        out[f], out[b] = None, (_forward_backward(forward, backward), ())
+    return [step for step in out if step is not None]
+
+
+def _forward_backward(forward: _RowsStep, backward: _RowsStep) -> _RowsStep:
+    rows = forward.loss_of
+    n, c = forward.args[:2]
+    losses, stats, total, count = forward.outs
+    labels = rows.labels
+    return _RowsStep(
+        rows.kernel.call("forward_backward"),
+        n,
+        c,
+        [rows.z, labels, (labels[0], labels[1], 0), backward.input(2)],  # (2: the gradient)
+        [n, rows.ignore_index, rows.reduction == "mean", rows.reduction == "none"],
+        [(losses, 1), (stats, 2), (backward.outs[0], c), (total, None), (count, None)],
+        extra=np.int64,
+        finish=_reducing(rows.kernel, n, rows.reduction == "mean", outs=5),
+    )
 
 
 def _log_softmax(z: Tensor) -> np.ndarray:

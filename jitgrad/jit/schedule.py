@@ -10,7 +10,8 @@ Passes over the recorded steps, in order:
 - ``eliminate_dead`` drops the outputs nothing reads: results, gradients and memory the
   caller can reach are kept, and so is everything a step other than a kernel touches;
 - ``fuse_rows`` merges reductions with the elementwise work over the same rows into row
-  kernels (``row_fusion``), after which dead outputs are dropped again.
+  kernels (``row_fusion``), after which dead outputs are dropped again;
+- ``fuse_forward_backward`` merges a cross-entropy's backward with its forward (``rows``).
 
 What remains reads each input about once and writes what leaves a kernel once.
 """
@@ -23,6 +24,7 @@ from .binding import accesses, arrays_in, kernel_step, owner
 from .fusion import _same_value, build, fuse
 from .lowering import Launch
 from .row_fusion import fuse_rows
+from .rows import fuse_forward_backward
 
 # Expressions larger than this are loaded, not recomputed: past it the arithmetic outweighs
 # the memory it saves, and kernels take long to compile.
@@ -33,7 +35,7 @@ def schedule(steps: list, keep: list, internal: set[int]) -> list:
     """The plan's steps for a tape's ``steps``. ``keep``: arrays whose contents the caller
     sees; ``internal``: the allocations only the plan can reach (``Tape.made_arrays``)."""
     steps = eliminate_dead(recompute(fuse(steps, keep)), keep, internal)
-    return eliminate_dead(fuse_rows(steps, keep), keep, internal)
+    return eliminate_dead(fuse_forward_backward(fuse_rows(steps, keep)), keep, internal)
 
 
 def recompute(steps: list) -> list:

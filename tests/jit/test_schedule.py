@@ -11,6 +11,7 @@ import jitgrad.nn.functional as F
 from jitgrad.jit.lowering import Launch
 from jitgrad.jit.reduction import Reduce
 from jitgrad.jit.row_fusion import RowLaunch
+from jitgrad.jit.rows import _RowsStep
 
 UNARY = [jg.exp, jg.tanh, jg.sin, lambda v: v * v, lambda v: 0.5 * v + 1.0]
 REDUCTIONS = ["sum", "mean", "max", "min"]
@@ -205,3 +206,52 @@ def test_layer_norm_with_parameters_is_one_row_kernel_forward_and_backward():
     assert len(kernels) == 1 and isinstance(kernels[0], RowLaunch)
     for g, want in zip(got, step(x)):
         np.testing.assert_allclose(g, want.numpy(), rtol=2e-5, atol=2e-5)
+
+
+def _cross_entropy_case(reduction, square):
+    """A jitted cross-entropy step's (loss, gradient) after its replay, PyTorch's, and the
+    replayed plan's cross-entropy kernels."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    logits = (rng.standard_normal((40, 9)) * 3).astype(np.float32)
+    labels = rng.integers(0, 9, 40)
+    labels[[2, 31]] = -100  # ignored rows
+
+    def loss_of(f, x, y):
+        loss = f.cross_entropy(x, y, reduction=reduction)
+        loss = loss.sum() if reduction == "none" else loss
+        return loss * loss if square else loss  # (the loss's gradient needs the loss)
+
+    t = torch.tensor(logits, requires_grad=True)
+    loss_of(torch.nn.functional, t, torch.tensor(labels)).backward()
+
+    def step(x, y):
+        x.grad = None
+        loss = loss_of(F, x, y)
+        loss.backward()
+        return loss, x.grad
+
+    jitted = jg.jit(step)
+    x, y = jg.tensor(logits, requires_grad=True), jg.asarray(labels)
+    jitted(x, y)
+    loss, grad = jitted(x, y)
+    kernels = [fn for fn, _ in _plan(jitted) if isinstance(fn, _RowsStep)]
+    return (loss, grad), (loss_of(torch.nn.functional, t, torch.tensor(labels)), t.grad), kernels
+
+
+@pytest.mark.parametrize("pieces", [False, True], ids=["one piece", "rows in pieces"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_forward_and_backward_are_one_kernel(reduction, pieces, monkeypatch):
+    if pieces:  # (40 rows of 9: several pieces from 64 elements)
+        monkeypatch.setattr(jg.config, "parallel_threshold", 64)
+    (loss, grad), (want, want_grad), kernels = _cross_entropy_case(reduction, square=False)
+    assert len(kernels) == 1
+    np.testing.assert_allclose(loss.numpy(), want.detach().numpy(), rtol=2e-6, atol=1e-6)
+    np.testing.assert_allclose(grad.numpy(), want_grad.numpy(), rtol=2e-5, atol=1e-7)
+
+
+def test_cross_entropy_whose_gradient_needs_the_loss_keeps_two_kernels():
+    (loss, grad), (want, want_grad), kernels = _cross_entropy_case("mean", square=True)
+    assert len(kernels) == 2
+    np.testing.assert_allclose(loss.numpy(), want.detach().numpy(), rtol=4e-6, atol=1e-6)
+    np.testing.assert_allclose(grad.numpy(), want_grad.numpy(), rtol=4e-5, atol=1e-7)

@@ -151,7 +151,8 @@ def erf_f32_of_array(x: np.ndarray) -> np.ndarray:
     """``erf_f32`` over a numpy array, float32 out: the same polynomials in float64, rounded
     once (the reference evaluator's float32 erf, which numpy lacks)."""
     xd = np.asarray(x, dtype=np.float64)
-    small = xd + xd * _horner(xd * xd, _ERF_SMALL_F32)
+    s = np.clip(xd, -0.75, 0.75)  # (the small branch's range: no overflow outside it)
+    small = s + s * _horner(s * s, _ERF_SMALL_F32)
     a = np.minimum(np.abs(xd), 4.5)
     v = 1.0 / (a + 3.0)
     big = 1.0 - np.exp(-(a * a)) * v * _horner(1.0 - 6.0 * v, _ERFCX_F32)
