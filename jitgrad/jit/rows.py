@@ -237,28 +237,33 @@ class _RowsStep:
         return (lambda *args: self._run(self._call.compiled, self._finish, args)), self.args
 
     def _run(self, fn, finish, args) -> None:
-        bounds, extra = self._bounds, self._extra
-        first_out = len(args) - len(self.outs)
-
-        def piece(k):
-            lo, hi = bounds[k]
-            share = list(args[:first_out])
-            share[0] = hi - lo
-            for i, per in enumerate(self._per_input):
-                share[3 + 2 * i] = args[3 + 2 * i] + lo * per
-            for j, per in enumerate(self._per_output):
-                if per is not None:
-                    out = args[first_out + j]
-                    if per and (lo or out.size != hi * per):  # (a piece of it: its view)
-                        out = out[lo * per : hi * per]
-                    share.append(out)
-            if extra is not None:
-                share.append(extra if extra.size == 1 else extra[k : k + 1])
-            fn(*share)
-
-        threads.run(piece, len(bounds), serial=self._call.compiled is None)
+        if len(self._bounds) == 1:  # (a small step: no closure, no pool)
+            fn(*self._piece(args, 0))
+        else:
+            serial = self._call.compiled is None
+            threads.run(lambda k: fn(*self._piece(args, k)), len(self._bounds), serial=serial)
         if finish is not None:
-            finish(args, extra)
+            finish(args, self._extra)
+
+    def _piece(self, args, k) -> list:
+        """The kernel's arguments for piece ``k`` of the rows: its row count, its inputs'
+        offsets, its outputs' views, its element of ``extra``."""
+        lo, hi = self._bounds[k]
+        first_out = len(args) - len(self.outs)
+        share = list(args[:first_out])
+        share[0] = hi - lo
+        if lo:
+            for i, per in enumerate(self._per_input):
+                share[3 + 2 * i] += lo * per
+        for out, per in zip(args[first_out:], self._per_output):
+            if per is not None:
+                if per and (lo or out.size != hi * per):  # (a piece of it: its view)
+                    out = out[lo * per : hi * per]
+                share.append(out)
+        extra = self._extra
+        if extra is not None:
+            share.append(extra if extra.size == 1 else extra[k : k + 1])
+        return share
 
 
 def applies(logits, target) -> bool:
