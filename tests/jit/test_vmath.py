@@ -297,7 +297,10 @@ def test_float32_erf_of_numpy_arrays():
     err = ulp_error(got, reference("erf", x, F32), F32)
     assert err.max() <= BOUND[F32], x[int(np.argmax(err))]
     s = specials(F32)
-    assert np.array_equal(bits(erf_f32_of_array(s)), bits(apply("erf", F32, s)))
+    got, kernel = erf_f32_of_array(s), apply("erf", F32, s)
+    exact = ~np.isfinite(s) | (s == 0)  # (the signs of zeros too)
+    assert np.array_equal(bits(got[exact]), bits(kernel[exact]))
+    np.testing.assert_array_max_ulp(got[~exact], kernel[~exact], maxulp=1)
 
 
 def pow_cases(dtype):

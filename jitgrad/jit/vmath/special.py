@@ -3,8 +3,8 @@
 import numpy as np
 from numba import njit
 
-from ._core import _F32, _F64, _INF, _NAN, _OPTS, _fma, _ldexp_f64, _poly, _two_sum
-from .exp_log import _exp_core_f64, _one_plus_dd_f64
+from ._core import _F32, _F64, _INF, _NAN, _OPTS, _fma, _ldexp_f64, _poly, _pow2_f32, _two_sum
+from .exp_log import _exp_core_f64, _expm1_core_f32, _one_plus_dd_f64
 
 # erf x = x + x poly(x*x) for |x| < 0.75. Above, erfc a = e**(-a*a) erfcx(a) with
 # erfcx(a) = v H(t), v = 1 / (a + 3), t = (a - 3) / (a + 3), H a polynomial over a in
@@ -32,6 +32,7 @@ _ERF_SMALL_F32 = (
     -0.37612638572946666,
     0.1283791670955126,
 )
+_ERF_SMALL_F32_AS_F32 = tuple(_F32(c) for c in _ERF_SMALL_F32)
 _PHI_SMALL_F64 = (
     -1.0042211226206845e-10,
     2.259873144903548e-09,
@@ -135,15 +136,21 @@ def _erfc_parts_f32(a, sh):
 
 @njit(**_OPTS)
 def erf_f32(x):
-    """The error function (float32 in, computed in float64)."""
-    xd = _F64(x)
-    small = _fma(xd, _poly(xd * xd, _ERF_SMALL_F32), xd)
-    a = abs(xd)
-    a = 4.5 if a > 4.5 else a  # erf = 1 from 3.92 on
-    m, k = _erfc_parts_f32(a, a * a)
-    big = 1.0 - _ldexp_f64(m, k)
+    """The error function: float32, but for erfcx's polynomial and the last steps, in
+    float64 (where plain float32 cost two ulps above 0.75)."""
+    small = _fma(x, _poly(x * x, _ERF_SMALL_F32_AS_F32), x)
+    a = abs(x)
+    a = _F32(4.0) if a > _F32(4.0) else a  # erf = 1 from 3.92 on
+    hi = a * a
+    lo = _fma(a, a, -hi)  # a*a = hi + lo exactly
+    p, k = _expm1_core_f32(-hi)  # e**-hi = (1 + p) 2**k
+    scale = _pow2_f32(k)
+    e = _fma(p, -lo, p - lo) * scale  # e**-(hi + lo) - 2**k, to first order in lo
+    v = 1.0 / (_F64(a) + 3.0)
+    erfc = v * _poly(_fma(-6.0, v, 1.0), _ERFCX_F32) * (_F64(e) + _F64(scale))
+    big = _F32(1.0 - erfc)
     big = big if x > _F32(0.0) else -big
-    y = _F32(small if abs(x) < _F32(0.75) else big)
+    y = small if a < _F32(0.75) else big
     return y if x == x else x + x
 
 
