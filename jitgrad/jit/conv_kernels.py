@@ -15,7 +15,7 @@ from numba import njit
 
 _JIT = dict(cache=True, error_model="numpy", nogil=True)
 # Windows narrower than this many columns are packed a whole tap's block at a time.
-_GATHER_BELOW = 16
+_BLOCKS_BELOW = 16
 
 
 def applies(*arrays, columns=None) -> bool:
@@ -74,29 +74,36 @@ def _windows(cols, stride, dilation):
 
 
 @njit(**_JIT)
-def _block_offsets(oh, ow, w, sh, sw):
-    """Where a window's taps lie in an image of width ``w``, from its first, row by row."""
+def _by_blocks(
+    padded, cols, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sh, sw, dh, dw, add
+):
+    """``_pack``, or ``_scatter`` where ``add``, for windows of short rows that lie
+    contiguous in ``cols``: each tap's OH x OW block is one loop over a table of where its
+    elements lie in the image, rather than a loop per row of a few elements."""
     offsets = np.empty(oh * ow, np.uint64)
     for y in range(oh):
         for x in range(ow):
             offsets[y * ow + x] = y * sh * w + x * sw
-    return offsets
+    for s in range(n):
+        for c in range(channels):
+            for i in range(kh):
+                for j in range(kw):
+                    at = np.uint64(s * sn + c * sc + i * si + j * sj)
+                    base = np.uint64(((s * channels + c) * h + i * dh) * w + j * dw)
+                    if add:
+                        for q in range(offsets.size):
+                            padded[base + offsets[q]] += cols[at + np.uint64(q)]
+                    else:
+                        for q in range(offsets.size):
+                            cols[at + np.uint64(q)] = padded[base + offsets[q]]
 
 
 @njit(**_JIT)
 def _pack(padded, cols, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sy, sh, sw, dh, dw):
-    if ow < _GATHER_BELOW and sy == ow:
-        # Short rows, a window's rows contiguous in ``cols``: each tap's OH x OW block is
-        # one loop gathering through a table of its offsets, which vectorises.
-        offsets = _block_offsets(oh, ow, w, sh, sw)
-        for s in range(n):
-            for c in range(channels):
-                for i in range(kh):
-                    for j in range(kw):
-                        at = np.uint64(s * sn + c * sc + i * si + j * sj)
-                        base = np.uint64(((s * channels + c) * h + i * dh) * w + j * dw)
-                        for q in range(offsets.size):
-                            cols[at + np.uint64(q)] = padded[base + offsets[q]]
+    if ow < _BLOCKS_BELOW and sy == ow:
+        _by_blocks(
+            padded, cols, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sh, sw, dh, dw, False
+        )
         return
     for s in range(n):
         for c in range(channels):
@@ -112,16 +119,10 @@ def _pack(padded, cols, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sy, s
 
 @njit(**_JIT)
 def _scatter(cols, padded, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sy, sh, sw, dh, dw):
-    if ow < _GATHER_BELOW and sy == ow:  # as in ``_pack``
-        offsets = _block_offsets(oh, ow, w, sh, sw)
-        for s in range(n):
-            for c in range(channels):
-                for i in range(kh):
-                    for j in range(kw):
-                        at = np.uint64(s * sn + c * sc + i * si + j * sj)
-                        base = np.uint64(((s * channels + c) * h + i * dh) * w + j * dw)
-                        for q in range(offsets.size):
-                            padded[base + offsets[q]] += cols[at + np.uint64(q)]
+    if ow < _BLOCKS_BELOW and sy == ow:
+        _by_blocks(
+            padded, cols, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sh, sw, dh, dw, True
+        )
         return
     for s in range(n):
         for c in range(channels):

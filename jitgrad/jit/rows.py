@@ -74,6 +74,30 @@ def label_of(labels, i, n_classes, ignore_index):
 BLOCK = 16384
 
 
+@njit(cache=True, error_model="numpy", nogil=True, inline="always")
+def block_losses(z, labels, first, stop, c, ignore_index, scratch, losses, stats):
+    """Rows [first, stop) of ``z``: each one's loss (0 for an ignored label) and (maximum,
+    sum of exp(z - maximum)) in ``stats``, its exponentials in ``scratch``. Returns how
+    many rows counted, and their sums."""
+    tops, sums = exp_shifted(z[first:stop], scratch[: stop - first])
+    # The logarithms first, in a loop of their own that vectorises (in the loop below,
+    # with its label lookups, each was a scalar call: 7x slower)
+    for i in range(stop - first):
+        losses[first + i] = vm.log_{suffix}(sums[i])
+        stats[first + i, 0] = tops[i]
+        stats[first + i, 1] = sums[i]
+    valid = 0
+    for i in range(first, stop):
+        label = label_of(labels, i, c, ignore_index)
+        if label == ignore_index:
+            losses[i] = DT(0)
+            continue
+        # (z - top) first, as log_softmax does: top + log(s) would round away log(s).
+        losses[i] -= z[i, label] - tops[i - first]
+        valid += 1
+    return valid, sums
+
+
 @njit(cache=True, error_model="numpy", nogil=True)
 def forward(n, c, z, zo, labels, lo, ignore_index, losses, stats, counted):
     """Each row's loss (0 for an ignored label) and its (maximum, sum of exp(z - maximum))
@@ -87,21 +111,7 @@ def forward(n, c, z, zo, labels, lo, ignore_index, losses, stats, counted):
     valid = 0
     for first in range(0, n, block):
         stop = min(first + block, n)
-        tops, sums = exp_shifted(z[first:stop], scratch[: stop - first])
-        # The logarithms first, in a loop of their own that vectorises (in the loop
-        # below, with its label lookups, each was a scalar call: 7x slower)
-        for i in range(stop - first):
-            losses[first + i] = vm.log_{suffix}(sums[i])
-            stats[first + i, 0] = tops[i]
-            stats[first + i, 1] = sums[i]
-        for i in range(first, stop):
-            label = label_of(labels, i, c, ignore_index)
-            if label == ignore_index:
-                losses[i] = DT(0)
-                continue
-            # (z - top) first, as log_softmax does: top + log(s) would round away log(s).
-            losses[i] -= z[i, label] - tops[i - first]
-            valid += 1
+        valid += block_losses(z, labels, first, stop, c, ignore_index, scratch, losses, stats)[0]
     counted[0] = valid
 
 
@@ -142,20 +152,15 @@ def forward_backward(
     valid = 0
     for first in range(0, n, block):
         stop = min(first + block, n)
-        tops, sums = exp_shifted(z[first:stop], scratch[: stop - first])
-        for i in range(stop - first):
-            losses[first + i] = vm.log_{suffix}(sums[i])
-            stats[first + i, 0] = tops[i]
-            stats[first + i, 1] = sums[i]
+        here, sums = block_losses(
+            z, labels, first, stop, c, ignore_index, scratch, losses, stats
+        )
+        valid += here
         for i in range(first, stop):
-            out = dz[i]
-            label = label_of(labels, i, c, ignore_index)
+            out, label = dz[i], labels[i]
             if label == ignore_index:
-                losses[i] = DT(0)
                 out[:] = DT(0)
                 continue
-            losses[i] -= z[i, label] - tops[i - first]
-            valid += 1
             scale = g[go + i] if per_row else shared
             exps, factor = scratch[i - first], scale / sums[i - first]
             for j in range(c):
