@@ -864,11 +864,14 @@ def _numpy_copy(like: TensorBase, storage_type):
     ``storage_type``, by numpy's copy and cast loops, as one call of the tensor."""
     shape, strides = like._shape, layout.contiguous_strides(like._shape)
     dtype, cls, array = storage_type._numpy, like.__class__, array_getter(like)
-    errors = tiers.numpy_errors
+    # A cast that keeps every value raises no floating-point error: no error state to set.
+    safe, errors = np.can_cast(array(like).dtype, dtype, "safe"), tiers.numpy_errors
 
     def call(t):
         source = array(t)
-        if errors is None:
+        if safe:
+            copied = source.astype(dtype, "C")
+        elif errors is None:
             copied = tiers.quietly(source.astype, dtype, "C")
         else:
             token = errors.set(tiers.IGNORE_ERRORS)
