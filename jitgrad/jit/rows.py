@@ -289,24 +289,13 @@ def _kernel(d):
 
 
 class _Rows(NamedTuple):
-    """The operands a cross-entropy step computes over: a backward pairs with the forward
-    of the same rows (``fuse_forward_backward``)."""
+    """What a cross-entropy forward step computes over, for ``fuse_forward_backward``."""
 
     kernel: cache.Kernel
     z: tuple
     labels: tuple
     ignore_index: int
     reduction: str
-
-    def same(self, other: _Rows) -> bool:
-        return (
-            self.kernel is other.kernel
-            and all(
-                a[0] is b[0] and a[1:] == b[1:]
-                for a, b in ((self.z, other.z), (self.labels, other.labels))
-            )
-            and (self.ignore_index, self.reduction) == (other.ignore_index, other.reduction)
-        )
 
 
 def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reduction: str):
@@ -390,7 +379,7 @@ def cross_entropy_backward(
         [ignore_index, reduction == "mean", per_row],
         [(_array(dz), c)],
     )
-    step.gradient_of = _Rows(kernel, _flat(z, c), _flat(labels, 1), ignore_index, reduction)
+    step.reads_stats = _array(stats)  # (its forward's: the pair ``fuse_forward_backward`` finds)
 
     def on_numpy():
         valid = labels.numpy() != ignore_index
@@ -410,27 +399,63 @@ def cross_entropy_backward(
 
 def fuse_forward_backward(steps: list) -> list:
     """``steps`` with each cross-entropy backward merged with its forward into one
-    ``forward_backward`` kernel at the backward's place, where the steps between them
-    neither touch what the forward writes nor write what it reads: the loss's gradient
-    is then made without the loss, and the forward may wait for it."""
+    ``forward_backward`` kernel. Of the steps between them, those that make the backward's
+    inputs (the loss's gradient: a seed, a scale) run first, then the merged kernel, then
+    the others (a sum of losses reading this one); where that order would change what a
+    step reads, or the gradient needs the loss, the two stay apart."""
     out = list(steps)
     for b, (backward, _) in enumerate(steps):
-        rows = getattr(backward, "gradient_of", None)
-        if rows is None:
+        stats = getattr(backward, "reads_stats", None)
+        if stats is None:
             continue
         for f in range(b - 1, -1, -1):
             forward = out[f] and out[f][0]
-            if getattr(forward, "loss_of", None) is not None and forward.loss_of.same(rows):
+            if getattr(forward, "loss_of", None) is not None and forward.outs[1] is stats:
                 break
         else:
             continue
-        written = {owner(a) for a in forward.outs}
-        read = {owner(a) for a in forward.arrays}
-        between = [accesses(fn, args) for fn, args in filter(None, out[f + 1 : b])]
-        if any(written & {*r, *w} or read & set(w) for r, w in between):
+        order = _gradient_first(forward, backward, [s for s in out[f + 1 : b] if s is not None])
+        if order is None:
             continue
-        out[f], out[b] = None, (_forward_backward(forward, backward), ())
+        first, rest = order
+        merged = [*first, (_forward_backward(forward, backward), ()), *rest]
+        out[f : b + 1] = merged + [None] * (b + 1 - f - len(merged))  # (indices stay put)
     return [step for step in out if step is not None]
+
+
+def _gradient_first(forward, backward, between: list) -> tuple[list, list] | None:
+    """The steps ``between`` a forward and its backward that the backward's inputs come
+    from, and the others, each in their order: running the first before the merged kernel
+    and the others after it computes what running them all in order did. None where it
+    does not, or the first read the loss."""
+    loss = {owner(a) for a in forward.outs}
+    logits = {owner(a) for a in forward.arrays}
+    touched = [tuple(map(set, accesses(fn, args))) for fn, args in between]
+    needed = {owner(a) for a in backward.arrays} - loss
+    first = [False] * len(between)
+    for k in range(len(between) - 1, -1, -1):
+        reads, writes = touched[k]
+        if needed & writes:
+            first[k] = True
+            needed |= reads
+    later_reads, later_writes = set(), set()  # of the other steps so far: they run later
+    for moved, (reads, writes) in zip(first, touched):
+        if writes & logits:
+            return None
+        if moved:
+            if (reads | writes) & loss or writes & (later_reads | later_writes):
+                return None
+            if reads & later_writes:
+                return None
+        else:
+            if writes & loss:
+                return None
+            later_reads |= reads
+            later_writes |= writes
+    return (
+        [step for step, moved in zip(between, first) if moved],
+        [step for step, moved in zip(between, first) if not moved],
+    )
 
 
 def _forward_backward(forward: _RowsStep, backward: _RowsStep) -> _RowsStep:

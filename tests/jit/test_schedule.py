@@ -208,19 +208,25 @@ def test_layer_norm_with_parameters_is_one_row_kernel_forward_and_backward():
         np.testing.assert_allclose(g, want.numpy(), rtol=2e-5, atol=2e-5)
 
 
-def _cross_entropy_case(reduction, square):
+def _cross_entropy_case(reduction, form="plain"):
     """A jitted cross-entropy step's (loss, gradient) after its replay, PyTorch's, and the
-    replayed plan's cross-entropy kernels."""
+    replayed plan's cross-entropy kernels. ``form``: the loss alone, squared (its gradient
+    needs the loss) or plus half of a second loss over the same logits and labels."""
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(11)
     logits = (rng.standard_normal((40, 9)) * 3).astype(np.float32)
     labels = rng.integers(0, 9, 40)
     labels[[2, 31]] = -100  # ignored rows
 
-    def loss_of(f, x, y):
+    def one_loss(f, x, y):
         loss = f.cross_entropy(x, y, reduction=reduction)
-        loss = loss.sum() if reduction == "none" else loss
-        return loss * loss if square else loss  # (the loss's gradient needs the loss)
+        return loss.sum() if reduction == "none" else loss
+
+    def loss_of(f, x, y):
+        loss = one_loss(f, x, y)
+        if form == "square":
+            return loss * loss
+        return loss + 0.5 * one_loss(f, x, y) if form == "two" else loss
 
     t = torch.tensor(logits, requires_grad=True)
     loss_of(torch.nn.functional, t, torch.tensor(labels)).backward()
@@ -244,14 +250,18 @@ def _cross_entropy_case(reduction, square):
 def test_cross_entropy_forward_and_backward_are_one_kernel(reduction, pieces, monkeypatch):
     if pieces:  # (40 rows of 9: several pieces from 64 elements)
         monkeypatch.setattr(jg.config, "parallel_threshold", 64)
-    (loss, grad), (want, want_grad), kernels = _cross_entropy_case(reduction, square=False)
+    (loss, grad), (want, want_grad), kernels = _cross_entropy_case(reduction)
     assert len(kernels) == 1
     np.testing.assert_allclose(loss.numpy(), want.detach().numpy(), rtol=2e-6, atol=1e-6)
     np.testing.assert_allclose(grad.numpy(), want_grad.numpy(), rtol=2e-5, atol=1e-7)
 
 
-def test_cross_entropy_whose_gradient_needs_the_loss_keeps_two_kernels():
-    (loss, grad), (want, want_grad), kernels = _cross_entropy_case("mean", square=True)
-    assert len(kernels) == 2
+@pytest.mark.parametrize("form", ["square", "two"])
+def test_a_loss_whose_gradient_needs_it_stays_apart_and_two_losses_merge_each(form):
+    """Squared, the loss's gradient needs the loss: forward and backward stay apart. Two
+    losses over the same rows are two pairs, each backward fused with its own forward."""
+    (loss, grad), (want, want_grad), kernels = _cross_entropy_case("mean", form)
+    # (a merged kernel writes the loss's four outputs and the gradient)
+    assert sorted(len(k.outs) for k in kernels) == ([5, 5] if form == "two" else [1, 4])
     np.testing.assert_allclose(loss.numpy(), want.detach().numpy(), rtol=4e-6, atol=1e-6)
     np.testing.assert_allclose(grad.numpy(), want_grad.numpy(), rtol=4e-5, atol=1e-7)
