@@ -15,8 +15,6 @@ replayed plan never runs the Python checks again.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from .. import dtypes, threads
@@ -288,16 +286,6 @@ def _kernel(d):
     )
 
 
-class _Rows(NamedTuple):
-    """What a cross-entropy forward step computes over, for ``fuse_forward_backward``."""
-
-    kernel: cache.Kernel
-    z: tuple
-    labels: tuple
-    ignore_index: int
-    reduction: str
-
-
 def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reduction: str):
     """(loss, count, stats): the reduced loss (0-d) or per-row losses for
     ``reduction="none"``, the number of counted labels (a 1-element int64 tensor) and each
@@ -320,7 +308,7 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
         extra=np.int64,
         finish=_reducing(kernel, n, mean, outs=4),
     )
-    step.loss_of = _Rows(kernel, _flat(z, c), _flat(labels, 1), ignore_index, reduction)
+    step.loss_of = ignore_index, reduction  # (what ``fuse_forward_backward`` merges)
 
     def on_numpy():
         values, valid = z.numpy(), labels.numpy() != ignore_index
@@ -443,13 +431,15 @@ def _gradient_first(forward, backward, between: list) -> tuple[list, list] | Non
         if writes & logits:
             return None
         if moved:
-            if (reads | writes) & loss or writes & (later_reads | later_writes):
+            if (
+                (reads | writes) & loss
+                or writes & (later_reads | later_writes)
+                or reads & later_writes
+            ):
                 return None
-            if reads & later_writes:
-                return None
+        elif writes & loss:
+            return None
         else:
-            if writes & loss:
-                return None
             later_reads |= reads
             later_writes |= writes
     return (
@@ -459,19 +449,19 @@ def _gradient_first(forward, backward, between: list) -> tuple[list, list] | Non
 
 
 def _forward_backward(forward: _RowsStep, backward: _RowsStep) -> _RowsStep:
-    rows = forward.loss_of
-    n, c = forward.args[:2]
+    ignore_index, reduction = forward.loss_of
+    kernel, (n, c), mean = forward._call.kernel, forward.args[:2], reduction == "mean"
     losses, stats, total, count = forward.outs
-    labels = rows.labels
+    z, labels, gradient = forward.input(0), forward.input(1), backward.input(2)
     return _RowsStep(
-        rows.kernel.call("forward_backward"),
+        kernel.call("forward_backward"),
         n,
         c,
-        [rows.z, labels, (labels[0], labels[1], 0), backward.input(2)],  # (2: the gradient)
-        [n, rows.ignore_index, rows.reduction == "mean", rows.reduction == "none"],
+        [z, labels, (labels[0], labels[1], 0), gradient],
+        [n, ignore_index, mean, reduction == "none"],
         [(losses, 1), (stats, 2), (backward.outs[0], c), (total, None), (count, None)],
         extra=np.int64,
-        finish=_reducing(rows.kernel, n, rows.reduction == "mean", outs=5),
+        finish=_reducing(kernel, n, mean, outs=5),
     )
 
 

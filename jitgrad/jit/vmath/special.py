@@ -155,8 +155,8 @@ def erf_f32(x):
 
 
 def erf_f32_of_array(x: np.ndarray) -> np.ndarray:
-    """``erf_f32`` over a numpy array, float32 out: the same polynomials in float64, rounded
-    once (the reference evaluator's float32 erf, which numpy lacks)."""
+    """``erf_f32``'s polynomials over a numpy array, all in float64, rounded once: within
+    an ulp of the kernel's (the reference evaluator's float32 erf, which numpy lacks)."""
     xd = np.asarray(x, dtype=np.float64)
     s = np.clip(xd, -0.75, 0.75)  # (the small branch's range: no overflow outside it)
     small = s + s * _horner(s * s, _ERF_SMALL_F32)
