@@ -49,91 +49,122 @@ def _flat(a):
     return flat, [s // a.itemsize for s in a.strides]
 
 
-def pack(padded, cols, stride, dilation) -> None:
+def pack(image, cols, stride, dilation, before, after) -> None:
     """im2col: ``cols`` (N, C, KH, KW, OH, OW), a dense view with its rows (OW)
-    contiguous, = the windows of ``padded`` (N, C, H, W, C-contiguous)."""
-    flat, where = _windows(cols, stride, dilation)
-    _pack(padded.reshape(-1), flat, *padded.shape, *where)
+    contiguous, = the windows of ``image`` (N, C, H, W, C-contiguous) padded with zeros,
+    ``before`` = (top, left) and ``after`` = (bottom, right)."""
+    flat, where = _windows(cols, stride, dilation, before, after)
+    _pack(image.reshape(-1), flat, *image.shape, *where)
 
 
-def scatter(cols, padded, stride, dilation) -> None:
+def scatter(cols, image, stride, dilation, before, after) -> None:
     """col2im: add ``cols`` (N, C, KH, KW, OH, OW), as ``pack`` takes them, into
-    ``padded`` (N, C, H, W) at the windows they came from."""
-    flat, where = _windows(cols, stride, dilation)
-    _scatter(flat, padded.reshape(-1), *padded.shape, *where)
+    ``image`` (N, C, H, W) at the windows they came from; taps in the padding drop out."""
+    flat, where = _windows(cols, stride, dilation, before, after)
+    _scatter(flat, image.reshape(-1), *image.shape, *where)
 
 
-def _windows(cols, stride, dilation):
+def _windows(cols, stride, dilation, before, after):
     """(``cols`` flat, the windows' geometry as ``_pack`` and ``_scatter`` take it)."""
     flat, (sn, sc, si, sj, sy, _) = _flat(cols)
-    return flat, (*cols.shape[2:], sn, sc, si, sj, sy, *stride, *dilation)
+    return flat, (*cols.shape[2:], sn, sc, si, sj, sy, *stride, *dilation, *before, *after)
 
 
 # Flat arrays and unsigned indices: numba wraps negative indices around, and the select
 # that costs stops LLVM from vectorising the copies (2x slower packing).
+#
+# A padded image is read and written one plane at a time through a padded copy of that
+# plane, which stays in L1: the taps' rows then run whole, with no bounds to test, and no
+# padded copy of the whole image is made (its fresh pages cost more than the copying).
 
 
 @njit(**_JIT)
-def _by_blocks(
-    padded, cols, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sh, sw, dh, dw, add
-):
-    """``_pack``, or ``_scatter`` where ``add``, for windows of short rows that lie
-    contiguous in ``cols``: each tap's OH x OW block is one loop over a table of where its
-    elements lie in the image, rather than a loop per row of a few elements."""
+def _first_taps(oh, ow, row_step, sw):
+    """Where each window's first tap lies in a (padded) plane, for windows of short rows
+    gathered a whole tap's block at a time."""
     offsets = np.empty(oh * ow, np.uint64)
     for y in range(oh):
         for x in range(ow):
-            offsets[y * ow + x] = y * sh * w + x * sw
+            offsets[y * ow + x] = y * row_step + x * sw
+    return offsets
+
+
+@njit(**_JIT)
+def _plane_in(image, at, h, w, plane, pw, top, left, add):
+    """Copy the image's plane starting at ``at`` into ``plane``'s interior, or (``add``)
+    add that interior into the image's plane."""
+    for y in range(h):
+        inner = np.uint64((top + y) * pw + left)
+        row = np.uint64(at + y * w)
+        for x in range(w):
+            if add:
+                image[row + np.uint64(x)] += plane[inner + np.uint64(x)]
+            else:
+                plane[inner + np.uint64(x)] = image[row + np.uint64(x)]
+
+
+@njit(**_JIT)
+def _pack(
+    image, cols, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sy, sh, sw, dh, dw,
+    top, left, bottom, right,
+):  # fmt: skip
+    padded = top > 0 or left > 0 or bottom > 0 or right > 0
+    pw = w + left + right
+    plane = np.zeros((h + top + bottom) * pw if padded else 0, image.dtype)
+    blocks = ow < _BLOCKS_BELOW and sy == ow
+    offsets = _first_taps(oh, ow, sh * pw, sw)
     for s in range(n):
         for c in range(channels):
+            source, start = image, (s * channels + c) * h * w
+            if padded:
+                _plane_in(image, start, h, w, plane, pw, top, left, False)
+                source, start = plane, 0
             for i in range(kh):
                 for j in range(kw):
                     at = np.uint64(s * sn + c * sc + i * si + j * sj)
-                    base = np.uint64(((s * channels + c) * h + i * dh) * w + j * dw)
-                    if add:
+                    tap = np.uint64(start + i * dh * pw + j * dw)
+                    if blocks:
                         for q in range(offsets.size):
-                            padded[base + offsets[q]] += cols[at + np.uint64(q)]
-                    else:
-                        for q in range(offsets.size):
-                            cols[at + np.uint64(q)] = padded[base + offsets[q]]
+                            cols[at + np.uint64(q)] = source[tap + offsets[q]]
+                        continue
+                    for y in range(oh):
+                        o = at + np.uint64(y * sy)
+                        row = tap + np.uint64(y * sh * pw)
+                        for x in range(ow):
+                            cols[o + np.uint64(x)] = source[row + np.uint64(x * sw)]
 
 
 @njit(**_JIT)
-def _pack(padded, cols, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sy, sh, sw, dh, dw):
-    if ow < _BLOCKS_BELOW and sy == ow:
-        _by_blocks(
-            padded, cols, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sh, sw, dh, dw, False
-        )
-        return
+def _scatter(
+    cols, image, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sy, sh, sw, dh, dw,
+    top, left, bottom, right,
+):  # fmt: skip
+    padded = top > 0 or left > 0 or bottom > 0 or right > 0
+    pw = w + left + right
+    plane = np.zeros((h + top + bottom) * pw if padded else 0, image.dtype)
+    blocks = ow < _BLOCKS_BELOW and sy == ow
+    offsets = _first_taps(oh, ow, sh * pw, sw)
     for s in range(n):
         for c in range(channels):
+            target, start = image, (s * channels + c) * h * w
+            if padded:
+                plane[:] = 0
+                target = plane
             for i in range(kh):
                 for j in range(kw):
-                    at = s * sn + c * sc + i * si + j * sj
+                    at = np.uint64(s * sn + c * sc + i * si + j * sj)
+                    tap = np.uint64((0 if padded else start) + i * dh * pw + j * dw)
+                    if blocks:
+                        for q in range(offsets.size):
+                            target[tap + offsets[q]] += cols[at + np.uint64(q)]
+                        continue
                     for y in range(oh):
-                        o = np.uint64(at + y * sy)
-                        row = np.uint64(((s * channels + c) * h + i * dh + y * sh) * w + j * dw)
+                        o = at + np.uint64(y * sy)
+                        row = tap + np.uint64(y * sh * pw)
                         for x in range(ow):
-                            cols[o + np.uint64(x)] = padded[row + np.uint64(x * sw)]
-
-
-@njit(**_JIT)
-def _scatter(cols, padded, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sy, sh, sw, dh, dw):
-    if ow < _BLOCKS_BELOW and sy == ow:
-        _by_blocks(
-            padded, cols, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sh, sw, dh, dw, True
-        )
-        return
-    for s in range(n):
-        for c in range(channels):
-            for i in range(kh):
-                for j in range(kw):
-                    at = s * sn + c * sc + i * si + j * sj
-                    for y in range(oh):
-                        o = np.uint64(at + y * sy)
-                        row = np.uint64(((s * channels + c) * h + i * dh + y * sh) * w + j * dw)
-                        for x in range(ow):
-                            padded[row + np.uint64(x * sw)] += cols[o + np.uint64(x)]
+                            target[row + np.uint64(x * sw)] += cols[o + np.uint64(x)]
+            if padded:
+                _plane_in(image, start, h, w, plane, pw, top, left, True)
 
 
 def pad(image, padded, before, fill) -> None:

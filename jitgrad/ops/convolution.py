@@ -4,8 +4,8 @@
 A convolution packs the input's windows into columns (im2col: one strided copy per kernel
 offset) and multiplies them by the weight in BLAS. The batch goes through in chunks of a
 few samples, shared among jitgrad's threads, so the columns stay in cache instead of
-growing to kernel-area times the input, and nothing is kept for backward but the (padded)
-input.
+growing to kernel-area times the input, and nothing is kept for backward but the
+input (padding is the window loops' own: no padded copy of it is made).
 
 Three bilinear maps between an "image" (N, Ci, H, W), its "windows" (N, Cs, OH, OW) and a
 weight (Cs, Ci/groups, KH, KW) make up every convolution and both its gradients:
@@ -82,47 +82,6 @@ def interior(padded: np.ndarray, geom: Geometry) -> np.ndarray:
     return padded[..., bh : bh + h, bw : bw + w]
 
 
-def cut_interior(padded: np.ndarray, geom: Geometry, image: np.ndarray) -> None:
-    """``image`` = the image inside ``padded``."""
-    kernels = loop_kernels(padded, image)
-    if kernels is not None:  # (numpy's pass over short rows costs several times more)
-        kernels.crop(padded, image, geom.pad_before)
-    else:
-        image[...] = interior(padded, geom)
-
-
-def fill_padded(image: np.ndarray, padded: np.ndarray, geom: Geometry, fill) -> None:
-    """Write ``image`` into ``padded`` with ``fill`` around it (only the border is filled)."""
-    kernels = loop_kernels(image, padded)
-    if kernels is not None:  # one pass in order, rather than numpy's five strided ones
-        kernels.pad(image, padded, geom.pad_before, fill)
-        return
-    (bh, bw), (h, w) = geom.pad_before, geom.image
-    padded[..., :bh, :] = fill
-    padded[..., bh + h :, :] = fill
-    padded[..., bh : bh + h, :bw] = fill
-    padded[..., bh : bh + h, bw + w :] = fill
-    interior(padded, geom)[...] = image
-
-
-def padded_array(image: np.ndarray, geom: Geometry, fill=0) -> np.ndarray:
-    """``image`` padded as ``geom`` says (the image itself when there is no padding); the
-    copy is recorded, so that a jitted replay pads the replay's image."""
-    if not geom.is_padded:
-        return image
-    padded = np.empty(image.shape[:-2] + geom.padded, image.dtype)
-    run(fill_padded, image, padded, geom, fill)
-    return padded
-
-
-def scratch(image: np.ndarray, geom: Geometry) -> np.ndarray:
-    """The padded array that values bound for ``image`` land in before it is cut out
-    (``image`` itself when unpadded)."""
-    if not geom.is_padded:
-        return image
-    return np.empty((*image.shape[:2], *geom.padded), image.dtype)
-
-
 def loop_kernels(*arrays, columns=None):
     """The kernel backend's window loops when kernels run (``config.backend`` "jit") and
     they take ``arrays`` and ``columns``, else None (numpy's strided passes do the work)."""
@@ -130,28 +89,37 @@ def loop_kernels(*arrays, columns=None):
     return None if kernels is None else kernels.window_loops(*arrays, columns=columns)
 
 
-def _pack(padded: np.ndarray, geom: Geometry, cols: np.ndarray) -> None:
+def _pack(image: np.ndarray, geom: Geometry, cols: np.ndarray) -> None:
     """im2col: ``cols`` (N, C, KH, KW, OH, OW), a view of either layout (``_columns``),
-    gets the windows of ``padded`` (N, C, H, W)."""
-    kernels = loop_kernels(padded, columns=cols)
+    gets the windows of ``image`` (N, C, H, W) padded with zeros (the kernels pad a plane
+    at a time, numpy's strided passes read a padded copy of the chunk)."""
+    kernels = loop_kernels(image, columns=cols)
     if kernels is not None:
-        kernels.pack(padded, cols, geom.stride, geom.dilation)
+        kernels.pack(image, cols, geom.stride, geom.dilation, geom.pad_before, geom.pad_after)
         return
+    padded = image
+    if geom.is_padded:
+        padded = np.zeros((*image.shape[:-2], *geom.padded), image.dtype)
+        interior(padded, geom)[...] = image
     for i, j in geom.offsets():
         cols[:, :, i, j] = window(padded, geom, i, j)
 
 
-def _scatter(cols: np.ndarray, geom: Geometry, padded: np.ndarray) -> None:
+def _scatter(cols: np.ndarray, geom: Geometry, image: np.ndarray) -> None:
     """col2im: add ``cols`` (N, C, KH, KW, OH, OW), a view of either layout, into
-    ``padded`` (N, C, H, W) at the windows they came from. Within one tap the windows
-    never overlap (stride >= 1), so each strided add is exact."""
-    kernels = loop_kernels(padded, columns=cols)
+    ``image`` (N, C, H, W) at the windows they came from, dropping the taps that lie in
+    the padding. Within one tap the windows never overlap (stride >= 1), so each strided
+    add is exact."""
+    kernels = loop_kernels(image, columns=cols)
     if kernels is not None:
-        kernels.scatter(cols, padded, geom.stride, geom.dilation)
+        kernels.scatter(cols, image, geom.stride, geom.dilation, geom.pad_before, geom.pad_after)
         return
+    padded = np.zeros((*image.shape[:-2], *geom.padded), image.dtype) if geom.is_padded else image
     for i, j in geom.offsets():
         view = window(padded, geom, i, j)
         view += cols[:, :, i, j]
+    if padded is not image:
+        image += interior(padded, geom)
 
 
 def _one_blas_thread():
@@ -221,10 +189,10 @@ def _buffers(*sizes, dtype):
     return lambda step: [np.empty(size * step, dtype) for size in sizes]
 
 
-def windows_from_image(padded, weight, bias, out, geom: Geometry, groups: int) -> None:
+def windows_from_image(image, weight, bias, out, geom: Geometry, groups: int) -> None:
     """``out`` (N, Cs, OH, OW) = the weight (Cs, Ci/groups, KH, KW) applied to the windows
-    of ``padded`` (N, Ci, H, W), plus ``bias`` (Cs,) or None: conv2d."""
-    n, ci = padded.shape[:2]
+    of ``image`` (N, Ci, H, W), plus ``bias`` (Cs,) or None: conv2d."""
+    n, ci = image.shape[:2]
     cs = weight.shape[0]
     per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
     locations = math.prod(geom.out)
@@ -235,7 +203,7 @@ def windows_from_image(padded, weight, bias, out, geom: Geometry, groups: int) -
     def work(first, stop, buffers):
         b = stop - first
         cols, packed = _columns(buffers[0], ci, geom, b, by_sample)
-        _pack(padded[first:stop], geom, packed)
+        _pack(image[first:stop], geom, packed)
         target = out[first:stop].reshape(b, groups, cs // groups, locations)
         if by_sample:
             np.matmul(w, cols.reshape(b, groups, -1, locations), target)
@@ -254,11 +222,10 @@ def windows_from_image(padded, weight, bias, out, geom: Geometry, groups: int) -
     _each_chunk(n, per_sample, work, _buffers(per_sample, rows, dtype=out.dtype))
 
 
-def image_from_windows(windows, weight, bias, padded, image, geom: Geometry, groups: int):
+def image_from_windows(windows, weight, bias, image, geom: Geometry, groups: int):
     """``image`` (N, Ci, H, W) = each window's values (N, Cs, OH, OW) spread through the
     weight (Cs, Ci/groups, KH, KW) over its window and summed, plus ``bias`` (Ci,) or None:
-    conv_transpose2d. ``padded`` is the scratch image the windows land in (``image``
-    itself when unpadded)."""
+    conv_transpose2d."""
     n, cs = windows.shape[:2]
     ci = weight.shape[1] * groups
     per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
@@ -268,7 +235,7 @@ def image_from_windows(windows, weight, bias, padded, image, geom: Geometry, gro
 
     def work(first, stop, buffers):
         b = stop - first
-        target = padded[first:stop]
+        target = image[first:stop]
         target[...] = 0
         cols, packed = _columns(buffers[0], ci, geom, b, by_sample)
         if by_sample:
@@ -279,21 +246,19 @@ def image_from_windows(windows, weight, bias, padded, image, geom: Geometry, gro
             _windows_into_rows(windows[first:stop], groups, rows)
             np.matmul(w, rows, cols.reshape(groups, -1, b * locations))
         _scatter(packed, geom, target)
-        if padded is not image:
-            cut_interior(target, geom, image[first:stop])
         if bias is not None:
-            image[first:stop] += bias.reshape(1, ci, 1, 1)
+            target += bias.reshape(1, ci, 1, 1)
 
     rows = 0 if by_sample else cs * locations
     _each_chunk(n, per_sample, work, _buffers(per_sample, rows, dtype=image.dtype))
 
 
-def weight_from_both(padded, windows, grad, geom: Geometry, groups: int) -> None:
+def weight_from_both(image, windows, grad, geom: Geometry, groups: int) -> None:
     """``grad`` (Cs, Ci/groups, KH, KW) = Σ over samples and windows of each window's
-    value (N, Cs, OH, OW) times the image's values under it (``padded``, (N, Ci, H, W)):
+    value (N, Cs, OH, OW) times the image's values under it (``image``, (N, Ci, H, W)):
     the weight gradient of conv2d (windows = the output's gradient) and of
     conv_transpose2d (image = the output's gradient)."""
-    n, ci = padded.shape[:2]
+    n, ci = image.shape[:2]
     cs = windows.shape[1]
     per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
     locations = math.prod(geom.out)
@@ -304,7 +269,7 @@ def weight_from_both(padded, windows, grad, geom: Geometry, groups: int) -> None
     def work(first, stop, buffers):
         b = stop - first
         cols, packed = _columns(buffers[0], ci, geom, b, by_sample)
-        _pack(padded[first:stop], geom, packed)
+        _pack(image[first:stop], geom, packed)
         # Each product is the gradient transposed, (C·KH·KW, Cs): BLAS runs the tall,
         # narrow output faster than the wide one (12 against 16 ms at 64×32×32×32 → 64).
         if by_sample:
@@ -327,32 +292,25 @@ class Bilinear(Function):
     """One of the three maps (``kind``: "windows", "image" or "weight") of the module
     docstring, of two tensors and an optional bias. Backward is the other two maps."""
 
-    def __init__(self, kind: str, geom: Geometry, groups: int, padded=None):
+    def __init__(self, kind: str, geom: Geometry, groups: int):
         self.kind, self.geom, self.groups = kind, geom, groups
-        # The image input padded, when a forward has padded it already ("windows" keeps
-        # it for the weight's gradient).
-        self.padded = padded
 
     def forward(self, a, b, bias=None):
         geom, groups = self.geom, self.groups
-        a_array = a.numpy()
+        # (C-contiguous images for the window loops; the padding is theirs to read)
+        a_array = a.contiguous().numpy()
         b_array = b.contiguous().numpy() if self.kind != "weight" else b.numpy()
         bias_array = None if bias is None else bias.numpy()
         if self.kind == "windows":  # (image, weight)
-            self.padded = padded = padded_array(a_array, geom)
             out = uninitialised((a.shape[0], b.shape[0], *geom.out), a.dtype)
-            run(windows_from_image, padded, b_array, bias_array, out.numpy(), geom, groups)
+            run(windows_from_image, a_array, b_array, bias_array, out.numpy(), geom, groups)
         elif self.kind == "image":  # (windows, weight)
             out = uninitialised((a.shape[0], b.shape[1] * groups, *geom.image), a.dtype)
-            image = out.numpy()
-            padded = scratch(image, geom)
-            run(image_from_windows, a_array, b_array, bias_array, padded, image, geom, groups)
+            run(image_from_windows, a_array, b_array, bias_array, out.numpy(), geom, groups)
         else:  # (image, windows)
-            padded = self.padded if self.padded is not None else padded_array(a_array, geom)
-            self.padded = None
             shape = (b.shape[1], a.shape[1] // groups, *geom.kernel)
             out = uninitialised(shape, a.dtype)
-            run(weight_from_both, padded, b_array, out.numpy(), geom, groups)
+            run(weight_from_both, a_array, b_array, out.numpy(), geom, groups)
         return out
 
     def backward(self, gy):
@@ -365,8 +323,7 @@ class Bilinear(Function):
         ga = gb = gbias = None
         if self.kind == "windows":  # a: image, b: weight
             ga = apply("image", gy, b) if a.requires_grad else None
-            if b.requires_grad:
-                gb = Bilinear("weight", geom, groups, self.padded)(a, gy)
+            gb = apply("weight", a, gy) if b.requires_grad else None
         elif self.kind == "image":  # a: windows, b: weight
             ga = apply("windows", gy, b) if a.requires_grad else None
             gb = apply("weight", gy, a) if b.requires_grad else None
@@ -379,9 +336,6 @@ class Bilinear(Function):
             else:  # numpy's sum over three axes is one pass; the reduction op takes several
                 gbias = as_tensor(compute(_channel_sums, gy.numpy()))
         return (ga, gb, gbias)[: len(self.inputs)]
-
-    def _release(self) -> None:
-        self.padded = None
 
 
 def _channel_sums(g: np.ndarray) -> np.ndarray:
@@ -403,10 +357,9 @@ class Unfold(Function):
     def forward(self, x):
         geom = self.geom
         n, c = x.shape[:2]
-        padded = padded_array(x.numpy(), geom)
         out = uninitialised((n, c * math.prod(geom.kernel), math.prod(geom.out)), x.dtype)
         cols = out.numpy().reshape(n, c, *geom.kernel, *geom.out)
-        run(_pack, padded, geom, cols)
+        run(_pack, x.contiguous().numpy(), geom, cols)
         return out
 
     def backward(self, gy):
@@ -426,21 +379,17 @@ class Fold(Function):
         geom = self.geom
         n, c = cols.shape[0], cols.shape[1] // math.prod(geom.kernel)
         out = uninitialised((n, c, *geom.image), cols.dtype)
-        image = out.numpy()
-        padded = scratch(image, geom)
         source = cols.numpy().reshape(n, c, *geom.kernel, *geom.out)
-        run(_fold, source, geom, padded, image)
+        run(_fold, source, geom, out.numpy())
         return out
 
     def backward(self, gy):
         return Unfold(self.geom)(gy)
 
 
-def _fold(cols, geom: Geometry, padded, image) -> None:
-    padded[...] = 0
-    _scatter(cols, geom, padded)
-    if padded is not image:
-        cut_interior(padded, geom, image)
+def _fold(cols, geom: Geometry, image) -> None:
+    image[...] = 0
+    _scatter(cols, geom, image)
 
 
 # -- arguments -------------------------------------------------------------------------------

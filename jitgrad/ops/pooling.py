@@ -19,19 +19,50 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, uninitialised
 from ..recording import compute, run
-from .convolution import (
-    Geometry,
-    check_floating,
-    cut_interior,
-    image_input,
-    loop_kernels,
-    padded_array,
-    pair,
-    scratch,
-    window,
-)
+from .convolution import Geometry, check_floating, image_input, interior, loop_kernels, pair, window
 from .linalg import matmul
 from .movement import reshape
+
+
+def cut_interior(padded: np.ndarray, geom: Geometry, image: np.ndarray) -> None:
+    """``image`` = the image inside ``padded``."""
+    kernels = loop_kernels(padded, image)
+    if kernels is not None:  # (numpy's pass over short rows costs several times more)
+        kernels.crop(padded, image, geom.pad_before)
+    else:
+        image[...] = interior(padded, geom)
+
+
+def fill_padded(image: np.ndarray, padded: np.ndarray, geom: Geometry, fill) -> None:
+    """Write ``image`` into ``padded`` with ``fill`` around it (only the border is filled)."""
+    kernels = loop_kernels(image, padded)
+    if kernels is not None:  # one pass in order, rather than numpy's five strided ones
+        kernels.pad(image, padded, geom.pad_before, fill)
+        return
+    (bh, bw), (h, w) = geom.pad_before, geom.image
+    padded[..., :bh, :] = fill
+    padded[..., bh + h :, :] = fill
+    padded[..., bh : bh + h, :bw] = fill
+    padded[..., bh : bh + h, bw + w :] = fill
+    interior(padded, geom)[...] = image
+
+
+def padded_array(image: np.ndarray, geom: Geometry, fill=0) -> np.ndarray:
+    """``image`` padded as ``geom`` says (the image itself when there is no padding); the
+    copy is recorded, so that a jitted replay pads the replay's image."""
+    if not geom.is_padded:
+        return image
+    padded = np.empty(image.shape[:-2] + geom.padded, image.dtype)
+    run(fill_padded, image, padded, geom, fill)
+    return padded
+
+
+def scratch(image: np.ndarray, geom: Geometry) -> np.ndarray:
+    """The padded array that values bound for ``image`` land in before it is cut out
+    (``image`` itself when unpadded)."""
+    if not geom.is_padded:
+        return image
+    return np.empty((*image.shape[:2], *geom.padded), image.dtype)
 
 
 def _max_windows(padded, geom: Geometry, out, winner) -> None:
