@@ -208,10 +208,14 @@ def max_windows(padded, out, winner, kernel, stride, dilation) -> None:
     ``winner`` its tap: a value greater than the maximum so far or a NaN takes over
     (PyTorch's scan: the first of equal maxima, the last NaN)."""
     flat = (padded.reshape(-1), out.reshape(-1), winner.reshape(-1))
-    if kernel == (2, 2) and dilation == (1, 1):  # the common pool, its taps unrolled
-        _max_windows_2x2(*flat, *padded.shape, *out.shape[2:], *stride)
+    n, channels, h, w = padded.shape
+    oh, ow = out.shape[2:]
+    if _pairs(kernel, stride, dilation, winner, w, ow):
+        _max_pairs(*flat, n * channels, h, oh, ow)
+    elif kernel == (2, 2) and dilation == (1, 1):  # the common pool, its taps unrolled
+        _max_windows_2x2(*flat, *padded.shape, oh, ow, *stride)
     else:
-        _max_windows(*flat, *padded.shape, *out.shape[2:], *kernel, *stride, *dilation)
+        _max_windows(*flat, *padded.shape, oh, ow, *kernel, *stride, *dilation)
 
 
 def max_spread(gy, winner, padded, kernel, stride, dilation, add: bool) -> None:
@@ -220,10 +224,22 @@ def max_spread(gy, winner, padded, kernel, stride, dilation, add: bool) -> None:
     element) or added into ``padded`` (N, C, H, W). A multiplication rather than a
     selection, as the numpy path does, so a NaN or infinite gradient reaches its window."""
     flat = (gy.reshape(-1), winner.reshape(-1), padded.reshape(-1))
-    if kernel == (2, 2) and dilation == (1, 1) and not add:  # the common pool, unrolled
-        _max_spread_2x2(*flat, *padded.shape, *gy.shape[2:], *stride)
+    n, channels, h, w = padded.shape
+    oh, ow = gy.shape[2:]
+    if _pairs(kernel, stride, dilation, winner, w, ow) and h == 2 * oh:  # (tiling: written)
+        _spread_pairs(*flat, n * channels, oh, ow)
+    elif kernel == (2, 2) and dilation == (1, 1) and not add:  # the common pool, unrolled
+        _max_spread_2x2(*flat, *padded.shape, oh, ow, *stride)
     else:
-        _max_spread(*flat, *padded.shape, *gy.shape[2:], *kernel, *stride, *dilation, add)
+        _max_spread(*flat, *padded.shape, oh, ow, *kernel, *stride, *dilation, add)
+
+
+def _pairs(kernel, stride, dilation, winner, w, ow) -> bool:
+    """Whether the pair kernels take these windows: 2x2 of stride 2 over rows they tile,
+    rows of at least ``_PAIRS_FROM`` windows (shorter ones leave their loops too short to
+    pay), and the winners in int8 (as pooling keeps them)."""
+    tiled = kernel == (2, 2) and stride == (2, 2) and dilation == (1, 1) and w == 2 * ow
+    return tiled and ow >= _PAIRS_FROM and winner.dtype == np.int8
 
 
 @njit(**_JIT)
@@ -308,3 +324,72 @@ def _max_spread_2x2(gy, winner, padded, n, channels, h, w, oh, ow, sh, sw):
                 padded[corner + right] = g * (won == 1)
                 padded[corner + below] = g * (won == 2)
                 padded[corner + below + right] = g * (won == 3)
+
+
+# 2x2 windows of stride 2 over rows of exactly 2 * OW elements (the common pool): the
+# neighbours along the rows pair up in one flat loop that LLVM vectorises, then the two
+# rows' pairs of each window meet. Blocks of planes bound the pairs' scratch.
+_PAIRS_BLOCK = 1 << 14
+_PAIRS_FROM = 4
+
+
+@njit(**_JIT)
+def _max_pairs(padded, out, winner, planes, h, oh, ow):
+    """``_max_windows`` of those windows. Pairing along the rows first, then the rows,
+    picks as the scan does: of equal maxima the first (left, then top), of NaNs the last."""
+    block = max(1, _PAIRS_BLOCK // (h * ow))
+    pair = np.empty(block * h * ow, padded.dtype)
+    right = np.empty(block * h * ow, np.int8)
+    two = np.uint64(2)
+    for first in range(0, planes, block):
+        start = np.uint64(first * h * 2 * ow)
+        for k in range(min(block, planes - first) * h * ow):
+            a = padded[start + two * np.uint64(k)]
+            b = padded[start + two * np.uint64(k) + np.uint64(1)]
+            later = b > a or b != b
+            pair[k] = b if later else a
+            right[k] = 1 if later else 0
+        for p in range(min(block, planes - first)):
+            for y in range(oh):
+                top = np.uint64((p * h + 2 * y) * ow)
+                below = top + np.uint64(ow)
+                o = np.uint64(((first + p) * oh + y) * ow)
+                for x in range(ow):
+                    a = pair[top + np.uint64(x)]
+                    b = pair[below + np.uint64(x)]
+                    later = b > a or b != b
+                    out[o + np.uint64(x)] = b if later else a
+                    winner[o + np.uint64(x)] = (
+                        2 + right[below + np.uint64(x)] if later else right[top + np.uint64(x)]
+                    )
+
+
+@njit(**_JIT)
+def _spread_pairs(gy, winner, padded, planes, oh, ow):
+    """``_max_spread`` of those windows tiling the image (H = 2 * OH): each row's pairs
+    get the window's gradient times "the winner is in this row", and their left or right
+    element it times "... in this column": products, as ``_max_spread``'s."""
+    block = max(1, _PAIRS_BLOCK // (2 * oh * ow))
+    pair = np.empty(block * 2 * oh * ow, gy.dtype)
+    right = np.empty(block * 2 * oh * ow, np.int8)
+    two = np.uint64(2)
+    for first in range(0, planes, block):
+        count = min(block, planes - first)
+        for p in range(count):
+            for y in range(oh):
+                top = np.uint64((p * 2 * oh + 2 * y) * ow)
+                below = top + np.uint64(ow)
+                o = np.uint64(((first + p) * oh + y) * ow)
+                for x in range(ow):
+                    g = gy[o + np.uint64(x)]
+                    won = winner[o + np.uint64(x)]
+                    pair[top + np.uint64(x)] = g * (won < 2)
+                    pair[below + np.uint64(x)] = g * (won >= 2)
+                    right[top + np.uint64(x)] = won & 1
+                    right[below + np.uint64(x)] = won & 1
+        start = np.uint64(first * 2 * oh * 2 * ow)
+        for k in range(count * 2 * oh * ow):
+            g = pair[k]
+            r = right[k]
+            padded[start + two * np.uint64(k)] = g * (r == 0)
+            padded[start + two * np.uint64(k) + np.uint64(1)] = g * (r == 1)

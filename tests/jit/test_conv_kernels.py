@@ -63,11 +63,12 @@ def test_convolutions_and_their_gradients_equal_the_numpy_passes(dtype, geometry
         dict(kernel_size=(2, 3), stride=1, dilation=(1, 2)),
     ],
 )
-def test_max_pooling_and_its_gradient_equal_the_numpy_passes(dtype, geometry):
+@pytest.mark.parametrize("image", [(7, 8), (8, 10), (5, 64)])  # (windows in pairs too)
+def test_max_pooling_and_its_gradient_equal_the_numpy_passes(dtype, geometry, image):
     rng = np.random.default_rng(1)
-    x = rng.integers(0, 4, (2, 3, 7, 8)).astype(dtype)  # many ties
-    x[0, 0, 1, 1] = x[1, 2, 4, 5] = x[1, 2, 4, 6] = np.nan
-    g = rng.standard_normal((2, 3, 7, 8)).astype(dtype)
+    x = rng.integers(0, 4, (2, 3, *image)).astype(dtype)  # many ties
+    x[0, 0, 1, 1] = x[1, 2, 4, 5] = x[1, 2, 4, 6] = x[1, 1, 2, 3] = x[1, 1, 3, 3] = np.nan
+    g = rng.standard_normal((2, 3, *image)).astype(dtype)
 
     def run():
         leaf = jg.tensor(x, requires_grad=True)
@@ -83,6 +84,23 @@ def test_max_pooling_and_its_gradient_equal_the_numpy_passes(dtype, geometry):
     # (overlapping windows add up in another order: rounding apart; NaNs where they are)
     np.testing.assert_allclose(grad, grad_ref, rtol=1e-6, atol=1e-6)
     assert np.isnan(grad_ref).sum() > 1  # the NaN gradient reached its whole window
+
+
+def test_max_pooling_over_many_planes_equals_the_numpy_passes():
+    """Enough planes that the pair kernels go through them in several blocks."""
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 3, (40, 30, 8, 16)).astype(np.float32)
+    x.reshape(-1)[::101] = np.nan
+    g = rng.standard_normal((40, 30, 4, 8)).astype(np.float32)
+
+    def run():
+        leaf = jg.tensor(x, requires_grad=True)
+        y, indices = F.max_pool2d(leaf, 2, return_indices=True)
+        y.backward(jg.tensor(g))
+        return y.numpy(), indices.numpy(), leaf.grad.numpy()
+
+    for got, expected in zip(*on_both_backends(run)):
+        np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.parametrize("groups", [1, 2])
