@@ -203,6 +203,32 @@ def _copy_rows(image, padded, planes, h, w, ph, pw, top, left, to_padded):
                     image[row + np.uint64(x)] = padded[at + np.uint64(x)]
 
 
+def swap_leading(source, target, bias=None) -> None:
+    """``target`` (B, A, L) = ``source`` (A, B, L) with its two leading axes swapped, plus
+    ``bias`` (A,) along A if given: the products' rows of a batch of windows into the
+    windows' (N, C, ...) layout and back, one contiguous run of L at a time."""
+    a, b, length = source.shape
+    add = bias is not None
+    _swap_leading(
+        source.reshape(-1), target.reshape(-1), a, b, length, bias if add else source[0, 0], add
+    )
+
+
+@njit(**_JIT)
+def _swap_leading(source, target, a, b, length, bias, add):
+    for i in range(a):
+        for j in range(b):
+            at = np.uint64((i * b + j) * length)
+            to = np.uint64((j * a + i) * length)
+            if add:
+                shift = bias[i]
+                for k in range(length):
+                    target[to + np.uint64(k)] = source[at + np.uint64(k)] + shift
+            else:
+                for k in range(length):
+                    target[to + np.uint64(k)] = source[at + np.uint64(k)]
+
+
 def max_windows(padded, out, winner, kernel, stride, dilation) -> None:
     """``out`` (N, C, OH, OW) = each window's maximum in ``padded`` (N, C, H, W) and
     ``winner`` its tap: a value greater than the maximum so far or a NaN takes over

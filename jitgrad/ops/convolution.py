@@ -180,8 +180,28 @@ def _rows(buffer: np.ndarray, groups: int, channels: int, length: int) -> np.nda
 def _windows_into_rows(windows: np.ndarray, groups: int, rows: np.ndarray) -> None:
     """``rows`` (groups, Cs/groups, b·OH·OW) from ``windows`` (b, Cs, OH, OW)."""
     b, cs, oh, ow = windows.shape
+    kernels = loop_kernels(windows, rows)
+    if kernels is not None:  # (numpy's strided copy of short runs costs 2-4x more)
+        kernels.swap_leading(windows.reshape(b, cs, -1), rows.reshape(cs, b, -1))
+        return
     source = windows.reshape(b, groups, cs // groups, oh * ow).transpose(1, 2, 0, 3)
     rows.reshape(groups, cs // groups, b, oh * ow)[...] = source
+
+
+def _rows_into_windows(rows: np.ndarray, bias, windows: np.ndarray) -> None:
+    """``windows`` (b, Cs, L) from ``rows`` (groups, Cs/groups, b·L), plus ``bias`` (Cs,)
+    or None."""
+    b, cs = windows.shape[:2]
+    operands = (rows, windows) if bias is None else (rows, windows, bias)
+    kernels = loop_kernels(*operands)
+    if kernels is not None:
+        kernels.swap_leading(rows.reshape(cs, b, -1), windows, bias)
+        return
+    source = rows.reshape(cs, b, -1).transpose(1, 0, 2)
+    if bias is None:
+        windows[...] = source
+    else:
+        np.add(source, bias.reshape(cs, 1), out=windows)
 
 
 def _buffers(*sizes, dtype):
@@ -212,11 +232,7 @@ def windows_from_image(image, weight, bias, out, geom: Geometry, groups: int) ->
             return
         rows = _rows(buffers[1], groups, cs, b * locations)
         np.matmul(w, cols.reshape(groups, -1, b * locations), rows)
-        source = rows.reshape(groups, cs // groups, b, locations).transpose(2, 0, 1, 3)
-        if bias_rows is None:
-            target[...] = source
-        else:
-            np.add(source, bias_rows, out=target)
+        _rows_into_windows(rows, bias, target.reshape(b, cs, locations))
 
     rows = 0 if by_sample else cs * locations
     _each_chunk(n, per_sample, work, _buffers(per_sample, rows, dtype=out.dtype))
