@@ -132,7 +132,7 @@ def _each_chunk(n: int, per_sample: int, work, make_buffers) -> None:
     threads, each with scratch arrays of its own from ``make_buffers(samples a chunk)``.
     BLAS runs on one thread meanwhile: the chunks keep the cores busy, packing included,
     and no BLAS thread spins waiting for a core another process holds."""
-    step = max(1, _CHUNK_ELEMENTS // max(per_sample, 1))
+    step = max(1, min(n, chunk_samples(per_sample)))
     chunks = [(first, min(first + step, n)) for first in range(0, n, step)]
     idle = []  # buffers of finished chunks, for the next
 
@@ -147,6 +147,11 @@ def _each_chunk(n: int, per_sample: int, work, make_buffers) -> None:
     if chunks:
         with _one_blas_thread():
             threads.run(piece, len(chunks))
+
+
+def chunk_samples(per_sample: int) -> int:
+    """How many samples of ``per_sample`` column elements a chunk holds."""
+    return max(1, _CHUNK_ELEMENTS // max(per_sample, 1))
 
 
 def sample_products(geom: Geometry) -> bool:
@@ -209,9 +214,10 @@ def _buffers(*sizes, dtype):
     return lambda step: [np.empty(size * step, dtype) for size in sizes]
 
 
-def windows_from_image(image, weight, bias, out, geom: Geometry, groups: int) -> None:
+def windows_from_image(image, weight, bias, out, geom: Geometry, groups: int, kept=None):
     """``out`` (N, Cs, OH, OW) = the weight (Cs, Ci/groups, KH, KW) applied to the windows
-    of ``image`` (N, Ci, H, W), plus ``bias`` (Cs,) or None: conv2d."""
+    of ``image`` (N, Ci, H, W), plus ``bias`` (Cs,) or None: conv2d. ``kept``, if given,
+    holds the whole batch's columns (one chunk) for ``weight_from_both`` to reuse."""
     n, ci = image.shape[:2]
     cs = weight.shape[0]
     per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
@@ -222,7 +228,7 @@ def windows_from_image(image, weight, bias, out, geom: Geometry, groups: int) ->
 
     def work(first, stop, buffers):
         b = stop - first
-        cols, packed = _columns(buffers[0], ci, geom, b, by_sample)
+        cols, packed = _columns(buffers[0] if kept is None else kept, ci, geom, b, by_sample)
         _pack(image[first:stop], geom, packed)
         target = out[first:stop].reshape(b, groups, cs // groups, locations)
         if by_sample:
@@ -235,7 +241,8 @@ def windows_from_image(image, weight, bias, out, geom: Geometry, groups: int) ->
         _rows_into_windows(rows, bias, target.reshape(b, cs, locations))
 
     rows = 0 if by_sample else cs * locations
-    _each_chunk(n, per_sample, work, _buffers(per_sample, rows, dtype=out.dtype))
+    columns = per_sample if kept is None else 0
+    _each_chunk(n, per_sample, work, _buffers(columns, rows, dtype=out.dtype))
 
 
 def image_from_windows(windows, weight, bias, image, geom: Geometry, groups: int):
@@ -269,11 +276,12 @@ def image_from_windows(windows, weight, bias, image, geom: Geometry, groups: int
     _each_chunk(n, per_sample, work, _buffers(per_sample, rows, dtype=image.dtype))
 
 
-def weight_from_both(image, windows, grad, geom: Geometry, groups: int) -> None:
+def weight_from_both(image, windows, grad, geom: Geometry, groups: int, kept=None) -> None:
     """``grad`` (Cs, Ci/groups, KH, KW) = Σ over samples and windows of each window's
     value (N, Cs, OH, OW) times the image's values under it (``image``, (N, Ci, H, W)):
     the weight gradient of conv2d (windows = the output's gradient) and of
-    conv_transpose2d (image = the output's gradient)."""
+    conv_transpose2d (image = the output's gradient). ``kept``: the image's columns as
+    ``windows_from_image`` packed them, or None."""
     n, ci = image.shape[:2]
     cs = windows.shape[1]
     per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
@@ -284,8 +292,11 @@ def weight_from_both(image, windows, grad, geom: Geometry, groups: int) -> None:
 
     def work(first, stop, buffers):
         b = stop - first
-        cols, packed = _columns(buffers[0], ci, geom, b, by_sample)
-        _pack(image[first:stop], geom, packed)
+        if kept is None:
+            cols, packed = _columns(buffers[0], ci, geom, b, by_sample)
+            _pack(image[first:stop], geom, packed)
+        else:
+            cols = _columns(kept, ci, geom, b, by_sample)[0]
         # Each product is the gradient transposed, (C·KH·KW, Cs): BLAS runs the tall,
         # narrow output faster than the wide one (12 against 16 ms at 64×32×32×32 → 64).
         if by_sample:
@@ -298,7 +309,8 @@ def weight_from_both(image, windows, grad, geom: Geometry, groups: int) -> None:
         partials[first] = np.matmul(cols.reshape(groups, -1, b * locations), rows.mT)
 
     rows = 0 if by_sample else cs * locations
-    _each_chunk(n, per_sample, work, _buffers(per_sample, rows, dtype=grad.dtype))
+    columns = per_sample if kept is None else 0
+    _each_chunk(n, per_sample, work, _buffers(columns, rows, dtype=grad.dtype))
     g[...] = 0
     for first in sorted(partials):
         g += partials[first].mT
@@ -308,8 +320,11 @@ class Bilinear(Function):
     """One of the three maps (``kind``: "windows", "image" or "weight") of the module
     docstring, of two tensors and an optional bias. Backward is the other two maps."""
 
-    def __init__(self, kind: str, geom: Geometry, groups: int):
+    def __init__(self, kind: str, geom: Geometry, groups: int, kept=None):
         self.kind, self.geom, self.groups = kind, geom, groups
+        # The forward's columns of the image, when the batch is one chunk of them and
+        # the weight needs a gradient: "weight" multiplies them again instead of packing.
+        self.kept = kept
 
     def forward(self, a, b, bias=None):
         geom, groups = self.geom, self.groups
@@ -319,14 +334,20 @@ class Bilinear(Function):
         bias_array = None if bias is None else bias.numpy()
         if self.kind == "windows":  # (image, weight)
             out = uninitialised((a.shape[0], b.shape[0], *geom.out), a.dtype)
-            run(windows_from_image, a_array, b_array, bias_array, out.numpy(), geom, groups)
+            n, per_sample = a.shape[0], a.shape[1] * math.prod(geom.kernel + geom.out)
+            if b.requires_grad and n <= chunk_samples(per_sample):
+                self.kept = np.empty(n * per_sample, a_array.dtype)
+            out_array = out.numpy()
+            run(
+                windows_from_image, a_array, b_array, bias_array, out_array, geom, groups, self.kept
+            )
         elif self.kind == "image":  # (windows, weight)
             out = uninitialised((a.shape[0], b.shape[1] * groups, *geom.image), a.dtype)
             run(image_from_windows, a_array, b_array, bias_array, out.numpy(), geom, groups)
         else:  # (image, windows)
             shape = (b.shape[1], a.shape[1] // groups, *geom.kernel)
             out = uninitialised(shape, a.dtype)
-            run(weight_from_both, a_array, b_array, out.numpy(), geom, groups)
+            run(weight_from_both, a_array, b_array, out.numpy(), geom, groups, self.kept)
         return out
 
     def backward(self, gy):
@@ -339,7 +360,7 @@ class Bilinear(Function):
         ga = gb = gbias = None
         if self.kind == "windows":  # a: image, b: weight
             ga = apply("image", gy, b) if a.requires_grad else None
-            gb = apply("weight", a, gy) if b.requires_grad else None
+            gb = Bilinear("weight", geom, groups, self.kept)(a, gy) if b.requires_grad else None
         elif self.kind == "image":  # a: windows, b: weight
             ga = apply("windows", gy, b) if a.requires_grad else None
             gb = apply("weight", gy, a) if b.requires_grad else None
@@ -352,6 +373,9 @@ class Bilinear(Function):
             else:  # numpy's sum over three axes is one pass; the reduction op takes several
                 gbias = as_tensor(compute(_channel_sums, gy.numpy()))
         return (ga, gb, gbias)[: len(self.inputs)]
+
+    def _release(self) -> None:
+        self.kept = None
 
 
 def _channel_sums(g: np.ndarray) -> np.ndarray:
