@@ -24,6 +24,8 @@ from ..ops import reduce
 from ..ops.elementwise import where
 from ..ops.linalg import matmul
 from ..ops.shaping import repeat, tril
+from ..ops.unary import exp
+from .activation_functions import _shifted
 
 
 def attention_with_weights(q, k, v, mask, dropout_p, scale, safe, generator=None):
@@ -38,16 +40,20 @@ def attention_with_weights(q, k, v, mask, dropout_p, scale, safe, generator=None
     scores = matmul(q, k.mT) * scale
     if mask is not None:
         scores = where(mask, scores, -np.inf) if mask.dtype.kind == "b" else scores + mask
-    if mask is not None and safe:
-        # Rows of -inf only are given finite scores and zeroed after the softmax: no NaN
-        # forward, and none in the gradient.
-        dead = reduce.all(scores.detach() == -np.inf, -1, keepdims=True)
-        weights = where(dead, 0.0, F.softmax(where(dead, 0.0, scores), -1))
-    else:
-        weights = F.softmax(scores, -1)
+    weights = _safe_softmax(scores) if mask is not None and safe else F.softmax(scores, -1)
     if dropout_p > 0:
         weights = F.dropout(weights, dropout_p, generator=generator)
     return matmul(weights, v), weights
+
+
+def _safe_softmax(scores: Tensor) -> Tensor:
+    """Softmax along the last axis, 0 on rows of -inf only, with no NaN in the gradient.
+    Shifted by its finite maximum, a row's exponentials sum to at least 1 unless every
+    score is -inf: those rows divide zeros by 1 (and their gradient, times the zero
+    exponentials, is zero), in the same row kernel as softmax's."""
+    e = exp(_shifted(scores, -1))
+    total = reduce.sum(e, -1, keepdims=True)
+    return e / where(total == 0, 1.0, total)
 
 
 def _check_mask(name: str, mask: Tensor, shape: tuple) -> None:
