@@ -21,7 +21,7 @@ _BLOCKS_BELOW = 16
 def applies(*arrays, columns=None) -> bool:
     """Whether the kernels take these arrays: float32 or float64 alike, C-contiguous, and
     ``columns`` (if given) dense (its axes ordered by stride C-contiguous: a transposed
-    view of a contiguous array) with its last axis contiguous."""
+    view of a contiguous array) with its last axis contiguous, or window by window."""
     dtype = arrays[0].dtype
     if dtype != np.float32 and dtype != np.float64:
         return False
@@ -30,7 +30,13 @@ def applies(*arrays, columns=None) -> bool:
     if columns is None:
         return True
     last = columns.shape[-1] == 1 or columns.strides[-1] == columns.itemsize
-    return columns.dtype == dtype and last and _dense(columns)
+    return columns.dtype == dtype and (last and _dense(columns) or _by_window(columns))
+
+
+def _by_window(cols) -> bool:
+    """Whether ``cols`` (N, C, KH, KW, OH, OW) lies window by window: (N, OH, OW, C, KH,
+    KW) C-contiguous, each window's taps together."""
+    return cols.transpose(0, 4, 5, 1, 2, 3).flags.c_contiguous
 
 
 def _dense(a) -> bool:
@@ -53,6 +59,11 @@ def pack(image, cols, stride, dilation, before, after) -> None:
     """im2col: ``cols`` (N, C, KH, KW, OH, OW), a dense view with its rows (OW)
     contiguous, = the windows of ``image`` (N, C, H, W, C-contiguous) padded with zeros,
     ``before`` = (top, left) and ``after`` = (bottom, right)."""
+    if _by_window(cols):
+        windows = cols.transpose(0, 4, 5, 1, 2, 3).reshape(-1)
+        taps = _taps(cols, stride, dilation, before, after)
+        _pack_windows(image.reshape(-1), windows, *image.shape, *taps)
+        return
     flat, where = _windows(cols, stride, dilation, before, after)
     _pack(image.reshape(-1), flat, *image.shape, *where)
 
@@ -60,6 +71,11 @@ def pack(image, cols, stride, dilation, before, after) -> None:
 def scatter(cols, image, stride, dilation, before, after) -> None:
     """col2im: add ``cols`` (N, C, KH, KW, OH, OW), as ``pack`` takes them, into
     ``image`` (N, C, H, W) at the windows they came from; taps in the padding drop out."""
+    if _by_window(cols):
+        windows = cols.transpose(0, 4, 5, 1, 2, 3).reshape(-1)
+        taps = _taps(cols, stride, dilation, before, after)
+        _scatter_windows(windows, image.reshape(-1), *image.shape, *taps)
+        return
     flat, where = _windows(cols, stride, dilation, before, after)
     _scatter(flat, image.reshape(-1), *image.shape, *where)
 
@@ -68,6 +84,11 @@ def _windows(cols, stride, dilation, before, after):
     """(``cols`` flat, the windows' geometry as ``_pack`` and ``_scatter`` take it)."""
     flat, (sn, sc, si, sj, sy, _) = _flat(cols)
     return flat, (*cols.shape[2:], sn, sc, si, sj, sy, *stride, *dilation, *before, *after)
+
+
+def _taps(cols, stride, dilation, before, after):
+    """The windows' geometry as ``_pack_windows`` and ``_scatter_windows`` take it."""
+    return (*cols.shape[2:], *stride, *dilation, *before, *after)
 
 
 # Flat arrays and unsigned indices: numba wraps negative indices around, and the select
@@ -167,6 +188,73 @@ def _scatter(
                 _plane_in(image, start, h, w, plane, pw, top, left, True)
 
 
+# Columns window by window (each window's C x KH x KW taps together): a sample's planes
+# at a time, padded into a buffer when there is padding, and every window's taps gathered
+# through one table of where they lie from its corner.
+
+
+@njit(**_JIT)
+def _tap_table(channels, kh, kw, plane, pw, dh, dw):
+    taps = np.empty(channels * kh * kw, np.uint64)
+    for c in range(channels):
+        for i in range(kh):
+            for j in range(kw):
+                taps[(c * kh + i) * kw + j] = c * plane + i * dh * pw + j * dw
+    return taps
+
+
+@njit(**_JIT)
+def _pack_windows(
+    image, cols, n, channels, h, w, kh, kw, oh, ow, sh, sw, dh, dw, top, left, bottom, right
+):
+    padded = top > 0 or left > 0 or bottom > 0 or right > 0
+    pw = w + left + right
+    plane = (h + top + bottom) * pw if padded else h * w
+    buffer = np.zeros(channels * plane if padded else 0, image.dtype)
+    taps = _tap_table(channels, kh, kw, plane, pw, dh, dw)
+    size = taps.size
+    for s in range(n):
+        source, start = image, np.uint64(s * channels * h * w)
+        if padded:
+            for c in range(channels):
+                at = (s * channels + c) * h * w
+                _plane_in(image, at, h, w, buffer[c * plane :], pw, top, left, False)
+            source, start = buffer, np.uint64(0)
+        for y in range(oh):
+            for x in range(ow):
+                corner = start + np.uint64(y * sh * pw + x * sw)
+                o = np.uint64(((s * oh + y) * ow + x) * size)
+                for t in range(size):
+                    cols[o + np.uint64(t)] = source[corner + taps[t]]
+
+
+@njit(**_JIT)
+def _scatter_windows(
+    cols, image, n, channels, h, w, kh, kw, oh, ow, sh, sw, dh, dw, top, left, bottom, right
+):
+    padded = top > 0 or left > 0 or bottom > 0 or right > 0
+    pw = w + left + right
+    plane = (h + top + bottom) * pw if padded else h * w
+    buffer = np.zeros(channels * plane if padded else 0, image.dtype)
+    taps = _tap_table(channels, kh, kw, plane, pw, dh, dw)
+    size = taps.size
+    for s in range(n):
+        target, start = image, np.uint64(s * channels * h * w)
+        if padded:
+            buffer[:] = 0
+            target, start = buffer, np.uint64(0)
+        for y in range(oh):
+            for x in range(ow):
+                corner = start + np.uint64(y * sh * pw + x * sw)
+                o = np.uint64(((s * oh + y) * ow + x) * size)
+                for t in range(size):
+                    target[corner + taps[t]] += cols[o + np.uint64(t)]
+        if padded:
+            for c in range(channels):
+                at = (s * channels + c) * h * w
+                _plane_in(image, at, h, w, buffer[c * plane :], pw, top, left, True)
+
+
 def pad(image, padded, before, fill) -> None:
     """``padded`` (..., PH, PW) = ``image`` (..., H, W) with its first row and column at
     ``before`` and ``fill`` around it: all of ``padded`` filled, then the image's rows
@@ -227,6 +315,28 @@ def _swap_leading(source, target, a, b, length, bias, add):
             else:
                 for k in range(length):
                     target[to + np.uint64(k)] = source[at + np.uint64(k)]
+
+
+def swap_last(source, target, bias=None) -> None:
+    """``target`` (B, Q, P) = ``source`` (B, P, Q) with its last two axes swapped, plus
+    ``bias`` (Q,) along Q if given: a product's rows by window (N, L, C) into the
+    windows' (N, C, L) layout, and back."""
+    batch, p, q = source.shape
+    add = bias is not None
+    flat = source.reshape(-1)
+    _swap_last(flat, target.reshape(-1), batch, p, q, bias if add else flat[:1], add)
+
+
+@njit(**_JIT)
+def _swap_last(source, target, batch, p, q, bias, add):
+    for b in range(batch):
+        start = np.uint64(b * p * q)
+        for j in range(q):
+            shift = bias[j] if add else source[0] * 0
+            row = start + np.uint64(j * p)
+            for i in range(p):
+                value = source[start + np.uint64(i * q + j)]
+                target[row + np.uint64(i)] = value + shift if add else value
 
 
 def max_windows(padded, out, winner, kernel, stride, dilation) -> None:

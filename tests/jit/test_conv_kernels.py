@@ -156,14 +156,14 @@ def test_padding_and_cutting_it_off_equal_numpys(lead, image, before, after, dty
     dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)),
     before=st.tuples(st.integers(0, 3), st.integers(0, 3)),
     after=st.tuples(st.integers(0, 3), st.integers(0, 3)),
-    by_sample=st.booleans(),
+    layout=st.sampled_from(["sample", "tap", "window"]),
     dtype=st.sampled_from([np.float32, np.float64]),
 )
 def test_packing_and_adding_windows_back_equal_numpys_taps(
-    image, stride, dilation, before, after, by_sample, dtype
+    image, stride, dilation, before, after, layout, dtype
 ):
     """im2col and col2im, with windows narrower and wider than a block gathered whole,
-    in both column layouts, padded or not, against one numpy slice a tap of the image
+    in the three column layouts, padded or not, against one numpy slice a tap of the image
     padded by np.pad (col2im: of a zero-padded image, cut out)."""
     kernel = (3, 2)
     padded_size = [n + b + a for n, b, a in zip(image, before, after)]
@@ -177,7 +177,7 @@ def test_packing_and_adding_windows_back_equal_numpys_taps(
     x = rng.standard_normal((2, 3, *image)).astype(dtype)
     padded = np.pad(x, [(0, 0), (0, 0), *zip(before, after)])
     buffer = np.full(2 * 3 * 6 * out[0] * out[1], np.nan, dtype)
-    _, cols = convolution._columns(buffer, 3, geom, 2, by_sample)
+    _, cols = convolution._columns(buffer, 3, geom, 2, layout)
     conv_kernels.pack(x, cols, stride, dilation, before, after)
     expected = np.empty(cols.shape, dtype)
     for i, j in geom.offsets():
