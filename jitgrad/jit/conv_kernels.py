@@ -339,6 +339,27 @@ def _swap_last(source, target, batch, p, q, bias, add):
                 target[row + np.uint64(i)] = value + shift if add else value
 
 
+def channel_sums(g):
+    """``g`` (N, C, L) summed over N and L: (C,). The samples add up element by element in
+    float64 (a loop LLVM vectorises, where one running sum would not), then each
+    channel's L sums."""
+    n, c, length = g.shape
+    return _channel_sums(g.reshape(-1), n, c * length, length)
+
+
+@njit(**_JIT)
+def _channel_sums(g, n, block, length):
+    sums = np.zeros(block, np.float64)
+    for s in range(n):
+        at = np.uint64(s * block)
+        for i in range(block):
+            sums[i] += g[at + np.uint64(i)]
+    out = np.empty(block // length, g.dtype)
+    for k in range(out.size):
+        out[k] = sums[k * length : (k + 1) * length].sum()
+    return out
+
+
 def max_windows(padded, out, winner, kernel, stride, dilation) -> None:
     """``out`` (N, C, OH, OW) = each window's maximum in ``padded`` (N, C, H, W) and
     ``winner`` its tap: a value greater than the maximum so far or a NaN takes over

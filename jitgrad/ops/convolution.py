@@ -40,6 +40,7 @@ from .movement import reshape
 _CHUNK_ELEMENTS = 1 << 20
 _SAMPLE_PRODUCTS_FROM = 256  # windows a sample: see sample_products
 _WINDOW_COLUMNS_FROM = 16  # taps a window (C·KH·KW): see column_layout
+_SUMMED_IN_LOOPS = 1 << 14  # elements a sample: see _channel_sums
 
 
 class Geometry(NamedTuple):
@@ -421,12 +422,17 @@ class Bilinear(Function):
 
 
 def _channel_sums(g: np.ndarray) -> np.ndarray:
-    """``g.sum((0, 2, 3))``; of a C-contiguous ``g`` as products with a vector of ones,
-    each sample's channels then summed (BLAS's dot products take a fifth of the time of
-    numpy's reduction over the outer and inner axes alike)."""
+    """``g.sum((0, 2, 3))``: for small samples (at most ``_SUMMED_IN_LOOPS`` elements) in
+    a loop kernel when the window loops take ``g``; else, of a C-contiguous ``g``, as
+    products with a vector of ones, each sample's channels then summed (BLAS's dot
+    products take a fifth of the time of numpy's reduction over the outer and inner axes
+    alike, and a third of the loop kernel's on large samples)."""
+    n, c = g.shape[:2]
+    kernels = loop_kernels(g) if g[:1].size <= _SUMMED_IN_LOOPS else None
+    if kernels is not None:
+        return kernels.channel_sums(g.reshape(n, c, -1))
     if not g.flags.c_contiguous or g.dtype not in (np.float32, np.float64):
         return g.sum((0, 2, 3))
-    n, c = g.shape[:2]
     return (g.reshape(n, c, -1) @ np.ones(math.prod(g.shape[2:]), g.dtype)).sum(0)
 
 
