@@ -367,7 +367,7 @@ def max_windows(padded, out, winner, kernel, stride, dilation) -> None:
     flat = (padded.reshape(-1), out.reshape(-1), winner.reshape(-1))
     n, channels, h, w = padded.shape
     oh, ow = out.shape[2:]
-    if _pairs(kernel, stride, dilation, winner, w, ow):
+    if _pairs(kernel, stride, dilation, winner, w, ow) and ow >= _PAIRS_FROM:
         _max_pairs(*flat, n * channels, h, oh, ow)
     elif kernel == (2, 2) and dilation == (1, 1):  # the common pool, its taps unrolled
         _max_windows_2x2(*flat, *padded.shape, oh, ow, *stride)
@@ -383,7 +383,8 @@ def max_spread(gy, winner, padded, kernel, stride, dilation, add: bool) -> None:
     flat = (gy.reshape(-1), winner.reshape(-1), padded.reshape(-1))
     n, channels, h, w = padded.shape
     oh, ow = gy.shape[2:]
-    if _pairs(kernel, stride, dilation, winner, w, ow) and h == 2 * oh:  # (tiling: written)
+    pairs = _pairs(kernel, stride, dilation, winner, w, ow) and ow >= _SPREAD_PAIRS_FROM
+    if pairs and h == 2 * oh:  # (tiling: written)
         _spread_pairs(*flat, n * channels, oh, ow)
     elif kernel == (2, 2) and dilation == (1, 1) and not add:  # the common pool, unrolled
         _max_spread_2x2(*flat, *padded.shape, oh, ow, *stride)
@@ -393,10 +394,11 @@ def max_spread(gy, winner, padded, kernel, stride, dilation, add: bool) -> None:
 
 def _pairs(kernel, stride, dilation, winner, w, ow) -> bool:
     """Whether the pair kernels take these windows: 2x2 of stride 2 over rows they tile,
-    rows of at least ``_PAIRS_FROM`` windows (shorter ones leave their loops too short to
-    pay), and the winners in int8 (as pooling keeps them)."""
+    and the winners in int8 (as pooling keeps them). Rows of fewer windows than
+    ``_PAIRS_FROM`` (forward) or ``_SPREAD_PAIRS_FROM`` (gradient) leave their loops too
+    short to pay."""
     tiled = kernel == (2, 2) and stride == (2, 2) and dilation == (1, 1) and w == 2 * ow
-    return tiled and ow >= _PAIRS_FROM and winner.dtype == np.int8
+    return tiled and winner.dtype == np.int8
 
 
 @njit(**_JIT)
@@ -487,7 +489,8 @@ def _max_spread_2x2(gy, winner, padded, n, channels, h, w, oh, ow, sh, sw):
 # neighbours along the rows pair up in one flat loop that LLVM vectorises, then the two
 # rows' pairs of each window meet. Blocks of planes bound the pairs' scratch.
 _PAIRS_BLOCK = 1 << 14
-_PAIRS_FROM = 4
+_PAIRS_FROM = 2
+_SPREAD_PAIRS_FROM = 4
 
 
 @njit(**_JIT)
