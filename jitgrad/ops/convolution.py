@@ -1,11 +1,13 @@
 """Convolutions in PyTorch's spelling: ``conv1d``, ``conv2d``, ``conv_transpose2d``,
 ``unfold`` and ``fold``, over (N, C, H, W) tensors (1-d ones as images one row high).
 
-A convolution packs the input's windows into columns (im2col: one strided copy per kernel
-offset) and multiplies them by the weight in BLAS. The batch goes through in chunks of a
-few samples, shared among jitgrad's threads, so the columns stay in cache instead of
-growing to kernel-area times the input, and nothing is kept for backward but the
-input (padding is the window loops' own: no padded copy of it is made).
+A convolution packs the input's windows into columns (im2col) and multiplies them by the
+weight in BLAS; the padding is the packing's own, no padded copy of the input is made. The
+batch goes through in chunks of a few samples, shared among jitgrad's threads, so the
+columns stay in cache instead of growing to kernel-area times the input. Backward keeps
+the input, and the columns only of a batch that packs into one chunk (the weight's
+gradient multiplies them again). How the columns lie, by sample, by window or by tap,
+follows the images' size (``column_layout``).
 
 Three bilinear maps between an "image" (N, Ci, H, W), its "windows" (N, Cs, OH, OW) and a
 weight (Cs, Ci/groups, KH, KW) make up every convolution and both its gradients:
