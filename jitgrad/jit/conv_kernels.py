@@ -57,38 +57,27 @@ def _flat(a):
 
 def pack(image, cols, stride, dilation, before, after) -> None:
     """im2col: ``cols`` (N, C, KH, KW, OH, OW), a dense view with its rows (OW)
-    contiguous, = the windows of ``image`` (N, C, H, W, C-contiguous) padded with zeros,
-    ``before`` = (top, left) and ``after`` = (bottom, right)."""
-    if _by_window(cols):
-        windows = cols.transpose(0, 4, 5, 1, 2, 3).reshape(-1)
-        taps = _taps(cols, stride, dilation, before, after)
-        _pack_windows(image.reshape(-1), windows, *image.shape, *taps)
-        return
-    flat, where = _windows(cols, stride, dilation, before, after)
-    _pack(image.reshape(-1), flat, *image.shape, *where)
+    contiguous or lying window by window, = the windows of ``image`` (N, C, H, W,
+    C-contiguous) padded with zeros, ``before`` = (top, left) and ``after`` = (bottom,
+    right)."""
+    _move(image, cols, stride, dilation, before, after, False)
 
 
 def scatter(cols, image, stride, dilation, before, after) -> None:
     """col2im: add ``cols`` (N, C, KH, KW, OH, OW), as ``pack`` takes them, into
     ``image`` (N, C, H, W) at the windows they came from; taps in the padding drop out."""
+    _move(image, cols, stride, dilation, before, after, True)
+
+
+def _move(image, cols, stride, dilation, before, after, add) -> None:
+    geometry = (*cols.shape[2:], *stride, *dilation, *before, *after)
     if _by_window(cols):
         windows = cols.transpose(0, 4, 5, 1, 2, 3).reshape(-1)
-        taps = _taps(cols, stride, dilation, before, after)
-        _scatter_windows(windows, image.reshape(-1), *image.shape, *taps)
+        _by_windows(image.reshape(-1), windows, *image.shape, *geometry, add)
         return
-    flat, where = _windows(cols, stride, dilation, before, after)
-    _scatter(flat, image.reshape(-1), *image.shape, *where)
-
-
-def _windows(cols, stride, dilation, before, after):
-    """(``cols`` flat, the windows' geometry as ``_pack`` and ``_scatter`` take it)."""
     flat, (sn, sc, si, sj, sy, _) = _flat(cols)
-    return flat, (*cols.shape[2:], sn, sc, si, sj, sy, *stride, *dilation, *before, *after)
-
-
-def _taps(cols, stride, dilation, before, after):
-    """The windows' geometry as ``_pack_windows`` and ``_scatter_windows`` take it."""
-    return (*cols.shape[2:], *stride, *dilation, *before, *after)
+    by_taps = _scatter_taps if add else _pack_taps
+    by_taps(image.reshape(-1), flat, *image.shape, sn, sc, si, sj, sy, *geometry)
 
 
 # Flat arrays and unsigned indices: numba wraps negative indices around, and the select
@@ -125,72 +114,123 @@ def _plane_in(image, at, h, w, plane, pw, top, left, add):
 
 
 @njit(**_JIT)
-def _pack(
-    image, cols, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sy, sh, sw, dh, dw,
-    top, left, bottom, right,
-):  # fmt: skip
+def _plane_setup(h, w, oh, ow, sy, sh, sw, top, left, bottom, right, dtype):
+    """What ``_pack_taps`` and ``_scatter_taps`` need of the geometry: whether it pads,
+    the padded row length, a padded plane's buffer, whether a tap's windows go as one
+    block, and their corners."""
     padded = top > 0 or left > 0 or bottom > 0 or right > 0
     pw = w + left + right
-    plane = np.zeros((h + top + bottom) * pw if padded else 0, image.dtype)
-    blocks = ow < _BLOCKS_BELOW and sy == ow
-    offsets = _first_taps(oh, ow, sh * pw, sw)
+    plane = np.zeros((h + top + bottom) * pw if padded else 0, dtype)
+    return padded, pw, plane, ow < _BLOCKS_BELOW and sy == ow, _first_taps(oh, ow, sh * pw, sw)
+
+
+# Columns by tap (each tap's rows of windows contiguous): a plane's tap at a time, a whole
+# OH x OW block through a table of the windows' corners when its rows are short and lie
+# together. Packing and adding back are two kernels: with the flag inside one, LLVM kept
+# its test in the loops over large images (30% slower packing).
+
+
+@njit(**_JIT)
+def _pack_taps(
+    image,
+    cols,
+    n,
+    channels,
+    h,
+    w,
+    sn,
+    sc,
+    si,
+    sj,
+    sy,
+    kh,
+    kw,
+    oh,
+    ow,
+    sh,
+    sw,
+    dh,
+    dw,
+    top,
+    left,
+    bottom,
+    right,
+):
+    padded, pw, plane, blocks, offsets = _plane_setup(
+        h, w, oh, ow, sy, sh, sw, top, left, bottom, right, image.dtype
+    )
     for s in range(n):
         for c in range(channels):
-            source, start = image, (s * channels + c) * h * w
+            taps, start = image, (s * channels + c) * h * w
             if padded:
                 _plane_in(image, start, h, w, plane, pw, top, left, False)
-                source, start = plane, 0
+                taps, start = plane, 0
             for i in range(kh):
                 for j in range(kw):
                     at = np.uint64(s * sn + c * sc + i * si + j * sj)
                     tap = np.uint64(start + i * dh * pw + j * dw)
                     if blocks:
                         for q in range(offsets.size):
-                            cols[at + np.uint64(q)] = source[tap + offsets[q]]
+                            cols[at + np.uint64(q)] = taps[tap + offsets[q]]
                         continue
                     for y in range(oh):
                         o = at + np.uint64(y * sy)
                         row = tap + np.uint64(y * sh * pw)
                         for x in range(ow):
-                            cols[o + np.uint64(x)] = source[row + np.uint64(x * sw)]
+                            cols[o + np.uint64(x)] = taps[row + np.uint64(x * sw)]
 
 
 @njit(**_JIT)
-def _scatter(
-    cols, image, n, channels, h, w, kh, kw, oh, ow, sn, sc, si, sj, sy, sh, sw, dh, dw,
-    top, left, bottom, right,
-):  # fmt: skip
-    padded = top > 0 or left > 0 or bottom > 0 or right > 0
-    pw = w + left + right
-    plane = np.zeros((h + top + bottom) * pw if padded else 0, image.dtype)
-    blocks = ow < _BLOCKS_BELOW and sy == ow
-    offsets = _first_taps(oh, ow, sh * pw, sw)
+def _scatter_taps(
+    image,
+    cols,
+    n,
+    channels,
+    h,
+    w,
+    sn,
+    sc,
+    si,
+    sj,
+    sy,
+    kh,
+    kw,
+    oh,
+    ow,
+    sh,
+    sw,
+    dh,
+    dw,
+    top,
+    left,
+    bottom,
+    right,
+):
+    padded, pw, plane, blocks, offsets = _plane_setup(
+        h, w, oh, ow, sy, sh, sw, top, left, bottom, right, image.dtype
+    )
     for s in range(n):
         for c in range(channels):
-            target, start = image, (s * channels + c) * h * w
+            image_at = (s * channels + c) * h * w
+            taps, start = image, image_at
             if padded:
                 plane[:] = 0
-                target = plane
+                taps, start = plane, 0
             for i in range(kh):
                 for j in range(kw):
                     at = np.uint64(s * sn + c * sc + i * si + j * sj)
-                    tap = np.uint64((0 if padded else start) + i * dh * pw + j * dw)
+                    tap = np.uint64(start + i * dh * pw + j * dw)
                     if blocks:
                         for q in range(offsets.size):
-                            target[tap + offsets[q]] += cols[at + np.uint64(q)]
+                            taps[tap + offsets[q]] += cols[at + np.uint64(q)]
                         continue
                     for y in range(oh):
                         o = at + np.uint64(y * sy)
                         row = tap + np.uint64(y * sh * pw)
                         for x in range(ow):
-                            target[row + np.uint64(x * sw)] += cols[o + np.uint64(x)]
+                            taps[row + np.uint64(x * sw)] += cols[o + np.uint64(x)]
             if padded:
-                _plane_in(image, start, h, w, plane, pw, top, left, True)
-
-
-# Columns window by window (each window's C x KH x KW taps together): a sample's planes
-# at a time, padded into a buffer when there is padding, and every window's taps gathered
-# through one table of where they lie from its corner.
+                _plane_in(image, image_at, h, w, plane, pw, top, left, True)
 
 
 @njit(**_JIT)
@@ -204,52 +244,38 @@ def _tap_table(channels, kh, kw, plane, pw, dh, dw):
 
 
 @njit(**_JIT)
-def _pack_windows(
-    image, cols, n, channels, h, w, kh, kw, oh, ow, sh, sw, dh, dw, top, left, bottom, right
+def _by_windows(
+    image, cols, n, channels, h, w, kh, kw, oh, ow, sh, sw, dh, dw, top, left, bottom, right, add
 ):
+    """Columns window by window (each window's C x KH x KW taps together): a sample's
+    planes at a time, every window's taps through one table of where they lie from its
+    corner."""
     padded = top > 0 or left > 0 or bottom > 0 or right > 0
     pw = w + left + right
     plane = (h + top + bottom) * pw if padded else h * w
     buffer = np.zeros(channels * plane if padded else 0, image.dtype)
-    taps = _tap_table(channels, kh, kw, plane, pw, dh, dw)
-    size = taps.size
+    table = _tap_table(channels, kh, kw, plane, pw, dh, dw)
+    size = table.size
     for s in range(n):
-        source, start = image, np.uint64(s * channels * h * w)
+        taps, start = image, np.uint64(s * channels * h * w)
         if padded:
-            for c in range(channels):
-                at = (s * channels + c) * h * w
-                _plane_in(image, at, h, w, buffer[c * plane :], pw, top, left, False)
-            source, start = buffer, np.uint64(0)
+            if add:
+                buffer[:] = 0
+            else:
+                for c in range(channels):
+                    at = (s * channels + c) * h * w
+                    _plane_in(image, at, h, w, buffer[c * plane :], pw, top, left, False)
+            taps, start = buffer, np.uint64(0)
         for y in range(oh):
             for x in range(ow):
                 corner = start + np.uint64(y * sh * pw + x * sw)
                 o = np.uint64(((s * oh + y) * ow + x) * size)
                 for t in range(size):
-                    cols[o + np.uint64(t)] = source[corner + taps[t]]
-
-
-@njit(**_JIT)
-def _scatter_windows(
-    cols, image, n, channels, h, w, kh, kw, oh, ow, sh, sw, dh, dw, top, left, bottom, right
-):
-    padded = top > 0 or left > 0 or bottom > 0 or right > 0
-    pw = w + left + right
-    plane = (h + top + bottom) * pw if padded else h * w
-    buffer = np.zeros(channels * plane if padded else 0, image.dtype)
-    taps = _tap_table(channels, kh, kw, plane, pw, dh, dw)
-    size = taps.size
-    for s in range(n):
-        target, start = image, np.uint64(s * channels * h * w)
-        if padded:
-            buffer[:] = 0
-            target, start = buffer, np.uint64(0)
-        for y in range(oh):
-            for x in range(ow):
-                corner = start + np.uint64(y * sh * pw + x * sw)
-                o = np.uint64(((s * oh + y) * ow + x) * size)
-                for t in range(size):
-                    target[corner + taps[t]] += cols[o + np.uint64(t)]
-        if padded:
+                    if add:
+                        taps[corner + table[t]] += cols[o + np.uint64(t)]
+                    else:
+                        cols[o + np.uint64(t)] = taps[corner + table[t]]
+        if padded and add:
             for c in range(channels):
                 at = (s * channels + c) * h * w
                 _plane_in(image, at, h, w, buffer[c * plane :], pw, top, left, True)
