@@ -70,14 +70,16 @@ def scatter(cols, image, stride, dilation, before, after) -> None:
 
 
 def _move(image, cols, stride, dilation, before, after, add) -> None:
-    geometry = (*cols.shape[2:], *stride, *dilation, *before, *after)
+    """The loops take the image's shape (N, C, H, W), the windows (KH, KW, OH, OW, SH, SW,
+    DH, DW, top, left, bottom, right) and, by tap, the columns' strides (N, C, KH, KW, OH)."""
+    window = (*cols.shape[2:], *stride, *dilation, *before, *after)
     if _by_window(cols):
         windows = cols.transpose(0, 4, 5, 1, 2, 3).reshape(-1)
-        _by_windows(image.reshape(-1), windows, *image.shape, *geometry, add)
+        _by_windows(image.reshape(-1), windows, image.shape, window, add)
         return
-    flat, (sn, sc, si, sj, sy, _) = _flat(cols)
+    flat, strides = _flat(cols)
     by_taps = _scatter_taps if add else _pack_taps
-    by_taps(image.reshape(-1), flat, *image.shape, sn, sc, si, sj, sy, *geometry)
+    by_taps(image.reshape(-1), flat, image.shape, tuple(strides[:5]), window)
 
 
 # Flat arrays and unsigned indices: numba wraps negative indices around, and the select
@@ -131,34 +133,12 @@ def _plane_setup(h, w, oh, ow, sy, sh, sw, top, left, bottom, right, dtype):
 
 
 @njit(**_JIT)
-def _pack_taps(
-    image,
-    cols,
-    n,
-    channels,
-    h,
-    w,
-    sn,
-    sc,
-    si,
-    sj,
-    sy,
-    kh,
-    kw,
-    oh,
-    ow,
-    sh,
-    sw,
-    dh,
-    dw,
-    top,
-    left,
-    bottom,
-    right,
-):
-    padded, pw, plane, blocks, offsets = _plane_setup(
-        h, w, oh, ow, sy, sh, sw, top, left, bottom, right, image.dtype
-    )
+def _pack_taps(image, cols, shape, strides, window):
+    n, channels, h, w = shape
+    sn, sc, si, sj, sy = strides
+    kh, kw, oh, ow, sh, sw, dh, dw, top, left, bottom, right = window
+    setup = _plane_setup(h, w, oh, ow, sy, sh, sw, top, left, bottom, right, image.dtype)
+    padded, pw, plane, blocks, offsets = setup
     for s in range(n):
         for c in range(channels):
             taps, start = image, (s * channels + c) * h * w
@@ -181,34 +161,12 @@ def _pack_taps(
 
 
 @njit(**_JIT)
-def _scatter_taps(
-    image,
-    cols,
-    n,
-    channels,
-    h,
-    w,
-    sn,
-    sc,
-    si,
-    sj,
-    sy,
-    kh,
-    kw,
-    oh,
-    ow,
-    sh,
-    sw,
-    dh,
-    dw,
-    top,
-    left,
-    bottom,
-    right,
-):
-    padded, pw, plane, blocks, offsets = _plane_setup(
-        h, w, oh, ow, sy, sh, sw, top, left, bottom, right, image.dtype
-    )
+def _scatter_taps(image, cols, shape, strides, window):
+    n, channels, h, w = shape
+    sn, sc, si, sj, sy = strides
+    kh, kw, oh, ow, sh, sw, dh, dw, top, left, bottom, right = window
+    setup = _plane_setup(h, w, oh, ow, sy, sh, sw, top, left, bottom, right, image.dtype)
+    padded, pw, plane, blocks, offsets = setup
     for s in range(n):
         for c in range(channels):
             image_at = (s * channels + c) * h * w
@@ -244,12 +202,12 @@ def _tap_table(channels, kh, kw, plane, pw, dh, dw):
 
 
 @njit(**_JIT)
-def _by_windows(
-    image, cols, n, channels, h, w, kh, kw, oh, ow, sh, sw, dh, dw, top, left, bottom, right, add
-):
+def _by_windows(image, cols, shape, window, add):
     """Columns window by window (each window's C x KH x KW taps together): a sample's
     planes at a time, every window's taps through one table of where they lie from its
     corner."""
+    n, channels, h, w = shape
+    kh, kw, oh, ow, sh, sw, dh, dw, top, left, bottom, right = window
     padded = top > 0 or left > 0 or bottom > 0 or right > 0
     pw = w + left + right
     plane = (h + top + bottom) * pw if padded else h * w
