@@ -1,7 +1,10 @@
-"""jitgrad's start-up of numba skips SciPy's import and leaves numba's BLAS use as it was."""
+"""jitgrad's start-up of numba: no SciPy import, numba's BLAS use as it was, and cached
+functions loaded without the target's refresh."""
 
 import importlib.machinery
 import importlib.util
+import json
+import os
 import subprocess
 import sys
 
@@ -73,3 +76,50 @@ assert (jg.arange(3.0) * 2).tolist() == [0.0, 2.0, 4.0]
 
 def test_a_numba_without_the_probe_starts_as_it_is():
     subprocess.run([sys.executable, "-c", _WITHOUT_THE_PROBE], check=True)
+
+
+_LOAD_OR_COMPILE = """
+import json
+import numpy as np
+import jitgrad as jg
+from numba.core import base
+
+refreshes = []
+refresh = base.BaseContext.refresh
+base.BaseContext.refresh = lambda self: (refreshes.append(1), refresh(self))[1]
+
+x = jg.arange(1 << 19, dtype=jg.float32)  # beyond the numpy tier
+y = jg.tanh(x * 1e-4 + 0.5)  # a kernel: compiled, or loaded from the cache
+assert np.allclose(y.numpy(), np.tanh(np.arange(1 << 19, dtype=np.float32) * 1e-4 + 0.5))
+stats = jg.jit.stats()
+loaded_refreshes = len(refreshes)
+
+from numba import njit  # a new function compiles as numba compiles: registries installed
+
+def lookup(key):
+    table = {1: 2.5, 3: 4.5}  # a typed dict: numba's registries, not the runtime alone
+    return table[key]
+
+print(json.dumps([stats["compiled"], stats["disk_hits"], loaded_refreshes, njit(lookup)(3)]))
+"""
+
+
+def test_a_cached_kernel_loads_without_refreshing_numba_and_later_compiles_refresh(tmp_path):
+    env = {
+        **os.environ,
+        "JITGRAD_CACHE_DIR": str(tmp_path),
+        "JITGRAD_COMPILE_AFTER_CALLS": "1",
+    }
+
+    def child():
+        out = subprocess.run(
+            [sys.executable, "-c", _LOAD_OR_COMPILE], env=env, capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.splitlines()[-1])
+
+    compiled, _, _, found = child()
+    assert compiled >= 1 and found == 4.5
+    compiled, disk_hits, refreshes, found = child()
+    assert (compiled, refreshes, found) == (0, 0, 4.5)
+    assert disk_hits >= 1
