@@ -51,6 +51,7 @@ import weakref
 
 import numpy as np
 
+from .. import tiers
 from .._config import config
 from ..autograd.tensor import Tensor
 from ..ops import blas
@@ -205,9 +206,11 @@ class Plan:
             ):
                 slots = None
             start = buffer._offset if buffer.is_contiguous() else None  # where a flat copy goes
-            self._inputs.append(
-                (buffer, path, slots, buffer._storage.kernel_array, start, buffer.numel())
-            )
+            n = buffer.numel()
+            array = buffer._storage.kernel_array
+            # A small flat copy is numpy's, into a view made once (same dtype both sides).
+            into = array[start : start + n] if start is not None and tiers.small(n) else None
+            self._inputs.append((buffer, path, slots, array, start, n, into))
         kept = {id(t._storage) for t, _ in self.inputs}
         kept |= {id(g._storage) for _, g in self.grad_outputs if g is not None}
         kept |= {id(b._storage) for _, b in self.grad_inputs + self.input_grad_inputs}
@@ -226,12 +229,16 @@ class Plan:
         self._handed = list(groups.values())
 
     def replay(self, args):
-        for buffer, path, slots, array, start, n in self._inputs:
-            source = _get(args, path)
-            if slots is not None and source._strides == buffer._strides:
+        for buffer, path, slots, array, start, n, into in self._inputs:
+            source = args[path[0]] if len(path) == 1 else _get(args, path)
+            if source._strides != buffer._strides:
                 # (launches index the buffer's own, contiguous layout: other strides copy)
+                TensorBase.copy_(buffer, source)
+            elif slots is not None:
                 slots.point_at(source._storage.kernel_array, source._offset)
-            elif start is not None and source._strides == buffer._strides:  # one flat copy
+            elif into is not None:
+                into[...] = source._storage.kernel_array[source._offset : source._offset + n]
+            elif start is not None:  # one flat copy
                 flag = source._storage.half_flag  # (the buffer's dtype is the source's)
                 kernels.copy(
                     source._storage.kernel_array, flag, source._offset, array, flag, start, n
@@ -255,7 +262,7 @@ class Plan:
                     fn(*call_args)
         self.replays += 1
         self.write_back(args)
-        for _, _, slots, array, _, _ in self._inputs:
+        for _, _, slots, array, *_ in self._inputs:
             if slots is not None:  # hold no reference to the caller's memory
                 slots.point_at(array, 0)
         # Results in handed-over buffers leave with those buffers; the plan takes fresh
@@ -707,6 +714,10 @@ def _give(t: TensorBase, handed: dict) -> Tensor:
     if not t.is_contiguous():
         return Tensor._make(*_cloned(t))
     n = t.numel()
+    kind = type(t._storage)
+    if kind._holds_small(n):  # (a loss): numpy's copy is the storage's whole array
+        elements = t._storage.kernel_array[t._offset : t._offset + n].copy()
+        return Tensor._make(kind._holding(elements), t._shape, t._strides, 0)
     copy = binding.fresh_storage_like(t._storage, n)
     flag = t._storage.half_flag
     kernels.copy(t._storage.kernel_array, flag, t._offset, copy.kernel_array, flag, 0, n)
