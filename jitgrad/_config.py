@@ -61,6 +61,12 @@ class Config:
     # them from the last one back (jit/compile_ahead.py); JITGRAD_COMPILE_AHEAD=0 turns
     # that off.
     compile_ahead: bool = field(default_factory=lambda: bool(_env_int("JITGRAD_COMPILE_AHEAD", 1)))
+    # A jitted plan replayed this many times runs its runs of small calls as one compiled
+    # call each (jit/compiled_plan.py): generating and compiling it costs about a second,
+    # repaid by a loop of many steps. 0 never (JITGRAD_COMPILE_PLAN_AFTER).
+    compile_plan_after: int = field(
+        default_factory=lambda: _env_int("JITGRAD_COMPILE_PLAN_AFTER", 50)
+    )
     # A jitted plan's matrix products of at most this many multiply-adds run BLAS on one thread
     # (ops/blas.py): below about 2^20 two threads cost more than they save (measured).
     blas_one_thread_up_to: int = field(

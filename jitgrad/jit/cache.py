@@ -81,6 +81,10 @@ class Kernel:
         """Where numba's disk cache indexes the compiled code of ``variant``."""
         return getattr(self.module, variant)._cache._cache_file._index_path
 
+    def compile(self, variant: str, args) -> None:
+        """Compile ``variant`` for ``args``' types, or load it from disk, without a call."""
+        _compile(getattr(self.module, variant), args)
+
     def run(self, variant: str, *args) -> None:
         if variant in self._warm:
             getattr(self.module, variant)(*args)
@@ -124,7 +128,25 @@ class Call:
         if compiled is None:
             return self
         overload = compiled.overloads.get(tuple(map(compiled.typeof_pyval, args)))
-        return compiled if overload is None else overload.entry_point
+        if overload is None:
+            return compiled
+        _dispatchers[overload.entry_point] = compiled
+        return overload.entry_point
+
+
+# The dispatcher of each entry point ``Call.direct`` handed out (``dispatcher_of``).
+_dispatchers: dict = {}
+
+
+def dispatcher_of(fn):
+    """The kernel dispatcher whose compiled code ``fn`` is (a ``Call.direct`` result),
+    or None for any other callable."""
+    if isinstance(fn, Dispatcher):
+        return fn
+    try:
+        return _dispatchers.get(fn)
+    except TypeError:  # unhashable: not an entry point
+        return None
 
 
 # LLVM's cost model interleaves a vectorised loop only when its body is small. A fused

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from . import compiled_plan
 from .binding import arrays_in
 from .cache import Kernel, stats
 from .reduction import Reduce
@@ -39,6 +40,7 @@ def explain_jitted(jitted) -> str:
             + ", ".join(f"{name} x{n}" for name, n in kinds.most_common())
             + f"\n  trace took {plan.trace_seconds:.3f} s; replayed {plan.replays} time(s) (the "
             "kernels' calls count the first replay, not the direct calls of later ones)"
+            + _compiled_runs(plan)
         )
         lines.append(_traffic(plan))
         seen = set()
@@ -48,6 +50,18 @@ def explain_jitted(jitted) -> str:
                 seen.add(kernel.key)
                 lines.append(_describe(kernel))
     return "\n\n".join(lines)
+
+
+def _compiled_runs(plan) -> str:
+    """How a replay makes its calls once runs of them are compiled (``compiled_plan``)."""
+    runs = [fn for fn, _ in plan._calls or () if isinstance(fn, compiled_plan.Run)]
+    if not runs:
+        return ""
+    inside = sum(len(run.calls) for run in runs)
+    return (
+        f"\n  replays make {len(plan._calls)} call(s): {len(runs)} compiled run(s) of "
+        f"{inside} calls, {len(plan._calls) - len(runs)} from Python"
+    )
 
 
 def _traffic(plan) -> str:

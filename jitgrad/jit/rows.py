@@ -237,7 +237,18 @@ class _RowsStep:
     def direct(self) -> tuple:
         if self._call.compiled is None:
             return self, []
-        return (lambda *args: self._run(self._call.compiled, self._finish, args)), self.args
+        return _DirectRows(self), self.args
+
+    def expanded(self, args) -> list | None:
+        """This step's kernel calls over ``args`` as they stand, (function, arguments)
+        pairs for ``compiled_plan``; None for a step cut into several pieces."""
+        finish = self._finish
+        if len(self._bounds) != 1 or (finish is not None and finish.reduced.compiled is None):
+            return None
+        calls = [(self._call.compiled, self._piece(args, 0))]
+        if finish is not None:
+            calls.append((finish.reduced.compiled, finish.arguments(args, self._extra)))
+        return calls
 
     def _run(self, fn, finish, args) -> None:
         if len(self._bounds) == 1:  # (a small step: no closure, no pool)
@@ -267,6 +278,19 @@ class _RowsStep:
         if extra is not None:
             share.append(extra if extra.size == 1 else extra[k : k + 1])
         return share
+
+
+class _DirectRows:
+    """A compiled rows step as a replayed plan calls it (``_RowsStep.direct``)."""
+
+    __slots__ = ("step", "expanded")
+
+    def __init__(self, step: _RowsStep):
+        self.step, self.expanded = step, step.expanded
+
+    def __call__(self, *args) -> None:
+        step = self.step
+        step._run(step._call.compiled, step._finish, args)
 
 
 def applies(logits, target) -> bool:
@@ -306,7 +330,7 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
         [ignore_index],
         [(_array(losses), 1), (_array(stats), 2), (_array(total), None), (_array(count), None)],
         extra=np.int64,
-        finish=_reducing(kernel, n, mean, outs=4),
+        finish=_Reducing(kernel, n, mean, outs=4),
     )
     step.loss_of = ignore_index, reduction  # (what ``fuse_forward_backward`` merges)
 
@@ -326,15 +350,18 @@ def cross_entropy_forward(z: Tensor, labels: Tensor, ignore_index: int, reductio
     return (losses if reduction == "none" else total), count, stats
 
 
-def _reducing(kernel, n: int, mean: bool, outs: int):
+class _Reducing:
     """A forward step's ``finish``: the pieces' row losses (its first of ``outs`` outputs)
     and counts, reduced into its last two (the loss and the count)."""
-    reduced = kernel.call("reduced")
 
-    def finish(args, counted):
-        reduced(args[-outs][:n], counted, mean, args[-2], args[-1])
+    def __init__(self, kernel, n: int, mean: bool, outs: int):
+        self.reduced, self.n, self.mean, self.outs = kernel.call("reduced"), n, mean, outs
 
-    return finish
+    def arguments(self, args, counted) -> list:
+        return [args[-self.outs][: self.n], counted, self.mean, args[-2], args[-1]]
+
+    def __call__(self, args, counted) -> None:
+        self.reduced(*self.arguments(args, counted))
 
 
 def cross_entropy_backward(
@@ -461,7 +488,7 @@ def _forward_backward(forward: _RowsStep, backward: _RowsStep) -> _RowsStep:
         [n, ignore_index, mean, reduction == "none"],
         [(losses, 1), (stats, 2), (backward.outs[0], c), (total, None), (count, None)],
         extra=np.int64,
-        finish=_reducing(kernel, n, mean, outs=5),
+        finish=_Reducing(kernel, n, mean, outs=5),
     )
 
 

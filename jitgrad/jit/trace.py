@@ -257,6 +257,10 @@ class Plan:
             switched = blas.switched_once(calls)
             self._calls, self._blas = (switched, blas.one_thread) if switched else (calls, _AS_IS)
         else:
+            if self.replays == config.compile_plan_after and self._fixed():
+                from . import compiled_plan  # (numba's extension API: imported when needed)
+
+                self._calls = compiled_plan.fuse(self._calls)
             with self._blas:
                 for fn, call_args in self._calls:
                     fn(*call_args)
@@ -275,6 +279,11 @@ class Plan:
                 t._storage = fresh
         self.hand_back_grads(args, handed)
         return _copy_out(self.result, handed, self.passed_back(args))
+
+    def _fixed(self) -> bool:
+        """Whether the arrays the steps are given never move: no buffer is pointed at a
+        caller's memory or handed over with a result (``compiled_plan``)."""
+        return not self._handed and all(slots is None for _, _, slots, *_ in self._inputs)
 
     def passed_back(self, args) -> list:
         """(input buffer, the caller's argument) for the arguments the results hold."""
