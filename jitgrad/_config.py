@@ -74,9 +74,9 @@ class Config:
     )
     # In a jitted plan whose kernels share jitgrad's threads, products of at least this
     # many multiply-adds cut their rows among those threads (ops/blas.py): below it a
-    # thread's wake-up costs more than half the product (measured).
+    # thread's wake-up costs about what the second thread saves (measured).
     blas_split_from: int = field(
-        default_factory=lambda: _env_int("JITGRAD_BLAS_SPLIT_FROM", 1 << 24)
+        default_factory=lambda: _env_int("JITGRAD_BLAS_SPLIT_FROM", 1 << 23)
     )
     # Bytes of freed large buffers kept for reuse (storage/buffers.py: BufferPool).
     pool_bytes: int = field(default_factory=lambda: _env_int("JITGRAD_POOL_BYTES", 1 << 30))
