@@ -170,11 +170,29 @@ def _interleaved():
             llvmlite.binding.set_option("jitgrad", "-force-vector-interleave=0")
 
 
+class Taken(Exception):
+    """A kernel the process beside this one is compiling (``compile_ahead``)."""
+
+
+# While a plan's first replay compiles beside a child process: who compiles which kernel
+# (``compile_ahead._Claims``).
+claims = None
+
+
 def _compile(function, args) -> None:
     """Compile ``function`` (a kernel module's dispatcher) for ``args``' types, or load it
     from numba's disk cache."""
-    with _interleaved():
-        function.compile(tuple(map(function.typeof_pyval, args)))
+    shared = claims
+    if shared is not None and not shared.take(function):
+        if shared.child is None:  # the child leaves it to the replay
+            raise Taken(function.py_func.__qualname__)
+        # (the child compiled it: loaded below)
+    try:
+        with _interleaved():
+            function.compile(tuple(map(function.typeof_pyval, args)))
+    finally:
+        if shared is not None:
+            shared.done(function)
 
 
 @dataclass

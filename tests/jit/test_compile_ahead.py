@@ -3,6 +3,9 @@ the last one back: the replay loads what the child finished, and results are the
 replay's own."""
 
 import os
+import signal
+import time
+import types
 
 import numpy as np
 import pytest
@@ -44,7 +47,7 @@ def test_the_first_replay_loads_kernels_a_child_compiled_from_the_end(tmp_path, 
     fork = compile_ahead._fork
     monkeypatch.setattr(
         compile_ahead, "_fork", lambda steps: children.append(fork(steps)) or children[-1]
-    )
+    )  # (its claims, which name the child)
     x = np.random.default_rng(0).standard_normal((6, 5)) * 0.1
     step = jg.jit(_step)
     traced = step(jg.asarray(x)).numpy().copy()
@@ -57,7 +60,8 @@ def test_the_first_replay_loads_kernels_a_child_compiled_from_the_end(tmp_path, 
     np.testing.assert_allclose(traced, replayed, rtol=1e-12)
     assert len(children) == 1
     with pytest.raises(ChildProcessError):
-        os.waitpid(children[0], os.WNOHANG)  # and it is gone, reaped
+        os.waitpid(children[0].child, os.WNOHANG)  # and it is gone, reaped
+    assert cache.claims is None
 
 
 def test_without_compiling_ahead_nothing_forks(tmp_path, monkeypatch):
@@ -80,3 +84,56 @@ def test_a_plan_of_compiled_kernels_forks_nothing():
     for _ in range(3):
         step(x)
     assert not compile_ahead._worth_it(next(iter(step.plans.values())).steps)
+
+
+def _child(work) -> int:
+    """A forked child that runs ``work()`` and exits."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            work()
+        finally:
+            os._exit(0)
+    return pid
+
+
+def test_the_replay_waits_for_a_kernel_the_child_is_compiling_then_loads_it():
+    first, second = object(), object()  # (claims know functions by identity)
+    claims = compile_ahead._Claims([first, second])
+
+    def child():
+        claims.child = None  # (as the child sees it)
+        assert claims.take(first)
+        time.sleep(0.2)
+        claims.done(first)
+        time.sleep(5)  # still running while the replay loads
+
+    claims.child = _child(child)
+    time.sleep(0.05)
+    start = time.perf_counter()
+    assert not claims.take(first)  # compiled by the child: the replay loads it
+    assert time.perf_counter() - start > 0.05
+    assert claims.take(second)  # nobody's yet: the replay's own
+    assert claims.child_runs()
+    os.kill(claims.child, signal.SIGKILL)
+    os.waitpid(claims.child, 0)
+
+
+def test_a_claim_a_killed_child_left_is_the_replays():
+    first = object()
+    claims = compile_ahead._Claims([first])
+    claims.states[0] = compile_ahead._CHILD
+    claims.child = _child(lambda: None)  # ends at once, its claim still taken
+    assert claims.take(first)
+    assert not claims.child_runs()
+
+
+def test_the_child_leaves_a_kernel_the_replay_took(monkeypatch):
+    function = types.SimpleNamespace(py_func=_step)  # (a dispatcher, as claims see it)
+    other = object()
+    claims = compile_ahead._Claims([function, other])
+    claims.states[0] = compile_ahead._REPLAY
+    monkeypatch.setattr(cache, "claims", claims)  # the child's view: no child of its own
+    with pytest.raises(cache.Taken, match="_step"):
+        cache._compile(function, ())
+    assert claims.take(other) and claims.states[1] == compile_ahead._CHILD
