@@ -184,6 +184,7 @@ class Plan:
         self.trace_seconds = seconds
         self.replays = 0
         self._calls = None  # the steps as direct calls, from the second replay on
+        self.compiles = True  # whether runs of them may become compiled calls
         self._blas = _AS_IS  # what BLAS runs under during them
         self._by_reference(inputs)
 
@@ -257,7 +258,7 @@ class Plan:
             switched = blas.switched_once(calls)
             self._calls, self._blas = (switched, blas.one_thread) if switched else (calls, _AS_IS)
         else:
-            if self.replays == config.compile_plan_after and self._fixed():
+            if self.replays == config.compile_plan_after and self.compiles and self._fixed():
                 from . import compiled_plan  # (numba's extension API: imported when needed)
 
                 self._calls = compiled_plan.fuse(self._calls)
@@ -316,10 +317,11 @@ class Plan:
 class Jitted:
     """A function traced per input signature and replayed (see the module docstring)."""
 
-    def __init__(self, fn, max_traces: int = 8):
+    def __init__(self, fn, max_traces: int = 8, compile_plans: bool = True):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.max_traces = max_traces
+        self.compile_plans = compile_plans
         self.plans: dict = {}
         self.traces = 0
         # A plan's buffers serve one call at a time: calls from several threads take turns.
@@ -440,6 +442,7 @@ class Jitted:
         kept = _kept_arrays(tape, inputs, result) + reachable
         tape.steps = schedule(tape.steps, kept, internal)
         plan = Plan(tape, inputs, result, time.perf_counter() - start, written, _by_identity(args))
+        plan.compiles = self.compile_plans
         plan.minimum_bytes = minimum_traffic(tape.steps, kept)
         passed = plan.passed_back(args)
         if not (tape.grad_outputs or tape.grad_inputs) and any(
@@ -476,8 +479,12 @@ class Jitted:
         return explain_jitted(self)
 
 
-def jit(fn=None, *, max_traces: int = 8):
+def jit(fn=None, *, max_traces: int = 8, compile_plans: bool = True):
     """Trace ``fn`` once per input signature and replay it as a plan of kernels.
+
+    ``compile_plans=False`` keeps every replay a sequence of Python calls: a small plan
+    is otherwise compiled as a whole once it has replayed ``config.compile_plan_after``
+    times (``jit/compiled_plan.py``), which a server answering requests must not wait for.
 
     >>> import jitgrad as jg
     >>> w = jg.tensor([1.0, 2.0], requires_grad=True)
@@ -493,10 +500,10 @@ def jit(fn=None, *, max_traces: int = 8):
     [4.0, 1.44, 0.5184]
     """
     if fn is None:
-        return lambda f: jit(f, max_traces=max_traces)
+        return lambda f: jit(f, max_traces=max_traces, compile_plans=compile_plans)
     if not callable(fn):
         raise TypeError(f"jg.jit compiles a function, got {type(fn).__name__}")
-    return Jitted(fn, max_traces)
+    return Jitted(fn, max_traces, compile_plans)
 
 
 # -- arguments ---------------------------------------------------------------------------------

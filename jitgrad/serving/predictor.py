@@ -72,7 +72,8 @@ class Predictor:
         self.signature = signature
         self.warm_batch_sizes = tuple(sorted({int(n) for n in warm_batch_sizes}))
         self._replicas = [
-            jit(self._forward, max_traces=max(8, len(self.warm_batch_sizes)))
+            # (a request must never wait for a compile: plans replay as they were warmed)
+            jit(self._forward, max_traces=max(8, len(self.warm_batch_sizes)), compile_plans=False)
             for _ in range(replicas)
         ]
         self._idle: queue.SimpleQueue = queue.SimpleQueue()

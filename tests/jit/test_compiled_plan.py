@@ -144,6 +144,21 @@ def test_a_plan_over_a_callers_large_input_is_not_compiled(monkeypatch):
     assert values == [(2.0 * i + 1) * (1 << 17) for i in range(5)]
 
 
+def test_a_function_jitted_with_compile_plans_false_keeps_its_python_calls(monkeypatch):
+    monkeypatch.setattr(jg.config, "compile_plan_after", 2)
+    w, v = jg.tensor(np.arange(12.0).reshape(3, 4)), jg.tensor(np.ones((4, 2)))
+    kept = jg.jit(lambda x: jg.tanh(x @ w) @ v * 2 + 1, compile_plans=False)
+    compiled = jg.jit(lambda x: jg.tanh(x @ w) @ v * 2 + 1)
+    x = jg.tensor(np.linspace(-1, 1, 6).reshape(2, 3))
+    for _ in range(5):
+        np.testing.assert_allclose(kept(x).numpy(), compiled(x).numpy(), rtol=1e-12)
+    (plan,) = kept.plans.values()
+    assert not any(isinstance(fn, Run) for fn, _ in plan._calls)
+    (plan,) = compiled.plans.values()
+    assert any(isinstance(fn, Run) for fn, _ in plan._calls) == bool(compiled_plan._GEMM)
+    assert kept.compile_plans is False and compiled.compile_plans is True
+
+
 @needs_gemm
 def test_a_run_numba_fails_to_compile_runs_its_calls_and_warns(monkeypatch):
     def fail(self, variant, args):
