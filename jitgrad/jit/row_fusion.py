@@ -394,7 +394,8 @@ class RowLaunch:
         source = _source(group, stored, accumulated)
         self.kernel = cache.get(("rows", source), lambda: source)
         self._call = self.kernel.call("serial")
-        self._combine = self.kernel.call("combine")
+        # (only a kernel with sums over the rows has a combine to compile)
+        self._combine = self.kernel.call("combine") if accumulated else None
         self.args = [group.rows, group.cols]
         for a, o, (rs, cs), _ in inputs:
             self.args += [a, o, rs, cs]

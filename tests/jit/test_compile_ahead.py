@@ -86,6 +86,21 @@ def test_a_plan_of_compiled_kernels_forks_nothing():
     assert not compile_ahead._worth_it(next(iter(step.plans.values())).steps)
 
 
+def test_a_plan_run_once_leaves_no_kernel_pending():
+    """A replayed plan compiled every kernel it calls: a warm start finds them all on disk
+    and forks no child (a row kernel without sums over its rows has no combine to run)."""
+    from jitgrad.jit.row_fusion import RowLaunch
+
+    x = jg.asarray(np.random.default_rng(2).standard_normal((64, 48)))
+    step = jg.jit(lambda v: jg.nn.functional.softmax(v * 1.5, dim=1) + 1)
+    for _ in range(2):
+        step(x)
+    steps = next(iter(step.plans.values())).steps
+    assert any(isinstance(fn, RowLaunch) for fn, _ in steps)
+    calls = [call for fn, _ in steps for call in compile_ahead._calls_of(fn)]
+    assert calls and not any(compile_ahead._pending(call) for call in calls)
+
+
 def _child(work) -> int:
     """A forked child that runs ``work()`` and exits."""
     pid = os.fork()
