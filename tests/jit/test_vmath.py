@@ -301,6 +301,12 @@ def test_float32_erf_of_numpy_arrays():
     exact = ~np.isfinite(s) | (s == 0)  # (the signs of zeros too)
     assert np.array_equal(bits(got[exact]), bits(kernel[exact]))
     np.testing.assert_array_max_ulp(got[~exact], kernel[~exact], maxulp=1)
+    # Any shape and strides, computed a chunk at a time: each element as computed alone.
+    grid = np.random.default_rng(3).uniform(-5, 5, (3, 20001)).astype(F32)[:, ::2]
+    got = erf_f32_of_array(grid)
+    assert got.shape == grid.shape
+    for i, j in [(0, 0), (0, 4095), (0, 4096), (1, 5000), (2, 10000)]:
+        assert bits(got[i, j]) == bits(erf_f32_of_array(grid[i, j : j + 1])[0])
 
 
 def pow_cases(dtype):

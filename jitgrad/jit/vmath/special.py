@@ -157,17 +157,35 @@ def erf_f32(x):
 def erf_f32_of_array(x: np.ndarray) -> np.ndarray:
     """``erf_f32``'s polynomials over a numpy array, all in float64, rounded once: within
     an ulp of the kernel's (the reference evaluator's float32 erf, which numpy lacks)."""
-    xd = np.asarray(x, dtype=np.float64)
-    s = np.clip(xd, -0.75, 0.75)  # (the small branch's range: no overflow outside it)
-    small = s + s * _horner(s * s, _ERF_SMALL_F32)
-    a = np.minimum(np.abs(xd), 4.5)
-    v = 1.0 / (a + 3.0)
-    big = 1.0 - np.exp(-(a * a)) * v * _horner(1.0 - 6.0 * v, _ERFCX_F32)
-    return np.where(np.abs(xd) < 0.75, small, np.copysign(big, xd)).astype(np.float32)
+    x = np.asarray(x)
+    flat = x.reshape(-1)
+    out = np.empty(flat.shape, np.float32)
+    # A chunk at a time into buffers that stay in cache: a whole array's dozen float64
+    # temporaries, fresh pages each, cost three times as much.
+    buffers = np.empty((6, min(flat.size, _ERF_CHUNK)))
+    for lo in range(0, flat.size, _ERF_CHUNK):
+        xd, s, small, a, v, big = buffers[:, : min(_ERF_CHUNK, flat.size - lo)]
+        xd[...] = flat[lo : lo + _ERF_CHUNK]
+        np.clip(xd, -0.75, 0.75, out=s)  # (the small branch's range: no overflow outside it)
+        _horner(small, np.multiply(s, s, out=a), _ERF_SMALL_F32)
+        small *= s
+        small += s
+        np.minimum(np.abs(xd, out=a), 4.5, out=a)
+        np.divide(1.0, np.add(a, 3.0, out=v), out=v)
+        _horner(big, np.add(np.multiply(v, -6.0, out=s), 1.0, out=s), _ERFCX_F32)
+        big *= v
+        big *= np.exp(np.negative(np.multiply(a, a, out=s), out=s), out=s)
+        np.copysign(np.subtract(1.0, big, out=big), xd, out=big)
+        np.copyto(big, small, where=np.abs(xd, out=a) < 0.75)
+        out[lo : lo + _ERF_CHUNK] = big
+    return out.reshape(x.shape)
 
 
-def _horner(x: np.ndarray, c: tuple) -> np.ndarray:
-    r = np.full_like(x, c[0])
+_ERF_CHUNK = 8192
+
+
+def _horner(r: np.ndarray, x: np.ndarray, c: tuple) -> np.ndarray:
+    r.fill(c[0])
     for coefficient in c[1:]:
         r *= x
         r += coefficient
