@@ -79,6 +79,11 @@ class Function(Node):
         """A new function taking this view function's view (view functions define it)."""
         raise NotImplementedError(f"{type(self).__name__} is no view function")
 
+    def view_for(self, t):
+        """The view of the base, taken without recording, that ``t`` (this view function's
+        output) is: view functions' ``view_of``, but for those of several views."""
+        return self.view_of
+
     def refresh(self, t):
         """``t``'s creator once an in-place write into the base changed ``t``'s values
         (``_record`` asks): the same view taken again, so that gradients through ``t``

@@ -35,6 +35,7 @@ from .movement import (
     sum_to,
     swapaxes,
     transpose,
+    unbind,
     unsqueeze,
     view,
 )

@@ -183,6 +183,14 @@ def _is_numeric(value) -> bool:
         return False
 
 
+def _iterate(self):
+    """The slices along the first axis, as numpy iterates; under autograd PyTorch's
+    ``unbind``, whose backward stacks their gradients."""
+    if records_nothing(self) or not self._shape:
+        return TensorBase.__iter__(self)
+    return iter(movement.unbind(self))
+
+
 def _contains(self, value) -> bool:
     """``value in t``: whether any element equals it (numpy, PyTorch), any dimensions."""
     found = self == value
@@ -277,6 +285,8 @@ METHODS = {
     "flatten": shaping.flatten_method,
     "ravel": shaping.ravel,
     "narrow": movement.narrow,
+    "unbind": movement.unbind,
+    "__iter__": _iterate,
     "diagonal": movement.diagonal,
     "flip": movement.flip,
     "astype": movement.astype,

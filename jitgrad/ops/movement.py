@@ -109,7 +109,7 @@ def write_through(t: Tensor, result: Tensor) -> Tensor:
     base = fn.base_of(t) if fn is not None else None
     if base is None:
         return t._rebase(result)
-    write_through(base, Overwrite(fn.view_of)(base, result))
+    write_through(base, Overwrite(fn.view_for(t))(base, result))
     fn.refresh(t)
     return t
 
@@ -130,6 +130,37 @@ class Unview(Function):
 
     def backward(self, g):
         return View(self.take)(g)
+
+
+class Unbind(_ViewFunction):
+    """The slices of ``x`` along ``axis``, views of it (PyTorch's ``unbind``): their
+    gradients are stacked into one tensor, where one slice at a time would fill a zero
+    tensor each and add them up."""
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def forward(self, x):
+        return tuple(self._slice(k)(x) for k in range(x.shape[self.axis]))
+
+    def _slice(self, k: int):
+        key = (slice(None),) * self.axis + (k,)
+        return lambda t: TensorBase.__getitem__(t, key)
+
+    def view_for(self, t):
+        return self._slice(t._output_nr)
+
+    def refresh(self, t):
+        # Each output is a different view: once the base changed, the one slice of it.
+        base = self.base_of(t)
+        if base is None:
+            return self
+        view = View(self.view_for(t))(base)
+        t._set_creator(view._grad_fn, view._output_nr)
+        return view._grad_fn
+
+    def backward(self, *gys):
+        return stack(gys, axis=self.axis)
 
 
 class Concatenate(Function):
@@ -515,6 +546,25 @@ def stack(tensors, /, axis: int = 0) -> Tensor:
             raise ValueError(f"stack needs equal shapes, got {xs[0].shape} and {t.shape}")
     axis = layout.normalize_dim(axis, xs[0].ndim + 1)
     return concatenate([unsqueeze(t, axis) for t in xs], axis)
+
+
+@torch_keywords
+def unbind(x, /, axis: int = 0) -> tuple[Tensor, ...]:
+    """The slices of ``x`` along ``axis``, each a view without that axis (PyTorch's
+    ``unbind``; iterating a tensor gives its slices along the first axis the same way).
+
+    >>> import jitgrad as jg
+    >>> [t.tolist() for t in jg.unbind(jg.tensor([[1, 2], [3, 4]]), axis=1)]
+    [[1, 3], [2, 4]]
+    """
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError("unbind needs a tensor with at least one dimension, got a 0-d tensor")
+    axis = layout.normalize_dim(axis, x.ndim)
+    if records_nothing(x):
+        key = (slice(None),) * axis
+        return tuple(TensorBase.__getitem__(x, key + (k,)) for k in range(x.shape[axis]))
+    return Unbind(axis)(x)
 
 
 def _is_int(value) -> bool:

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jitgrad as jg
 from jitgrad.autograd import gradcheck
@@ -196,3 +198,73 @@ def test_joined_mixed_dtype_gradients_have_each_input_dtype_as_pytorch(join):
         names = [str(t.grad.dtype).rsplit(".", 1)[-1] for t in (a, b)]
         results.append([*names, a.grad.tolist(), b.grad.tolist()])
     assert results[0] == results[1] == ["float16", "float32", [2.0] * 3, [2.0] * 3]
+
+
+@settings(deadline=None, max_examples=25)
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=1, max_size=4),
+    data=st.data(),
+)
+def test_unbind_and_iteration_gradients_match_pytorch(shape, data):
+    torch = pytest.importorskip("torch")
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    skipped = data.draw(st.integers(0, shape[axis] - 1))  # (its gradient is zeros)
+    x = np.random.default_rng(len(shape)).standard_normal(shape)
+    a, t = jg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    parts = [jg.unbind(a * 1, axis), torch.unbind(t * 1, axis)]
+    for lib_parts in parts:
+        assert len(lib_parts) == shape[axis]
+        total = sum((p * (k + 1.5)).sin().sum() for k, p in enumerate(lib_parts) if k != skipped)
+        if not isinstance(total, int):
+            total.backward()
+    if a.grad is not None or t.grad is not None:
+        np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    for mine, theirs in zip(*parts, strict=True):
+        np.testing.assert_array_equal(mine.detach().numpy(), theirs.detach().numpy())
+    rows = leaf(shape, seed=3)
+    (sum(r * (k + 1) for k, r in enumerate(rows)) ** 2).sum().backward()  # iterating
+    expected = 2 * sum(r * (k + 1) for k, r in enumerate(rows.detach().numpy()))
+    factors = np.arange(1, shape[0] + 1).reshape((-1,) + (1,) * (len(shape) - 1))
+    np.testing.assert_allclose(rows.grad.numpy(), expected * factors, rtol=1e-12)
+
+
+def test_unbind_gives_views_and_follows_in_place_writes():
+    x = leaf((3, 2, 2))
+    base = x * 1
+    q, k, v = base  # views of base
+    assert all(p.storage() is base.storage() for p in (q, k, v))
+    q.mul_(2)  # written through: base[0] doubles
+    (base.sum() + k.sum()).backward()
+    np.testing.assert_array_equal(x.grad.numpy()[:, 0, 0], [2, 2, 1])
+    x = leaf((3, 2))
+    base = x * 1
+    q, _, _ = jg.unbind(base)
+    base.mul_(3)  # q reads the written base, and its gradient follows
+    q.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[3, 3], [0, 0], [0, 0]])
+    plain = jg.arange(6.0).reshape(2, 3)
+    column = plain.unbind(dim=1)[2]  # no grad: plain views
+    column += 10
+    assert plain.tolist() == [[0, 1, 12], [3, 4, 15]]
+    with pytest.raises(ValueError, match="unbind needs a tensor with at least one dimension"):
+        jg.unbind(jg.tensor(1.0))
+
+
+def test_unbind_backward_stacks_under_jit():
+    """A jitted step's gradient through q, k, v = t fills no zero tensor per slice."""
+    w = jg.tensor(np.random.default_rng(4).standard_normal((3, 8, 5)), requires_grad=True)
+
+    def step(w):
+        w.grad = None
+        q, k, v = w * 2
+        (q * k + v).sum().backward()
+        return w.grad
+
+    jitted = jg.jit(step)
+    for _ in range(3):
+        got = jitted(w).numpy()
+    x = w.detach().numpy()
+    np.testing.assert_allclose(got, 2 * np.stack([2 * x[1], 2 * x[0], np.ones_like(x[2])]))
+    steps = next(iter(jitted.plans.values())).steps
+    filled = [args[2] - args[1] for fn, args in steps if getattr(fn, "__name__", "") == "fill"]
+    assert max(filled) == 1  # (the seed of the loss's backward)
