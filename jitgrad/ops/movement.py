@@ -560,11 +560,8 @@ def unbind(x, /, axis: int = 0) -> tuple[Tensor, ...]:
     x = as_tensor(x)
     if x.ndim == 0:
         raise ValueError("unbind needs a tensor with at least one dimension, got a 0-d tensor")
-    axis = layout.normalize_dim(axis, x.ndim)
-    if records_nothing(x):
-        key = (slice(None),) * axis
-        return tuple(TensorBase.__getitem__(x, key + (k,)) for k in range(x.shape[axis]))
-    return Unbind(axis)(x)
+    unbound = Unbind(layout.normalize_dim(axis, x.ndim))
+    return unbound.forward(x) if records_nothing(x) else unbound(x)
 
 
 def _is_int(value) -> bool:
