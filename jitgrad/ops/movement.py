@@ -108,6 +108,10 @@ def write_through(t: Tensor, result: Tensor) -> Tensor:
     fn = t._grad_fn
     base = fn.base_of(t) if fn is not None else None
     if base is None:
+        if result._grad_fn is None and t._requires_grad:
+            # Values without history replace values with it (``y.copy_(constant)``): the
+            # old values' gradient is zero from now on, not the one they had.
+            result = SetItem(Ellipsis)(t, result)
         return t._rebase(result)
     write_through(base, Overwrite(fn.view_for(t))(base, result))
     fn.refresh(t)

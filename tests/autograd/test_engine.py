@@ -796,3 +796,35 @@ def test_stored_gradients_are_contiguous_never_aliasing_views(loss):
     assert w.grad.is_contiguous()
     w.grad.add_(1)
     np.testing.assert_array_equal(w.grad.numpy(), np.full((2, 3), 3.0))
+
+
+@pytest.mark.parametrize(
+    "overwrite",
+    [
+        lambda t: t.copy_(jg.zeros(3)),
+        lambda t: t.copy_(np.arange(3.0)),
+        lambda t: t.normal_(),
+        lambda t: t.fill_(2.0),
+        lambda t: t.__setitem__(slice(None), 5.0),
+    ],
+    ids=["copy_ of a tensor", "copy_ of an array", "normal_", "fill_", "setitem"],
+)
+def test_values_without_history_written_over_values_with_it_get_no_gradient(overwrite):
+    """As in PyTorch: what the overwritten values depended on gets a zero gradient from
+    the uses after the write, and the uses before keep theirs."""
+    torch = pytest.importorskip("torch")
+    w = jg.ones(3, requires_grad=True)
+    y = w * 2
+    before = y * 3
+    overwrite(y)
+    assert y.requires_grad
+    (before.sum() + (y * w).sum()).backward()
+    after = y.detach().numpy()
+    tw = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    ty = tw * 2
+    tbefore = ty * 3
+    with torch.no_grad():
+        values = torch.tensor(after)
+    ty.copy_(values)
+    (tbefore.sum() + (ty * tw).sum()).backward()
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy())
