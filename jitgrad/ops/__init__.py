@@ -50,6 +50,7 @@ from .shaping import *  # noqa: F403
 from .signal import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .statistics import *  # noqa: F403
+from .torch_functions import *  # noqa: F403
 from .unary import *  # noqa: F403
 
 # The functions, not the modules: jg.linalg is numpy's namespace (jitgrad/linalg.py).

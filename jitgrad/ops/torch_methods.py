@@ -4,7 +4,9 @@ None of these names is an ndarray method, so they take PyTorch's meaning (see
 docs/numpy-and-pytorch.md): dtype shorthands (``x.float()``, ``x.long()``), ``x.t()``,
 named comparisons (``x.eq(y)``), ``x.norm(p, dim)``, ``x.softmax(dim)``, tensors of the
 same dtype (``x.new_zeros(shape)``), masking, scatters and ``index_add`` (each out of place
-and differentiable, with an in-place ``_`` form), and ``x.to(dtype or device)``.
+and differentiable, with an in-place ``_`` form), ``x.to(dtype or device)``, and the
+everyday shape and selection methods (``chunk``, ``split``, ``view_as``, ``index_select``,
+``topk``, ``roll``, ``tril``...) and random fills (``uniform_``, ``normal_``).
 
 >>> import jitgrad as jg
 >>> x = jg.tensor([[1.0, -2.0], [3.0, 4.0]])
@@ -16,6 +18,8 @@ and differentiable, with an in-place ``_`` form), and ``x.to(dtype or device)``.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .. import dtypes
@@ -26,7 +30,7 @@ from ..recording import run
 from ..strided import layout
 from ..tensor import TensorBase
 from . import elementwise as ew
-from . import movement
+from . import indexing, movement, reduce, shaping, sorting, torch_functions, unary
 from .indexing import ScatterAdd, _index_array, _out_of_range, index_put
 from .methods import _save_before_overwrite
 
@@ -329,6 +333,142 @@ def index_add(self, dim: int, index, source, *, alpha=1):
     return self + ScatterAdd(key, self.shape)(part)
 
 
+# -- shapes, selections and the rest of PyTorch's everyday methods -------------------------
+
+
+def expand_as(self, other):
+    """This tensor broadcast to ``other``'s shape (a view)."""
+    return movement.broadcast_to(self, other.shape)
+
+
+def view_as(self, other):
+    """A view of this tensor in ``other``'s shape."""
+    return movement.view(self, other.shape)
+
+
+def reshape_as(self, other):
+    """This tensor in ``other``'s shape (a view when the strides allow)."""
+    return movement.reshape(self, other.shape)
+
+
+def type_as(self, other):
+    """This tensor in ``other``'s dtype: itself when it already is."""
+    return movement.astype(self, other.dtype, copy=False)
+
+
+def unflatten(self, dim: int, sizes):
+    """Dimension ``dim`` split into ``sizes`` (one of them may be -1)."""
+    dim = layout.normalize_dim(dim, self.ndim)
+    return movement.reshape(self, self.shape[:dim] + tuple(sizes) + self.shape[dim + 1 :])
+
+
+def index_select(self, dim: int, index):
+    """The entries at ``index`` (a 1-d integer tensor) along ``dim``, a new tensor."""
+    idx = _index_array(index, "index_select")
+    if idx.ndim != 1:
+        raise ValueError(f"index_select: index must be 1-d, got shape {idx.shape}")
+    dim = layout.normalize_dim(dim, max(self.ndim, 1))
+    run(_check_range, idx, self.shape[dim] if self.ndim else 1, dim, "index_select")
+    if self.ndim == 0:
+        return self.reshape(1)[idx].reshape(())
+    return self[(slice(None),) * dim + (idx,)]
+
+
+def masked_select(self, mask):
+    """The entries where the bool ``mask`` is True, in a 1-d tensor; the two broadcast
+    against each other."""
+    mask = as_tensor(mask)
+    if mask.dtype is not dtypes.bool_:
+        raise TypeError(f"masked_select: mask must be a bool tensor, got {mask.dtype.name}")
+    shape = layout.broadcast_shapes(self.shape, mask.shape)
+    return movement.broadcast_to(self, shape)[movement.broadcast_to(mask, shape)]
+
+
+def roll(self, shifts, dims=None):
+    """The entries shifted by ``shifts`` along ``dims`` (all flattened when None), those
+    pushed past the end coming back at the start."""
+    return shaping.roll(self, shifts, axis=dims)
+
+
+def tril(self, diagonal: int = 0):
+    """The lower triangle of the last two dimensions, zeros above ``diagonal``."""
+    return shaping.tril(self, k=diagonal)
+
+
+def triu(self, diagonal: int = 0):
+    """The upper triangle of the last two dimensions, zeros below ``diagonal``."""
+    return shaping.triu(self, k=diagonal)
+
+
+def clamp(self, min=None, max=None):  # noqa: A002  PyTorch's names
+    """The entries limited to ``[min, max]``."""
+    return unary.clip(self, min=min, max=max)
+
+
+def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+    """Each entry repeated ``repeats`` times along ``dim`` (flattened when None): numpy's
+    ``repeat``. (``x.repeat(...)`` is numpy's too.)"""
+    return shaping.repeat(self, repeats, axis=dim)
+
+
+def _extreme(reduction):
+    def method(self, dim=(), keepdim: bool = False):
+        return reduction(self, axis=None if dim == () else dim, keepdims=keepdim)
+
+    method.__name__ = reduction.__name__
+    method.__doc__ = f"``{reduction.__name__}`` over ``dim`` (every dimension by default)."
+    return method
+
+
+class TopK(NamedTuple):
+    """PyTorch's result of ``topk``."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
+    """The ``k`` largest entries along ``dim`` (smallest with ``largest=False``), in order,
+    and their indices; equal entries in the order they come."""
+    dim = layout.normalize_dim(dim, max(self.ndim, 1))
+    n = self.shape[dim] if self.ndim else 1
+    if not 0 <= k <= n:
+        raise ValueError(f"topk: k={k} is out of range for dimension {dim} of length {n}")
+    order = sorting.argsort(self, axis=dim, stable=True, descending=largest)
+    indices = movement.narrow(order, dim, 0, k) if self.ndim else order
+    return TopK(indexing.take_along_axis(self, indices, dim if self.ndim else None), indices)
+
+
+def nelement(self) -> int:
+    """The number of entries (``numel``)."""
+    return self.numel()
+
+
+def lerp(self, end, weight):
+    """``self + weight · (end - self)``."""
+    return torch_functions.lerp(self, end, weight)
+
+
+def rsqrt(self):
+    """``1 / sqrt(self)``."""
+    return torch_functions.rsqrt(self)
+
+
+def _random(fill):
+    """``x.uniform_()``, ``x.normal_()``: the entries drawn afresh in place (no gradient
+    flows back through them)."""
+
+    def drawn(self, *args, generator=None):
+        from ..nn import init  # (nn builds on ops)
+
+        values = TensorBase.clone(self.detach())
+        getattr(init, fill)(values, *args, generator=generator)
+        return values
+
+    drawn.__name__ = fill[:-1]
+    return _in_place(drawn)
+
+
 TORCH_METHODS = {
     "float": _as(dtypes.float32),
     "double": _as(dtypes.float64),
@@ -360,6 +500,36 @@ TORCH_METHODS = {
     "scatter_add_": _in_place(scatter_add),
     "index_add": index_add,
     "index_add_": _in_place(index_add),
+    "chunk": torch_functions.chunk,
+    "split": torch_functions.split_sizes,
+    "tensor_split": torch_functions.tensor_split,
+    "movedim": torch_functions.movedim,
+    "swapdims": movement.swapaxes,
+    "expand_as": expand_as,
+    "view_as": view_as,
+    "reshape_as": reshape_as,
+    "type_as": type_as,
+    "unflatten": unflatten,
+    "index_select": index_select,
+    "masked_select": masked_select,
+    "roll": roll,
+    "tril": tril,
+    "tril_": _in_place(tril),
+    "triu": triu,
+    "triu_": _in_place(triu),
+    "clamp_": _in_place(clamp),
+    "clip_": _in_place(clamp),
+    "repeat_interleave": repeat_interleave,
+    "amax": _extreme(reduce.amax),
+    "amin": _extreme(reduce.amin),
+    "topk": topk,
+    "nelement": nelement,
+    "lerp": lerp,
+    "lerp_": _in_place(lerp),
+    "rsqrt": rsqrt,
+    "rsqrt_": _in_place(rsqrt),
+    "uniform_": _random("uniform_"),
+    "normal_": _random("normal_"),
 }
 
 for _name, _method in TORCH_METHODS.items():

@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jitgrad as jg
 
@@ -245,3 +247,141 @@ def test_scatters_under_jit_use_each_calls_indices(monkeypatch):
             jitted(x, index, src, mask).numpy(), step(x, index, src, mask).numpy(), err_msg=k
         )
     assert jitted.traces == 1
+
+
+# -- shapes, selections and the rest of the everyday methods ---------------------------------
+
+
+def _lib(x):
+    return jg if isinstance(x, jg.Tensor) else torch
+
+
+EVERYDAY = {
+    "chunk": lambda x: x.chunk(3, dim=-1),
+    "chunk, fewer pieces": lambda x: x.chunk(4, dim=1),
+    "chunk function": lambda x: _lib(x).chunk(x, 3, 0),
+    "split by size": lambda x: x.split(4, dim=1),
+    "split by sizes": lambda x: x.split([1, 2, 3], dim=1),
+    "tensor_split": lambda x: x.tensor_split(4, dim=1),
+    "tensor_split at indices": lambda x: _lib(x).tensor_split(x, [1, 4], dim=1),
+    "expand_as": lambda x: x[:1].expand_as(x),
+    "view_as": lambda x: x.view_as(x.T.contiguous()),
+    "reshape_as": lambda x: x.reshape_as(x.T),
+    "unflatten": lambda x: x.unflatten(1, (2, -1)),
+    "movedim": lambda x: x.unflatten(1, (2, 3)).movedim(0, 2),
+    "swapdims": lambda x: x.swapdims(0, 1),
+    "index_select": lambda x: x.index_select(1, _lib(x).tensor([0, 5, 2, 2])),
+    "masked_select": lambda x: x.masked_select(x > 0.2),
+    "masked_select, broadcast mask": lambda x: x.masked_select(x[0] > 0),
+    "roll": lambda x: x.roll(2, 1),
+    "roll flattened": lambda x: x.roll(3),
+    "roll along several": lambda x: x.roll((1, -2), (0, 1)),
+    "tril": lambda x: x.tril(),
+    "triu": lambda x: x.triu(-1),
+    "repeat_interleave": lambda x: x.repeat_interleave(2, dim=0),
+    "repeat_interleave flattened": lambda x: x.repeat_interleave(2),
+    "amax": lambda x: x.amax(dim=1),
+    "amax of all": lambda x: x.amax(),
+    "amin": lambda x: x.amin(dim=0, keepdim=True),
+    "topk": lambda x: x.topk(3, dim=1).values,
+    "topk smallest": lambda x: x.topk(2, dim=0, largest=False),
+    "lerp": lambda x: x.lerp(x * 2 + 1, 0.3),
+    "lerp function": lambda x: _lib(x).lerp(x, x.flip(0), 0.75),
+    "rsqrt": lambda x: (x.abs() + 0.5).rsqrt(),
+    "bmm": lambda x: _lib(x).bmm(x.reshape(2, 2, 6), x.reshape(2, 6, 2)),
+    "addmm": lambda x: _lib(x).addmm(x[0, :2], x[:, :3].T, x[:, 4:], beta=0.5, alpha=2),
+}
+
+
+@pytest.mark.parametrize("name", list(EVERYDAY))
+def test_everyday_methods_and_their_gradients_match_pytorch(name):
+    values = rng.standard_normal((4, 6))
+    a, t = both(values, requires_grad=True)
+    ours, theirs = EVERYDAY[name](a), EVERYDAY[name](t)
+    ours = list(ours) if isinstance(ours, (list, tuple)) else [ours]
+    theirs = list(theirs) if isinstance(theirs, (list, tuple)) else [theirs]
+    assert len(ours) == len(theirs)
+    for mine, other in zip(ours, theirs):
+        check(mine, other, rtol=1e-12)
+    weights = [rng.standard_normal(tuple(o.shape)) for o in theirs]
+    floating = [(m, o, w) for m, o, w in zip(ours, theirs, weights) if o.dtype.is_floating_point]
+    sum((m * jg.tensor(w)).sum() for m, _, w in floating).backward()
+    sum((o * torch.tensor(w)).sum() for _, o, w in floating).backward()
+    np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@settings(deadline=None, max_examples=40)
+@given(n=st.integers(0, 9), pieces=st.integers(1, 5), size=st.integers(1, 4))
+def test_chunks_and_splits_cut_as_pytorch(n, pieces, size):
+    a, t = jg.arange(n), torch.arange(n)
+    for ours, theirs in (
+        (jg.chunk(a, pieces), torch.chunk(t, pieces)),
+        (a.split(size), t.split(size)),
+        (a.tensor_split(pieces), t.tensor_split(pieces)),
+    ):
+        assert [p.tolist() for p in ours] == [p.tolist() for p in theirs]
+    pieces_of = [p for p in a.split(size) if p.numel()]
+    assert all(p.storage() is a.storage() for p in pieces_of)  # views
+
+
+def test_everyday_methods_refuse_bad_arguments_clearly():
+    x = jg.ones((2, 3))
+    for call, error, message in [
+        (lambda: jg.chunk(jg.tensor(1.0), 2), ValueError, "at least one dimension"),
+        (lambda: x.chunk(0), ValueError, "chunks must be positive"),
+        (lambda: x.split(0, dim=1), ValueError, "split_size must be positive"),
+        (lambda: x.split([1, 1], dim=1), ValueError, "do not add up"),
+        (lambda: jg.bmm(x, x.T), ValueError, "3-d"),
+        (lambda: jg.bmm(jg.ones((2, 2, 3)), jg.ones((3, 3, 2))), ValueError, "do not multiply"),
+        (lambda: x.topk(4), ValueError, "out of range"),
+        (lambda: x.index_select(1, jg.tensor([3])), IndexError, "out of bounds"),
+        (lambda: x.index_select(1, jg.tensor([[0]])), ValueError, "1-d"),
+        (lambda: x.masked_select(jg.ones(3)), TypeError, "bool"),
+    ]:
+        with pytest.raises(error, match=message):
+            call()
+
+
+def test_in_place_forms_and_random_fills():
+    c = jg.arange(12.0).reshape(3, 4)
+    c.clamp_(2, 9).tril_()
+    assert c.tolist() == [[2, 0, 0, 0], [4, 5, 0, 0], [8, 9, 9, 0]]
+    w = jg.ones(3, requires_grad=True)
+    h = w * 2
+    h.rsqrt_()  # recorded: the gradient goes through
+    h.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), -0.5 * 2 * 2.0**-1.5 * np.ones(3))
+    x = jg.zeros((200,), dtype=jg.float32)
+    assert x.uniform_(-1, 2) is x and -1 <= x.min().item() and x.max().item() <= 2
+    assert abs(x.normal_(5, 0.1).mean().item() - 5) < 0.1 and x.dtype is jg.float32
+    first, second = (
+        jg.zeros(4).uniform_(generator=jg.random.default_rng(7)).tolist() for _ in range(2)
+    )
+    assert first == second
+    w = jg.ones(3, requires_grad=True)
+    drawn = w * 1
+    drawn.normal_()  # no gradient flows back through drawn values
+    (drawn * 2).sum().backward()
+    assert w.grad.tolist() == [0, 0, 0]
+
+
+def test_everyday_selections_under_jit():
+    x = jg.tensor(rng.standard_normal((5, 6)), requires_grad=True)
+    index = jg.tensor([4, 0, 0])
+
+    def step(x, index):
+        x.grad = None
+        q, k, v = x.split(2, dim=1)
+        picked = x.index_select(0, index).topk(2, dim=1).values
+        (q * k + v).sum().backward()
+        return picked, x.grad
+
+    jitted = jg.jit(step)
+    for _ in range(3):
+        picked, grad = jitted(x, index)
+    values = x.detach().numpy()
+    np.testing.assert_array_equal(picked.numpy(), -np.sort(-values[[4, 0, 0]], axis=1)[:, :2])
+    expected = np.concatenate([values[:, 2:4], values[:, 0:2], np.ones((5, 2))], axis=1)
+    np.testing.assert_allclose(grad.numpy(), expected)
+    with pytest.raises(IndexError, match="out of bounds"):
+        jitted(x, jg.tensor([5, 0, 0]))
