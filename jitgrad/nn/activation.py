@@ -7,94 +7,125 @@
 
 from __future__ import annotations
 
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.tensor import Tensor
 from . import functional as F
 from .module import Module
 
 
+def written_into(x, function, inplace: bool):
+    """``function(x)``; with PyTorch's ``inplace=True`` written into ``x``, which is
+    returned. Where gradients flow, the function reads a copy of ``x``, whose values its
+    backward may need; writing into a leaf that requires grad is an error, as in
+    PyTorch."""
+    if not inplace:
+        return function(x)
+    recorded = isinstance(x, Tensor) and x.requires_grad and is_grad_enabled()
+    source = x.clone() if recorded else x
+    y = function(source)
+    return x if y is source else x.copy_(y)
+
+
 class _Stateless(Module):
-    """An activation without arguments."""
+    """An activation without arguments but PyTorch's ``inplace``."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = bool(inplace)
+
+    def forward(self, x):
+        return written_into(x, self.function, self.inplace)
 
     def get_config(self) -> dict:
-        return {}
+        return {"inplace": True} if self.inplace else {}
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class ReLU(_Stateless):
     """max(x, 0)."""
 
-    def forward(self, x):
+    def function(self, x):
         return F.relu(x)
 
 
 class SiLU(_Stateless):
     """x·sigmoid(x) (swish)."""
 
-    def forward(self, x):
+    def function(self, x):
         return F.silu(x)
 
 
 class Mish(_Stateless):
     """x·tanh(softplus(x))."""
 
-    def forward(self, x):
+    def function(self, x):
         return F.mish(x)
 
 
 class Hardswish(_Stateless):
     """x·relu6(x + 3) / 6."""
 
-    def forward(self, x):
+    def function(self, x):
         return F.hardswish(x)
 
 
 class ReLU6(_Stateless):
     """min(max(x, 0), 6)."""
 
-    def forward(self, x):
+    def function(self, x):
         return F.relu6(x)
 
 
 class Tanh(_Stateless):
-    def forward(self, x):
+    def __init__(self):  # (PyTorch's takes no inplace)
+        super().__init__()
+
+    def function(self, x):
         return F.tanh(x)
 
 
 class Sigmoid(_Stateless):
-    def forward(self, x):
+    def __init__(self):  # (PyTorch's takes no inplace)
+        super().__init__()
+
+    def function(self, x):
         return F.sigmoid(x)
 
 
-class LeakyReLU(Module):
+class LeakyReLU(_Stateless):
     """x where x > 0, else ``negative_slope``·x."""
 
-    def __init__(self, negative_slope: float = 0.01):
-        super().__init__()
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
+        super().__init__(inplace)
         self.negative_slope = float(negative_slope)
 
-    def forward(self, x):
+    def function(self, x):
         return F.leaky_relu(x, self.negative_slope)
 
     def get_config(self) -> dict:
-        return {"negative_slope": self.negative_slope}
+        return {"negative_slope": self.negative_slope, **super().get_config()}
 
     def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}"
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
-class ELU(Module):
+class ELU(_Stateless):
     """x where x > 0, else ``alpha``·(exp(x) - 1)."""
 
-    def __init__(self, alpha: float = 1.0):
-        super().__init__()
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__(inplace)
         self.alpha = float(alpha)
 
-    def forward(self, x):
+    def function(self, x):
         return F.elu(x, self.alpha)
 
     def get_config(self) -> dict:
-        return {"alpha": self.alpha}
+        return {"alpha": self.alpha, **super().get_config()}
 
     def extra_repr(self) -> str:
-        return f"alpha={self.alpha}"
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class Softplus(Module):

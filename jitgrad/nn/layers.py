@@ -21,6 +21,7 @@ from ..recording import run
 from . import functional as F
 from . import init
 from ._common import param_dtype
+from .activation import written_into
 from .module import Module, Parameter
 
 
@@ -170,21 +171,25 @@ class Dropout(Module):
     ([2.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0])
     """
 
-    def __init__(self, p: float = 0.5, *, generator=None):
+    def __init__(self, p: float = 0.5, inplace: bool = False, *, generator=None):
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability must be in [0, 1], got {p}")
         self.p = float(p)
+        self.inplace = bool(inplace)
         self.generator = init.as_generator(generator)
 
     def forward(self, x) -> Tensor:
+        return written_into(x, self._dropped, self.inplace)
+
+    def _dropped(self, x) -> Tensor:
         return F.dropout(x, self.p, self.training, generator=self.generator)
 
     def get_config(self) -> dict:
-        return {"p": self.p}
+        return {"p": self.p, **({"inplace": True} if self.inplace else {})}
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}" + (", inplace=True" if self.inplace else "")
 
 
 class Flatten(Module):

@@ -669,3 +669,57 @@ def test_batchnorm_running_stats_under_jit_follow_eager(momentum):
         runs.append((norm.running_mean.numpy(), norm.running_var.numpy()))
     np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-12)
     np.testing.assert_allclose(runs[1][1], runs[0][1], rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("ReLU", ()),
+        ("ReLU6", ()),
+        ("LeakyReLU", (0.2,)),
+        ("ELU", (0.5,)),
+        ("SiLU", ()),
+        ("Mish", ()),
+        ("Hardswish", ()),
+        ("Dropout", (0.0,)),
+    ],
+)
+def test_inplace_activations_write_into_their_input_as_pytorch(name, args):
+    torch = pytest.importorskip("torch")
+    x = data((3, 4), seed=5)
+    ours = getattr(nn, name)(*args, inplace=True)
+    theirs = getattr(torch.nn, name)(*args, inplace=True)
+    w, tw = jg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    hidden, thidden = w * 1.5, tw * 1.5
+    assert ours(hidden) is hidden and theirs(thidden) is thidden
+    np.testing.assert_allclose(hidden.detach().numpy(), thidden.detach().numpy(), rtol=1e-12)
+    (hidden * hidden).sum().backward()
+    (thidden * thidden).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-12)
+    assert repr(ours).endswith("inplace=True)")
+    assert repr(nn.from_config(ours.config())) == repr(ours)
+    plain = jg.tensor(x)  # no gradient: a raw write
+    assert ours(plain) is plain
+    if name != "Dropout":  # (a dropout of p=0 returns its input, written or not)
+        with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+            ours(jg.tensor(x, requires_grad=True))
+
+
+def test_inplace_relu_in_a_jitted_training_step():
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(inplace=True), nn.Linear(8, 2))
+    reference = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    reference.load_state_dict(model.state_dict())
+    x = jg.tensor(data((5, 4), seed=6))
+
+    def step(net):
+        net.zero_grad()
+        loss = (net(x) ** 2).mean()
+        loss.backward()
+        return loss, net[0].weight.grad
+
+    jitted = jg.jit(step)
+    for _ in range(3):
+        loss, grad = jitted(model)
+    expected_loss, expected_grad = step(reference)
+    np.testing.assert_allclose(loss.item(), expected_loss.item(), rtol=1e-12)
+    np.testing.assert_allclose(grad.numpy(), expected_grad.numpy(), rtol=1e-12)
