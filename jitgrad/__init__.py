@@ -14,7 +14,14 @@ from . import array_api, autograd, data, fft, jit, linalg, nn, ops, optim, rando
 from ._config import config
 from .array_api import __array_api_version__, __array_namespace_info__, from_dlpack
 from .array_queries import *  # noqa: F403  numpy's ndim, shape, size, require, shares_memory, ...
-from .autograd import Tensor, enable_grad, no_grad, set_grad_enabled
+from .autograd import (
+    Tensor,
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .creation import *  # noqa: F403  numpy's other creation functions (its __all__)
 from .device import Device
 from .dtypes import (
@@ -57,7 +64,17 @@ from .io.numpy_formats import *  # noqa: F403  numpy's files: jg.savez, jg.loadt
 from .jit import function
 from .ops import *  # noqa: F403  numpy's spellings: jg.exp, jg.sum, jg.matmul, ...
 from .printing import *  # noqa: F403  numpy's print options and formatters
-from .random.default import initial_seed, manual_seed, rand, randint, randn, randperm
+from .random.default import (
+    initial_seed,
+    manual_seed,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+)
 from .storage import (
     BoolStorage,
     ByteStorage,

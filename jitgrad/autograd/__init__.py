@@ -3,7 +3,7 @@
 from .dot import to_dot
 from .engine import grad, run_backward
 from .function import Function
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 from .tensor import Tensor
 
@@ -12,6 +12,7 @@ __all__ = [
     "GradcheckError",
     "Tensor",
     "enable_grad",
+    "inference_mode",
     "grad",
     "gradcheck",
     "is_grad_enabled",

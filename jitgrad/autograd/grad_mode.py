@@ -131,3 +131,16 @@ class enable_grad(_NoArgumentMode):
     """Record gradients again inside a ``no_grad`` region."""
 
     _mode = True
+
+
+class inference_mode(set_grad_enabled):
+    """PyTorch's ``inference_mode``: run without recording gradients (``no_grad``; jitgrad
+    has no separate inference tensors). ``mode=False`` leaves grad mode as it is."""
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # (``@jg.inference_mode`` without parentheses)
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True):
+        self._setup(is_grad_enabled() and not mode)

@@ -26,7 +26,7 @@ from .activation import (
 )
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
-from .layers import Dropout, Embedding, Flatten, Identity, Linear
+from .layers import Dropout, Embedding, Flatten, Identity, Linear, Unflatten
 from .losses import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -70,6 +70,7 @@ __all__ = [
     "BatchNorm1d",
     "Embedding",
     "Flatten",
+    "Unflatten",
     "Identity",
     "MSELoss",
     "CrossEntropyLoss",

@@ -13,10 +13,11 @@ import numpy as np
 
 from ..autograd.tensor import Tensor, as_tensor
 from ..ops.convolution import conv1d, conv2d, conv_transpose2d, fold, unfold
+from ..ops.elementwise import where
 from ..ops.linalg import linear
 from ..ops.pooling import adaptive_avg_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 from ..ops.unary import gelu, leaky_relu, relu, sigmoid, silu, tanh
-from ..recording import compute
+from ..recording import compute, run
 from .activation_functions import elu, hardswish, log_softmax, mish, relu6, softmax, softplus
 from .attention import scaled_dot_product_attention
 from .init import as_generator
@@ -62,9 +63,46 @@ def dropout(x, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
     return x * as_tensor(mask)
 
 
+def embedding(input, weight, padding_idx: int | None = None) -> Tensor:  # noqa: A002
+    """Row ``i`` of ``weight`` for each integer index ``i`` of ``input`` (PyTorch's
+    lookup: indices in ``[0, len(weight))``). Gradients of repeated indices add up; row
+    ``padding_idx`` gets none.
+
+    >>> import jitgrad as jg
+    >>> import jitgrad.nn.functional as F
+    >>> F.embedding(jg.tensor([2, 0]), jg.arange(6.0).reshape(3, 2)).tolist()
+    [[4.0, 5.0], [0.0, 1.0]]
+    """
+    indices, weight = as_tensor(input), as_tensor(weight)
+    if not indices.dtype.is_integer:
+        raise TypeError(f"embedding takes integer indices, got a {indices.dtype.name} tensor")
+    if weight.ndim != 2:
+        raise ValueError(f"embedding: weight must be a matrix, got shape {weight.shape}")
+    # Recorded, so that a jitted step checks the indices of every call, not the trace's.
+    run(_check_indices, indices.numpy(), weight.shape[0])
+    rows = weight[indices]
+    if padding_idx is None:
+        return rows
+    # The padding row's value as it is, its gradient held back.
+    padding = (indices == padding_idx % weight.shape[0]).reshape(*indices.shape, 1)
+    return where(padding, rows.detach(), rows)
+
+
+def _check_indices(a: np.ndarray, n: int) -> None:
+    # Negative indices would wrap around (numpy's rule); a lookup table refuses them, as
+    # PyTorch does.
+    bad = a[(a < 0) | (a >= n)]
+    if bad.size:
+        raise IndexError(
+            f"Embedding: index {bad[0]} is out of range for {n} embeddings "
+            f"(indices must be in [0, {n}))"
+        )
+
+
 __all__ = [
     "linear",
     "dropout",
+    "embedding",
     # activations
     "softmax",
     "log_softmax",

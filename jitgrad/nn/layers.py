@@ -16,8 +16,6 @@ from .. import creation
 from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
 from ..ops import linalg
-from ..ops.elementwise import where
-from ..recording import run
 from . import functional as F
 from . import init
 from ._common import param_dtype
@@ -81,17 +79,6 @@ class Linear(Module):
         )
 
 
-def _check_indices(a: np.ndarray, n: int) -> None:
-    # Negative indices would wrap around (numpy's rule); a lookup table refuses them, as
-    # PyTorch does.
-    bad = a[(a < 0) | (a >= n)]
-    if bad.size:
-        raise IndexError(
-            f"Embedding: index {bad[0]} is out of range for {n} embeddings "
-            f"(indices must be in [0, {n}))"
-        )
-
-
 class Embedding(Module):
     """A lookup table: row ``i`` of ``weight`` for each index ``i`` (weights start as
     N(0, 1)). Gradients of repeated indices add up. Row ``padding_idx``, if given, starts
@@ -135,17 +122,7 @@ class Embedding(Module):
                 self.weight[self.padding_idx] = 0
 
     def forward(self, indices) -> Tensor:
-        indices = as_tensor(indices)
-        if not indices.dtype.is_integer:
-            raise TypeError(f"Embedding takes integer indices, got a {indices.dtype.name} tensor")
-        # Recorded, so that a jitted step checks the indices of every call, not the trace's.
-        run(_check_indices, indices.numpy(), self.num_embeddings)
-        rows = self.weight[indices]
-        if self.padding_idx is None:
-            return rows
-        # The padding row's value as it is, its gradient held back.
-        padding = (indices == self.padding_idx).reshape(*indices.shape, 1)
-        return where(padding, rows.detach(), rows)
+        return F.embedding(indices, self.weight, self.padding_idx)
 
     def get_config(self) -> dict:
         return {
@@ -214,6 +191,28 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
+class Unflatten(Module):
+    """Split dimension ``dim`` into ``unflattened_size`` (the inverse of ``Flatten``).
+
+    >>> import jitgrad as jg
+    >>> jg.nn.Unflatten(1, (3, 4))(jg.zeros((2, 12))).shape
+    (2, 3, 4)
+    """
+
+    def __init__(self, dim: int, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = int(dim), tuple(int(n) for n in unflattened_size)
+
+    def forward(self, x) -> Tensor:
+        return as_tensor(x).unflatten(self.dim, self.unflattened_size)
+
+    def get_config(self) -> dict:
+        return {"dim": self.dim, "unflattened_size": list(self.unflattened_size)}
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
 class Identity(Module):
     """Returns its input (a placeholder that keeps a Sequential's indices stable)."""
 
@@ -227,4 +226,4 @@ class Identity(Module):
         return {}
 
 
-__all__ = ["Linear", "Embedding", "Dropout", "Flatten", "Identity"]
+__all__ = ["Linear", "Embedding", "Dropout", "Flatten", "Unflatten", "Identity"]

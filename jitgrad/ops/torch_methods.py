@@ -77,6 +77,17 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
 # -- shape, comparisons, norms, softmax ----------------------------------------------------
 
 
+def cpu(self, memory_format=None):
+    """This tensor itself: the CPU is jitgrad's one device."""
+    return self
+
+
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """An error naming the problem: jitgrad computes on the CPU only."""
+    check_device("cuda" if device is None else device)
+    return self  # (a CPU spelling of the device)
+
+
 def t(self):
     """The transpose of a matrix; a tensor of at most 1 dimension as it is (PyTorch's)."""
     if self.ndim > 2:
@@ -477,6 +488,9 @@ TORCH_METHODS = {
     "int": _as(dtypes.int32),
     "bool": _as(dtypes.bool_),
     "to": to,
+    "cpu": cpu,
+    "cuda": cuda,
+    "is_cuda": property(lambda self: False, doc="False: jitgrad computes on the CPU."),
     "t": t,
     "eq": _compare(ew.Equal),
     "ne": _compare(ew.NotEqual),

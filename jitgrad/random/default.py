@@ -140,6 +140,30 @@ def randperm(n: int, *, generator=None, dtype=None, requires_grad: bool = False)
     return _finish(values if d is dtypes.int64 else values.astype(d), requires_grad)
 
 
+def _like(t, dtype):
+    """(shape, dtype) of a tensor drawn like ``t``."""
+    return tuple(t.shape), t.dtype if dtype is None else dtype
+
+
+def randn_like(input, *, generator=None, dtype=None, requires_grad: bool = False):  # noqa: A002
+    """``randn`` of ``input``'s shape and dtype (or ``dtype``)."""
+    shape, dtype = _like(input, dtype)
+    return randn(shape, generator=generator, dtype=dtype, requires_grad=requires_grad)
+
+
+def rand_like(input, *, generator=None, dtype=None, requires_grad: bool = False):  # noqa: A002
+    """``rand`` of ``input``'s shape and dtype (or ``dtype``)."""
+    shape, dtype = _like(input, dtype)
+    return rand(shape, generator=generator, dtype=dtype, requires_grad=requires_grad)
+
+
+def randint_like(input, *args, low=None, high=None, generator=None, dtype=None):  # noqa: A002
+    """``randint(low, high)`` of ``input``'s shape, in its dtype (or ``dtype``):
+    ``randint_like(x, high)`` or ``randint_like(x, low, high)``."""
+    shape, dtype = _like(input, dtype)
+    return randint(*args, shape, low=low, high=high, generator=generator, dtype=dtype)
+
+
 __all__ = [
     "default_generator",
     "manual_seed",
@@ -148,4 +172,7 @@ __all__ = [
     "rand",
     "randint",
     "randperm",
+    "randn_like",
+    "rand_like",
+    "randint_like",
 ]

@@ -723,3 +723,27 @@ def test_inplace_relu_in_a_jitted_training_step():
     expected_loss, expected_grad = step(reference)
     np.testing.assert_allclose(loss.item(), expected_loss.item(), rtol=1e-12)
     np.testing.assert_allclose(grad.numpy(), expected_grad.numpy(), rtol=1e-12)
+
+
+def test_functional_embedding_and_unflatten_match_pytorch():
+    torch = pytest.importorskip("torch")
+    table = data((5, 3), seed=7)
+    indices = [[1, 4, 1], [0, 0, 2]]
+    w, tw = jg.tensor(table, requires_grad=True), torch.tensor(table, requires_grad=True)
+    ours = nn.functional.embedding(jg.tensor(indices), w, padding_idx=1)
+    theirs = torch.nn.functional.embedding(torch.tensor(indices), tw, padding_idx=1)
+    (ours * ours).sum().backward()
+    (theirs * theirs).sum().backward()
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy())
+    with pytest.raises(IndexError, match="index 5 is out of range for 5 embeddings"):
+        nn.functional.embedding(jg.tensor([5]), w)
+    with pytest.raises(TypeError, match="integer indices"):
+        nn.functional.embedding(jg.tensor([0.0]), w)
+    layer = nn.Unflatten(1, (3, -1))
+    x = data((2, 12), seed=8)
+    np.testing.assert_array_equal(
+        layer(jg.tensor(x)).numpy(), torch.nn.Unflatten(1, (3, -1))(torch.tensor(x)).numpy()
+    )
+    assert repr(nn.from_config(layer.config())) == repr(layer)
+    assert repr(layer) == str(torch.nn.Unflatten(1, (3, -1)))

@@ -385,3 +385,45 @@ def test_everyday_selections_under_jit():
     np.testing.assert_allclose(grad.numpy(), expected)
     with pytest.raises(IndexError, match="out of bounds"):
         jitted(x, jg.tensor([5, 0, 0]))
+
+
+def test_device_methods_name_the_one_device():
+    x = jg.ones(3)
+    assert x.cpu() is x and x.is_cuda is False
+    with pytest.raises(ValueError, match="CPU only; device 'cuda' is not available"):
+        x.cuda()
+
+
+def test_random_like_draws_take_the_shape_and_dtype_as_pytorch():
+    x = jg.ones((2, 3), dtype=jg.float32)
+    for ours, theirs in [
+        (jg.randn_like(x), torch.randn_like(torch.ones((2, 3)))),
+        (jg.rand_like(x, dtype=jg.float64), torch.rand_like(torch.ones(2, 3), dtype=torch.float64)),
+        (jg.randint_like(x, 5), torch.randint_like(torch.ones((2, 3)), 5)),
+        (jg.randint_like(x.int(), 2, 5), torch.randint_like(torch.ones((2, 3)).int(), 2, 5)),
+    ]:
+        assert ours.shape == tuple(theirs.shape)
+        assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    drawn = jg.randint_like(x, 2, 5)
+    assert ((drawn >= 2) & (drawn < 5)).all() and (drawn == drawn.round()).all()
+    u = jg.rand_like(x, generator=jg.random.default_rng(1))
+    assert u.tolist() == jg.rand_like(x, generator=jg.random.default_rng(1)).tolist()
+    assert jg.randn_like(x, requires_grad=True).requires_grad
+
+
+def test_inference_mode_records_nothing_as_no_grad():
+    w = jg.ones(2, requires_grad=True)
+    with jg.inference_mode():
+        assert not (w * 2).requires_grad
+    with jg.inference_mode(False):
+        assert (w * 2).requires_grad
+
+    @jg.inference_mode
+    def bare():
+        return (w * 2).requires_grad
+
+    @jg.inference_mode()
+    def called():
+        return (w * 2).requires_grad
+
+    assert not bare() and not called() and jg.autograd.is_grad_enabled()
