@@ -12,21 +12,36 @@ from . import functional, init, utils
 from .activation import (
     ELU,
     GELU,
+    GLU,
     Hardswish,
+    Hardtanh,
     LeakyReLU,
+    LogSigmoid,
     LogSoftmax,
     Mish,
+    PReLU,
     ReLU,
     ReLU6,
     Sigmoid,
     SiLU,
     Softmax,
+    Softmin,
     Softplus,
+    Softsign,
     Tanh,
 )
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
-from .layers import Dropout, Embedding, Flatten, Identity, Linear, Unflatten
+from .layers import (
+    CosineSimilarity,
+    Dropout,
+    Embedding,
+    Flatten,
+    Identity,
+    Linear,
+    PairwiseDistance,
+    Unflatten,
+)
 from .losses import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -65,6 +80,14 @@ __all__ = [
     "Sigmoid",
     "Softmax",
     "LogSoftmax",
+    "Softmin",
+    "LogSigmoid",
+    "Softsign",
+    "Hardtanh",
+    "GLU",
+    "PReLU",
+    "CosineSimilarity",
+    "PairwiseDistance",
     "Dropout",
     "LayerNorm",
     "BatchNorm1d",

@@ -7,10 +7,12 @@
 
 from __future__ import annotations
 
+from .. import creation
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor
 from . import functional as F
-from .module import Module
+from ._common import param_dtype
+from .module import Module, Parameter
 
 
 def written_into(x, function, inplace: bool):
@@ -188,7 +190,100 @@ class LogSoftmax(Softmax):
         return F.log_softmax(x, dim=self.dim)
 
 
+class Softmin(Softmax):
+    """softmax(-x) along ``dim``."""
+
+    def forward(self, x):
+        return F.softmin(x, dim=self.dim)
+
+
+class LogSigmoid(_Stateless):
+    """log(sigmoid(x)), without overflow."""
+
+    def __init__(self):  # (PyTorch's takes no inplace)
+        super().__init__()
+
+    def function(self, x):
+        return F.logsigmoid(x)
+
+
+class Softsign(LogSigmoid):
+    """x / (1 + |x|)."""
+
+    def function(self, x):
+        return F.softsign(x)
+
+
+class Hardtanh(_Stateless):
+    """x limited to [``min_val``, ``max_val``]."""
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+        super().__init__(inplace)
+        if min_val > max_val:
+            raise ValueError(f"Hardtanh: min_val {min_val} is above max_val {max_val}")
+        self.min_val, self.max_val = float(min_val), float(max_val)
+
+    def function(self, x):
+        return F.hardtanh(x, self.min_val, self.max_val)
+
+    def get_config(self) -> dict:
+        return {"min_val": self.min_val, "max_val": self.max_val, **super().get_config()}
+
+    def extra_repr(self) -> str:
+        limits = f"min_val={self.min_val}, max_val={self.max_val}"
+        return limits + (", inplace=True" if self.inplace else "")
+
+
+class GLU(Module):
+    """a·sigmoid(b), ``a`` and ``b`` the two halves of ``dim``."""
+
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = int(dim)
+
+    def forward(self, x):
+        return F.glu(x, self.dim)
+
+    def get_config(self) -> dict:
+        return {"dim": self.dim}
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """max(x, 0) + a·min(x, 0) with a learned slope ``a``: one for all channels, or one
+    per channel (dimension 1) with ``num_parameters`` channels, each starting at
+    ``init``."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, *, dtype=None):
+        super().__init__()
+        self.num_parameters, self.init = int(num_parameters), float(init)
+        self.weight = Parameter(
+            creation.full((self.num_parameters,), self.init, param_dtype(dtype))
+        )
+
+    def forward(self, x):
+        return F.prelu(x, self.weight)
+
+    def get_config(self) -> dict:
+        return {
+            "num_parameters": self.num_parameters,
+            "init": self.init,
+            "dtype": self.weight.dtype.name,
+        }
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
 __all__ = [
+    "Softmin",
+    "LogSigmoid",
+    "Softsign",
+    "Hardtanh",
+    "GLU",
+    "PReLU",
     "ReLU",
     "ReLU6",
     "LeakyReLU",

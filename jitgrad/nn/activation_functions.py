@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..autograd.tensor import Tensor, as_tensor
 from ..ops import reduce
 from ..ops.elementwise import maximum, minimum, where
-from ..ops.unary import clip, exp, expm1, isfinite, log, tanh
+from ..ops.unary import clip, exp, expm1, isfinite, log, sigmoid, tanh
 from ..ops.unary import softplus as _softplus
 from ..strided import layout
 
@@ -119,4 +119,65 @@ def relu6(input) -> Tensor:  # noqa: A002
     return minimum(maximum(as_tensor(input), 0), 6)
 
 
-__all__ = ["softmax", "log_softmax", "softplus", "mish", "elu", "hardswish", "relu6"]
+def logsigmoid(input) -> Tensor:  # noqa: A002
+    """log(sigmoid(x)) = -softplus(-x), without overflow."""
+    return -_softplus(-as_tensor(input))
+
+
+def softmin(x, dim: int = -1) -> Tensor:
+    """softmax(-x) along ``dim``: weights that favour the smallest entries."""
+    return softmax(-as_tensor(x), dim=dim)
+
+
+def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:  # noqa: A002
+    """x limited to [min_val, max_val]."""
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val {min_val} is above max_val {max_val}")
+    return clip(as_tensor(input), min_val, max_val)
+
+
+def softsign(input) -> Tensor:  # noqa: A002
+    """x / (1 + |x|)."""
+    x = as_tensor(input)
+    return x / (1 + abs(x))
+
+
+def glu(input, dim: int = -1) -> Tensor:  # noqa: A002
+    """The gated linear unit: a·sigmoid(b), ``a`` and ``b`` the two halves of ``dim``."""
+    x = as_tensor(input)
+    dim = layout.normalize_dim(dim, x.ndim)
+    if x.shape[dim] % 2:
+        raise ValueError(f"glu halves dimension {dim}, whose length {x.shape[dim]} is odd")
+    half = x.shape[dim] // 2
+    return x.narrow(dim, 0, half) * sigmoid(x.narrow(dim, half, half))
+
+
+def prelu(input, weight) -> Tensor:  # noqa: A002
+    """max(x, 0) + weight·min(x, 0), one weight for all channels or one per channel
+    (dimension 1)."""
+    x, weight = as_tensor(input), as_tensor(weight)
+    if weight.ndim != 1 or weight.shape[0] not in (1, x.shape[1] if x.ndim > 1 else 1):
+        raise ValueError(
+            f"prelu: weight of shape {weight.shape} must hold 1 or one per channel "
+            f"(dimension 1) of input of shape {x.shape}"
+        )
+    if weight.shape[0] > 1:
+        weight = weight.reshape((-1,) + (1,) * (x.ndim - 2))
+    return maximum(x, 0) + weight * minimum(x, 0)
+
+
+__all__ = [
+    "softmax",
+    "log_softmax",
+    "softplus",
+    "mish",
+    "elu",
+    "hardswish",
+    "relu6",
+    "logsigmoid",
+    "softmin",
+    "hardtanh",
+    "softsign",
+    "glu",
+    "prelu",
+]

@@ -18,7 +18,21 @@ from ..ops.linalg import linear
 from ..ops.pooling import adaptive_avg_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 from ..ops.unary import gelu, leaky_relu, relu, sigmoid, silu, tanh
 from ..recording import compute, run
-from .activation_functions import elu, hardswish, log_softmax, mish, relu6, softmax, softplus
+from .activation_functions import (
+    elu,
+    glu,
+    hardswish,
+    hardtanh,
+    log_softmax,
+    logsigmoid,
+    mish,
+    prelu,
+    relu6,
+    softmax,
+    softmin,
+    softplus,
+    softsign,
+)
 from .attention import scaled_dot_product_attention
 from .init import as_generator
 from .loss_functions import (
@@ -33,7 +47,15 @@ from .loss_functions import (
     nll_loss,
     smooth_l1_loss,
 )
-from .norm_functions import batch_norm, group_norm, layer_norm, normalize, rms_norm
+from .norm_functions import (
+    batch_norm,
+    cosine_similarity,
+    group_norm,
+    layer_norm,
+    normalize,
+    pairwise_distance,
+    rms_norm,
+)
 from .shaping_functions import interpolate, one_hot, pad
 
 
@@ -117,6 +139,12 @@ __all__ = [
     "mish",
     "elu",
     "hardswish",
+    "logsigmoid",
+    "softmin",
+    "hardtanh",
+    "softsign",
+    "glu",
+    "prelu",
     # losses
     "cross_entropy",
     "nll_loss",
@@ -134,6 +162,8 @@ __all__ = [
     "group_norm",
     "rms_norm",
     "normalize",
+    "cosine_similarity",
+    "pairwise_distance",
     # shaping
     "one_hot",
     "pad",

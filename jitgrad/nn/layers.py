@@ -213,6 +213,34 @@ class Unflatten(Module):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
+class CosineSimilarity(Module):
+    """``F.cosine_similarity`` along ``dim``."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8):
+        super().__init__()
+        self.dim, self.eps = int(dim), float(eps)
+
+    def forward(self, x1, x2) -> Tensor:
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+    def get_config(self) -> dict:
+        return {"dim": self.dim, "eps": self.eps}
+
+
+class PairwiseDistance(Module):
+    """``F.pairwise_distance``: the ``p``-norm of x1 - x2 + eps along the last dimension."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = float(p), float(eps), bool(keepdim)
+
+    def forward(self, x1, x2) -> Tensor:
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+    def get_config(self) -> dict:
+        return {"p": self.norm, "eps": self.eps, "keepdim": self.keepdim}
+
+
 class Identity(Module):
     """Returns its input (a placeholder that keeps a Sequential's indices stable)."""
 
@@ -226,4 +254,13 @@ class Identity(Module):
         return {}
 
 
-__all__ = ["Linear", "Embedding", "Dropout", "Flatten", "Unflatten", "Identity"]
+__all__ = [
+    "Linear",
+    "Embedding",
+    "Dropout",
+    "Flatten",
+    "Unflatten",
+    "Identity",
+    "CosineSimilarity",
+    "PairwiseDistance",
+]

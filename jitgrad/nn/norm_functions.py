@@ -216,22 +216,53 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor
     [[0.6, 0.8], [0.0, 0.0]]
     """
     x = as_tensor(input)
+    return x / maximum(_norm(x, p, dim, True, "normalize"), eps)
+
+
+def _norm(x: Tensor, p, dim: int, keepdims: bool, who: str) -> Tensor:
+    """The ``p``-norm of ``x`` along ``dim``, with a zero gradient where it is 0."""
     axis = layout.normalize_dim(dim, x.ndim)
     p = float(p)
     if p == math.inf:
-        norm = reduce.max(unary.abs(x), axis, keepdims=True)
-    elif p > 0:
-        powered = x * x if p == 2 else unary.abs(x) ** p
-        total = reduce.sum(powered, axis, keepdims=True)
-        # The root of a zero sum is taken at 1 instead (and its result replaced by 0): the
-        # root's derivative at 0 is infinite, and eps gives that entry a zero gradient.
-        positive = total > 0
-        safe = where(positive, total, 1)
-        root = unary.sqrt(safe) if p == 2 else safe ** (1 / p)
-        norm = where(positive, root, 0)
-    else:
-        raise ValueError(f"normalize: p must be positive (or inf), got {p}")
-    return x / maximum(norm, eps)
+        return reduce.max(unary.abs(x), axis, keepdims=keepdims)
+    if not p > 0:
+        raise ValueError(f"{who}: p must be positive (or inf), got {p}")
+    powered = x * x if p == 2 else unary.abs(x) ** p
+    total = reduce.sum(powered, axis, keepdims=keepdims)
+    # The root of a zero sum is taken at 1 instead (and its result replaced by 0): the
+    # root's derivative at 0 is infinite, and eps gives that entry a zero gradient.
+    positive = total > 0
+    safe = where(positive, total, 1)
+    root = unary.sqrt(safe) if p == 2 else safe ** (1 / p)
+    return where(positive, root, 0)
 
 
-__all__ = ["batch_norm", "layer_norm", "group_norm", "rms_norm", "normalize"]
+def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """x1·x2 / (max(‖x1‖, eps)·max(‖x2‖, eps)) along ``dim``, the two broadcast.
+
+    >>> import jitgrad as jg
+    >>> import jitgrad.nn.functional as F
+    >>> F.cosine_similarity(jg.tensor([[3.0, 4.0]]), jg.tensor([[1.0, 0.0]])).tolist()
+    [0.6]
+    """
+    x1, x2 = as_tensor(x1), as_tensor(x2)
+    dot = reduce.sum(x1 * x2, layout.normalize_dim(dim, max(x1.ndim, x2.ndim)))
+    n1 = maximum(_norm(x1, 2, dim, False, "cosine_similarity"), eps)
+    return dot / (n1 * maximum(_norm(x2, 2, dim, False, "cosine_similarity"), eps))
+
+
+def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+    """‖x1 - x2 + eps‖_p along the last dimension, the two broadcast."""
+    difference = as_tensor(x1) - as_tensor(x2) + eps
+    return _norm(difference, p, -1, keepdim, "pairwise_distance")
+
+
+__all__ = [
+    "batch_norm",
+    "layer_norm",
+    "group_norm",
+    "rms_norm",
+    "normalize",
+    "cosine_similarity",
+    "pairwise_distance",
+]

@@ -747,3 +747,75 @@ def test_functional_embedding_and_unflatten_match_pytorch():
     )
     assert repr(nn.from_config(layer.config())) == repr(layer)
     assert repr(layer) == str(torch.nn.Unflatten(1, (3, -1)))
+
+
+FUNCTIONAL_EXTRAS = {
+    "logsigmoid": (lambda F, x, y: F.logsigmoid(x * 30)),
+    "softmin": (lambda F, x, y: F.softmin(x, dim=1)),
+    "hardtanh": (lambda F, x, y: F.hardtanh(x, -0.5, 0.8)),
+    "softsign": (lambda F, x, y: F.softsign(x)),
+    "glu": (lambda F, x, y: F.glu(x, dim=1)),
+    "prelu, one slope": (lambda F, x, y: F.prelu(x, y[0, :1] * 0 + 0.3)),
+    "prelu, per channel": (lambda F, x, y: F.prelu(x, y[0])),
+    "cosine_similarity": (lambda F, x, y: F.cosine_similarity(x, y)),
+    "cosine_similarity, broadcast": (lambda F, x, y: F.cosine_similarity(x, y[:1], dim=1)),
+    "cosine_similarity, a zero vector": (lambda F, x, y: F.cosine_similarity(x * 0, y, dim=0)),
+    "pairwise_distance": (lambda F, x, y: F.pairwise_distance(x, y)),
+    "pairwise_distance, p=1": (lambda F, x, y: F.pairwise_distance(x, y, p=1, keepdim=True)),
+    "pairwise_distance, p=inf": (lambda F, x, y: F.pairwise_distance(x, y, p=math.inf)),
+}
+
+
+@pytest.mark.parametrize("name", list(FUNCTIONAL_EXTRAS))
+def test_more_functional_activations_and_distances_match_pytorch(name):
+    torch = pytest.importorskip("torch")
+    x, y = data((3, 4), seed=9), data((3, 4), seed=10)
+    ours_in = [jg.tensor(v, requires_grad=True) for v in (x, y)]
+    theirs_in = [torch.tensor(v, requires_grad=True) for v in (x, y)]
+    ours = FUNCTIONAL_EXTRAS[name](nn.functional, *ours_in)
+    theirs = FUNCTIONAL_EXTRAS[name](torch.nn.functional, *theirs_in)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+    weights = data(tuple(theirs.shape), seed=11)
+    (ours * jg.tensor(weights)).sum().backward()
+    (theirs * torch.tensor(weights)).sum().backward()
+    for mine, other in zip(ours_in, theirs_in):
+        if other.grad is not None:
+            np.testing.assert_allclose(mine.grad.numpy(), other.grad.numpy(), atol=1e-12)
+
+
+def test_more_activation_and_distance_layers_as_pytorch():
+    torch = pytest.importorskip("torch")
+    x = data((2, 4, 3), seed=12)
+    layers = [
+        (nn.Softmin(1), torch.nn.Softmin(1)),
+        (nn.LogSigmoid(), torch.nn.LogSigmoid()),
+        (nn.Softsign(), torch.nn.Softsign()),
+        (nn.Hardtanh(-0.5, 0.5), torch.nn.Hardtanh(-0.5, 0.5)),
+        (nn.GLU(1), torch.nn.GLU(1)),
+        (nn.PReLU(4, init=0.1), torch.nn.PReLU(4, init=0.1, dtype=torch.float64)),
+    ]
+    for ours, theirs in layers:
+        np.testing.assert_allclose(
+            ours(jg.tensor(x)).detach().numpy(),
+            theirs(torch.tensor(x)).detach().numpy(),
+            rtol=1e-12,
+        )
+        assert repr(nn.from_config(ours.config())) == repr(ours)
+    prelu = nn.PReLU(4)
+    (prelu(jg.tensor(x)) ** 2).sum().backward()
+    theirs = torch.nn.PReLU(4, dtype=torch.float64)
+    (theirs(torch.tensor(x)) ** 2).sum().backward()
+    np.testing.assert_allclose(prelu.weight.grad.numpy(), theirs.weight.grad.numpy())
+    a, b = data((5, 3), seed=13), data((5, 3), seed=14)
+    np.testing.assert_allclose(
+        nn.CosineSimilarity()(jg.tensor(a), jg.tensor(b)).numpy(),
+        torch.nn.CosineSimilarity()(torch.tensor(a), torch.tensor(b)).numpy(),
+    )
+    np.testing.assert_allclose(
+        nn.PairwiseDistance(p=3, keepdim=True)(jg.tensor(a), jg.tensor(b)).numpy(),
+        torch.nn.PairwiseDistance(p=3, keepdim=True)(torch.tensor(a), torch.tensor(b)).numpy(),
+    )
+    with pytest.raises(ValueError, match="odd"):
+        nn.GLU(1)(jg.ones((2, 3)))
+    with pytest.raises(ValueError, match="one per channel"):
+        nn.functional.prelu(jg.ones((2, 3)), jg.ones(2))
