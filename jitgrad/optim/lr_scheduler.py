@@ -1,5 +1,6 @@
 """Learning-rate schedules in PyTorch's spelling: StepLR, MultiStepLR, ExponentialLR,
-LinearLR, LambdaLR, CosineAnnealingLR, OneCycleLR, SequentialLR and ReduceLROnPlateau.
+LinearLR, ConstantLR, PolynomialLR, LambdaLR, CosineAnnealingLR,
+CosineAnnealingWarmRestarts, OneCycleLR, SequentialLR and ReduceLROnPlateau.
 
 Call ``scheduler.step()`` once per epoch (OneCycleLR: once per batch), after
 ``optimizer.step()``; ReduceLROnPlateau's ``step(metric)`` takes the monitored value. Each
@@ -39,6 +40,9 @@ class LRScheduler:
     def get_lr(self) -> list[float]:
         return [self._lr(base, self.last_epoch) for base in self.base_lrs]
 
+    # What ``step(epoch)`` takes: whole epochs (CosineAnnealingWarmRestarts: fractions too).
+    _epoch = staticmethod(int)
+
     def _lr(self, base: float, epoch: int) -> float:
         """The closed form: the learning rate at ``epoch`` of a group starting at ``base``
         (affine in ``base``)."""
@@ -48,7 +52,7 @@ class LRScheduler:
         """Move to the next epoch (or to ``epoch``, as SequentialLR does at a milestone)
         and set every group's learning rate."""
         self._adopt_new_groups()
-        self.last_epoch = self.last_epoch + 1 if epoch is None else int(epoch)
+        self.last_epoch = self.last_epoch + 1 if epoch is None else self._epoch(epoch)
         self._last_lr = [float(lr) for lr in self.get_lr()]
         for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=True):
             group["lr"] = lr
@@ -230,6 +234,113 @@ class LinearLR(LRScheduler):
     def _lr(self, base: float, epoch: int) -> float:
         done = min(epoch, self.total_iters) / self.total_iters
         return base * (self.start_factor + (self.end_factor - self.start_factor) * done)
+
+
+class ConstantLR(LRScheduler):
+    """lr = initial_lr · ``factor`` for the first ``total_iters`` epochs, then initial_lr.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import optim
+    >>> opt = optim.SGD([jg.nn.Parameter(jg.zeros(1))], lr=1.0)
+    >>> sched = optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     lrs.append(sched.get_last_lr()[0]); sched.step()
+    >>> lrs
+    [0.5, 0.5, 1.0, 1.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        factor: float = 1.0 / 3,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ):
+        if not 0 <= factor <= 1:
+            raise ValueError(f"factor must be in [0, 1], got {factor}")
+        self.factor, self.total_iters = float(factor), int(total_iters)
+        super().__init__(optimizer, last_epoch)
+
+    def _lr(self, base: float, epoch: int) -> float:
+        return base * self.factor if epoch < self.total_iters else base
+
+
+class PolynomialLR(LRScheduler):
+    """lr = initial_lr · (1 - epoch / total_iters) ^ ``power``, 0 from ``total_iters`` on.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import optim
+    >>> opt = optim.SGD([jg.nn.Parameter(jg.zeros(1))], lr=1.0)
+    >>> sched = optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     lrs.append(sched.get_last_lr()[0]); sched.step()
+    >>> lrs
+    [1.0, 0.5625, 0.25, 0.0625, 0.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        total_iters: int = 5,
+        power: float = 1.0,
+        last_epoch: int = -1,
+    ):
+        if int(total_iters) <= 0:
+            raise ValueError(f"total_iters must be a positive integer, got {total_iters}")
+        self.total_iters, self.power = int(total_iters), float(power)
+        super().__init__(optimizer, last_epoch)
+
+    def _lr(self, base: float, epoch: int) -> float:
+        return base * (1 - min(epoch, self.total_iters) / self.total_iters) ** self.power
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR: a cosine from initial_lr down to ``eta_min`` over ``T_0`` epochs, then again
+    from the top over ``T_0·T_mult``, ``T_0·T_mult²``... epochs. ``step(epoch)`` takes a
+    fractional epoch too (``step(epoch + i / batches)`` within an epoch), as PyTorch's.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import optim
+    >>> opt = optim.SGD([jg.nn.Parameter(jg.zeros(1))], lr=1.0)
+    >>> sched = optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2)
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     lrs.append(round(sched.get_last_lr()[0], 6)); sched.step()
+    >>> lrs
+    [1.0, 0.5, 1.0, 0.5, 1.0]
+    """
+
+    @staticmethod
+    def _epoch(epoch) -> float:
+        if epoch < 0:
+            raise ValueError(f"CosineAnnealingWarmRestarts: epoch {epoch} is negative")
+        return float(epoch)
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_0: int,  # noqa: N803
+        T_mult: int = 1,  # noqa: N803
+        eta_min: float = 0.0,
+        last_epoch: int = -1,
+    ):
+        if int(T_0) <= 0:
+            raise ValueError(f"T_0 must be a positive integer, got {T_0}")
+        if int(T_mult) < 1:
+            raise ValueError(f"T_mult must be an integer of at least 1, got {T_mult}")
+        self.T_0, self.T_mult, self.eta_min = int(T_0), int(T_mult), float(eta_min)
+        super().__init__(optimizer, last_epoch)
+
+    def _lr(self, base: float, epoch: float) -> float:
+        if self.T_mult == 1:
+            into, length = epoch % self.T_0, self.T_0
+        else:  # cycle n starts at T_0·(T_mult^n - 1) / (T_mult - 1)
+            n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+            into = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+            length = self.T_0 * self.T_mult**n
+        return self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * into / length)) / 2
 
 
 class LambdaLR(LRScheduler):
@@ -594,8 +705,11 @@ __all__ = [
     "MultiStepLR",
     "ExponentialLR",
     "LinearLR",
+    "ConstantLR",
+    "PolynomialLR",
     "LambdaLR",
     "CosineAnnealingLR",
+    "CosineAnnealingWarmRestarts",
     "OneCycleLR",
     "SequentialLR",
     "ReduceLROnPlateau",

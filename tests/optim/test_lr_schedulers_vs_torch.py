@@ -67,6 +67,15 @@ def _assert_same(make, kind="SGD", options=None, steps=N, metrics=None):
             [S.ExponentialLR(o, 0.9), S.MultiStepLR(o, [2, 6]), S.CosineAnnealingLR(o, 8)],
             milestones=[4, 15],
         ),
+        lambda S, o: S.ConstantLR(o),
+        lambda S, o: S.ConstantLR(o, factor=0.25, total_iters=9),
+        lambda S, o: S.PolynomialLR(o),
+        lambda S, o: S.PolynomialLR(o, total_iters=20, power=2.5),
+        lambda S, o: S.CosineAnnealingWarmRestarts(o, T_0=7),
+        lambda S, o: S.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2, eta_min=0.01),
+        lambda S, o: S.SequentialLR(
+            o, [S.ConstantLR(o, 0.1, 4), S.CosineAnnealingWarmRestarts(o, 5, 2)], [4]
+        ),
     ],
     ids=[
         "lambda",
@@ -78,6 +87,13 @@ def _assert_same(make, kind="SGD", options=None, steps=N, metrics=None):
         "linear-down",
         "sequential-warmup",
         "sequential-three",
+        "constant",
+        "constant-long",
+        "polynomial",
+        "polynomial-squared",
+        "warm-restarts",
+        "warm-restarts-doubling",
+        "sequential-constant-restarts",
     ],
 )
 def test_epoch_schedules_match_torch(make):
@@ -210,3 +226,18 @@ def test_bad_settings_are_named():
     with pytest.raises(ValueError, match="another optimizer"):
         S.SequentialLR(opt, [S.ExponentialLR(opt, 0.5), S.ExponentialLR(other, 0.5)], [2])
     assert math.isclose(S.ExponentialLR(opt, 0.5).get_last_lr()[0], 0.1)
+
+
+def test_warm_restarts_take_fractional_epochs_as_torch():
+    """``step(epoch + i / batches)``, the SGDR paper's per-batch schedule."""
+    ours, theirs = _optimizers()
+    mine = optim.lr_scheduler.CosineAnnealingWarmRestarts(ours, T_0=2, T_mult=2)
+    other = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(theirs, T_0=2, T_mult=2)
+    for epoch in range(7):
+        for i in range(4):
+            mine.step(epoch + i / 4)
+            other.step(epoch + i / 4)
+            np.testing.assert_allclose(mine.get_last_lr(), other.get_last_lr(), rtol=1e-12)
+    with pytest.raises(ValueError, match="negative"):
+        mine.step(-1.5)
+    assert mine.last_epoch == 6.75  # (left as it was)
