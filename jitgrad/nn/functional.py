@@ -70,19 +70,67 @@ def dropout(x, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
     >>> F.dropout(jg.ones(6), 0.5, generator=jg.random.default_rng(0)).tolist()
     [2.0, 0.0, 0.0, 0.0, 2.0, 2.0]
     """
+    return _dropped(as_tensor(x), p, training, generator, None)
+
+
+def dropout1d(x, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
+    """Zero whole channels: each (sample, channel) row of an (N, C, L) or (C, L) input
+    with probability ``p``, the kept ones scaled by 1 / (1 - p)."""
+    return _dropped(as_tensor(x), p, training, generator, 1)
+
+
+def dropout2d(x, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
+    """Zero whole channels: each (sample, channel) plane of an (N, C, H, W) or (C, H, W)
+    input with probability ``p``, the kept ones scaled by 1 / (1 - p)."""
+    return _dropped(as_tensor(x), p, training, generator, 2)
+
+
+def _dropped(x: Tensor, p: float, training: bool, generator, spatial: int | None) -> Tensor:
+    """``x`` times a mask of kept (1 / (1 - p)) and dropped (0) entries, one draw per
+    element, or per channel over the last ``spatial`` dimensions."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability must be in [0, 1], got {p}")
-    x = as_tensor(x)
+    shape = x.shape
+    if spatial is not None:
+        if x.ndim not in (spatial + 1, spatial + 2):
+            layouts = {1: "(N, C, L) or (C, L)", 2: "(N, C, H, W) or (C, H, W)"}[spatial]
+            raise ValueError(f"dropout{spatial}d takes {layouts} inputs, got shape {shape}")
+        shape = shape[: x.ndim - spatial] + (1,) * spatial
     if not training or p == 0:
         return x
     generator = as_generator(generator)  # (None: the one jg.manual_seed restarts)
     dtype = x.dtype.numpy if x.dtype.is_floating_point else np.float64
     if p == 1:
-        mask = np.zeros(x.shape, dtype)
+        mask = np.zeros(shape, dtype)
     else:
-        draws = generator.random(x.shape).numpy()
+        draws = generator.random(shape).numpy()
         mask = compute(lambda r: ((r >= p) / (1 - p)).astype(dtype), draws)
     return x * as_tensor(mask)
+
+
+def pixel_shuffle(input, upscale_factor: int) -> Tensor:  # noqa: A002
+    """(..., C·r², H, W) → (..., C, H·r, W·r): each group of r² channels spread over an
+    r×r block of pixels."""
+    x, r = as_tensor(input), int(upscale_factor)
+    *lead, c, h, w = x.shape
+    if c % (r * r):
+        raise ValueError(f"pixel_shuffle: {c} channels are not a multiple of {r}² = {r * r}")
+    n = len(lead)
+    blocks = x.reshape(*lead, c // (r * r), r, r, h, w)
+    moved = blocks.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return moved.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor: int) -> Tensor:  # noqa: A002
+    """(..., C, H·r, W·r) → (..., C·r², H, W), the inverse of ``pixel_shuffle``."""
+    x, r = as_tensor(input), int(downscale_factor)
+    *lead, c, h, w = x.shape
+    if h % r or w % r:
+        raise ValueError(f"pixel_unshuffle: {h}×{w} pixels do not divide into {r}×{r} blocks")
+    n = len(lead)
+    blocks = x.reshape(*lead, c, h // r, r, w // r, r)
+    moved = blocks.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return moved.reshape(*lead, c * r * r, h // r, w // r)
 
 
 def embedding(input, weight, padding_idx: int | None = None) -> Tensor:  # noqa: A002
@@ -124,6 +172,10 @@ def _check_indices(a: np.ndarray, n: int) -> None:
 __all__ = [
     "linear",
     "dropout",
+    "dropout1d",
+    "dropout2d",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "embedding",
     # activations
     "softmax",

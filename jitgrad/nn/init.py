@@ -17,6 +17,8 @@ import math
 import numbers
 import warnings
 
+import numpy as np
+
 from ..autograd.grad_mode import no_grad
 from ..random import Generator, default_rng
 from ..random.default import default_generator
@@ -55,6 +57,45 @@ def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
     """Fill with draws from N(mean, std²)."""
     values = as_generator(generator).normal(mean, std, tensor.shape, dtype="float64")
     return _fill(tensor, values)
+
+
+def trunc_normal_(
+    tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0, generator=None
+):
+    """Fill with draws from N(mean, std²) truncated to [a, b] (drawn again until inside:
+    the same distribution as PyTorch's, another stream of numbers)."""
+    if not a < b:
+        raise ValueError(f"trunc_normal_: a={a} must be below b={b}")
+    scale = std * math.sqrt(2)
+    inside = (math.erf((b - mean) / scale) - math.erf((a - mean) / scale)) / 2
+    if inside < 1e-3:
+        raise ValueError(
+            f"trunc_normal_: [{a}, {b}] holds {inside:.2g} of N({mean}, {std}²); move the "
+            "interval nearer the mean"
+        )
+    rng = as_generator(generator)
+    values = rng.normal(mean, std, tensor.shape, dtype="float64").numpy()
+    outside = (values < a) | (values > b)
+    while outside.any():
+        values[outside] = rng.normal(mean, std, int(outside.sum()), dtype="float64").numpy()
+        outside = (values < a) | (values > b)
+    return _fill(tensor, values)
+
+
+def orthogonal_(tensor, gain: float = 1.0, generator=None):
+    """Fill with a (semi-)orthogonal matrix times ``gain``: the Q of a Gaussian matrix's QR,
+    its columns' signs fixed by R's diagonal, as PyTorch; dimensions after the first are
+    flattened into the columns."""
+    if tensor.ndim < 2:
+        raise ValueError(f"orthogonal_ needs at least 2 dimensions, got shape {tensor.shape}")
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows if rows else 0
+    drawn = as_generator(generator).standard_normal((rows, cols), dtype="float64").numpy()
+    flat = drawn.T if rows < cols else drawn
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    q = q.T if rows < cols else q
+    return _fill(tensor, (gain * q).reshape(tensor.shape))
 
 
 def constant_(tensor, value: float):
@@ -183,6 +224,8 @@ def kaiming_normal_(
 __all__ = [
     "uniform_",
     "normal_",
+    "trunc_normal_",
+    "orthogonal_",
     "constant_",
     "zeros_",
     "ones_",

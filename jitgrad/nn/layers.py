@@ -20,6 +20,7 @@ from . import functional as F
 from . import init
 from ._common import param_dtype
 from .activation import written_into
+from .conv import config_value
 from .module import Module, Parameter
 
 
@@ -115,6 +116,19 @@ class Embedding(Module):
         self.weight = Parameter(creation.empty((self.num_embeddings, self.embedding_dim), d))
         self.reset_parameters(generator)
 
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx=None) -> Embedding:
+        """A table holding ``embeddings`` (a matrix, copied), fixed unless ``freeze`` is
+        False."""
+        embeddings = as_tensor(embeddings)
+        if embeddings.ndim != 2:
+            raise ValueError(f"embeddings must be a matrix, got shape {embeddings.shape}")
+        table = cls(*embeddings.shape, padding_idx=padding_idx, dtype=embeddings.dtype)
+        with no_grad():
+            table.weight.copy_(embeddings)
+        table.weight.requires_grad_(not freeze)
+        return table
+
     def reset_parameters(self, generator=None) -> None:
         init.normal_(self.weight, generator=generator)
         if self.padding_idx is not None:
@@ -167,6 +181,83 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}" + (", inplace=True" if self.inplace else "")
+
+
+class Dropout1d(Dropout):
+    """``Dropout`` of whole channels of (N, C, L) or (C, L) inputs (``F.dropout1d``)."""
+
+    def _dropped(self, x) -> Tensor:
+        return F.dropout1d(x, self.p, self.training, generator=self.generator)
+
+
+class Dropout2d(Dropout):
+    """``Dropout`` of whole channels of (N, C, H, W) or (C, H, W) inputs."""
+
+    def _dropped(self, x) -> Tensor:
+        return F.dropout2d(x, self.p, self.training, generator=self.generator)
+
+
+class PixelShuffle(Module):
+    """``F.pixel_shuffle``: (N, C·r², H, W) → (N, C, H·r, W·r)."""
+
+    def __init__(self, upscale_factor: int):
+        super().__init__()
+        self.upscale_factor = int(upscale_factor)
+
+    def forward(self, x) -> Tensor:
+        return F.pixel_shuffle(x, self.upscale_factor)
+
+    def get_config(self) -> dict:
+        return {"upscale_factor": self.upscale_factor}
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """``F.pixel_unshuffle``: (N, C, H·r, W·r) → (N, C·r², H, W)."""
+
+    def __init__(self, downscale_factor: int):
+        super().__init__()
+        self.downscale_factor = int(downscale_factor)
+
+    def forward(self, x) -> Tensor:
+        return F.pixel_unshuffle(x, self.downscale_factor)
+
+    def get_config(self) -> dict:
+        return {"downscale_factor": self.downscale_factor}
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class Upsample(Module):
+    """``F.interpolate`` as a layer: to ``size`` or by ``scale_factor``."""
+
+    def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners=None):
+        super().__init__()
+        self.size, self.scale_factor = _tuple_if_listed(size), _tuple_if_listed(scale_factor)
+        self.mode, self.align_corners = mode, align_corners
+
+    def forward(self, x) -> Tensor:
+        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)
+
+    def get_config(self) -> dict:
+        return {
+            "size": config_value(self.size),
+            "scale_factor": config_value(self.scale_factor),
+            "mode": self.mode,
+            "align_corners": self.align_corners,
+        }
+
+    def extra_repr(self) -> str:
+        if self.size is not None:
+            return f"size={self.size}, mode={self.mode!r}"
+        return f"scale_factor={self.scale_factor}, mode={self.mode!r}"
+
+
+def _tuple_if_listed(value):
+    return tuple(value) if isinstance(value, (list, tuple)) else value
 
 
 class Flatten(Module):
@@ -258,6 +349,11 @@ __all__ = [
     "Linear",
     "Embedding",
     "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "Upsample",
     "Flatten",
     "Unflatten",
     "Identity",

@@ -819,3 +819,57 @@ def test_more_activation_and_distance_layers_as_pytorch():
         nn.GLU(1)(jg.ones((2, 3)))
     with pytest.raises(ValueError, match="one per channel"):
         nn.functional.prelu(jg.ones((2, 3)), jg.ones(2))
+
+
+def test_pixel_shuffles_upsample_and_channel_dropout_as_pytorch():
+    torch = pytest.importorskip("torch")
+    x = data((2, 8, 4, 6), seed=15)
+    for ours, theirs in [
+        (nn.PixelShuffle(2), torch.nn.PixelShuffle(2)),
+        (nn.PixelUnshuffle(2), torch.nn.PixelUnshuffle(2)),
+        (nn.Upsample(scale_factor=2), torch.nn.Upsample(scale_factor=2)),
+        (
+            nn.Upsample(size=(5, 7), mode="bilinear", align_corners=True),
+            torch.nn.Upsample(size=(5, 7), mode="bilinear", align_corners=True),
+        ),
+    ]:
+        a, t = jg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        y, ty = ours(a), theirs(t)
+        np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-12)
+        weights = data(tuple(ty.shape), seed=16)
+        (y * jg.tensor(weights)).sum().backward()
+        (ty * torch.tensor(weights)).sum().backward()
+        np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+        assert repr(nn.from_config(ours.config())) == repr(ours)
+    with pytest.raises(ValueError, match="not a multiple of 3²"):
+        nn.PixelShuffle(3)(jg.ones((1, 8, 2, 2)))
+    for layer, shape, spatial in [
+        (nn.Dropout2d(0.5, generator=0), (4, 6, 3, 3), 9),
+        (nn.Dropout1d(0.5, generator=1), (6, 5), 5),
+    ]:
+        dropped = layer(jg.ones(shape)).numpy().reshape(-1, spatial)
+        assert set(np.unique(dropped)) == {0.0, 2.0}  # both kinds of channel drawn
+        assert (dropped == dropped[:, :1]).all()  # whole channels
+        assert layer.eval()(jg.ones(shape)).numpy().min() == 1.0
+    with pytest.raises(ValueError, match=r"dropout2d takes \(N, C, H, W\)"):
+        nn.functional.dropout2d(jg.ones((2, 3)))
+
+
+def test_trunc_normal_orthogonal_and_pretrained_embeddings():
+    torch = pytest.importorskip("torch")
+    w = nn.init.trunc_normal_(jg.empty(4000), std=0.02, a=-0.03, b=0.03, generator=0)
+    t = torch.nn.init.trunc_normal_(torch.empty(200000), std=0.02, a=-0.03, b=0.03)
+    assert -0.03 <= w.min().item() and w.max().item() <= 0.03
+    assert abs(float(w.std()) - float(t.std())) < 0.0005  # the same distribution
+    with pytest.raises(ValueError, match="holds"):
+        nn.init.trunc_normal_(jg.empty(3), a=6.0, b=7.0)
+    for shape in [(3, 5), (5, 3), (4, 2, 3)]:
+        q = nn.init.orthogonal_(jg.empty(shape), gain=2.0, generator=1).numpy()
+        flat = q.reshape(shape[0], -1)
+        gram = flat @ flat.T if flat.shape[0] <= flat.shape[1] else flat.T @ flat
+        np.testing.assert_allclose(gram, 4 * np.eye(len(gram)), atol=1e-12)
+    table = jg.arange(6.0).reshape(3, 2)
+    frozen = nn.Embedding.from_pretrained(table)
+    assert frozen(jg.tensor([2, 0])).tolist() == [[4.0, 5.0], [0.0, 1.0]]
+    assert not frozen.weight.requires_grad and frozen.weight.storage() is not table.storage()
+    assert nn.Embedding.from_pretrained(table, freeze=False, padding_idx=0).weight.requires_grad
