@@ -1,7 +1,9 @@
 """Losses in PyTorch's functional spelling: ``F.cross_entropy(logits, labels)``,
 ``F.nll_loss``, ``F.mse_loss``, ``F.l1_loss``, the binary cross-entropies, ``F.kl_div``,
-``F.smooth_l1_loss``, ``F.huber_loss`` and ``F.cosine_embedding_loss``, each with
-``reduction`` "mean", "sum" or "none".
+``F.smooth_l1_loss``, ``F.huber_loss``, the margin losses (``cosine_embedding``,
+``margin_ranking``, ``hinge_embedding``, ``soft_margin``, ``multilabel_soft_margin``,
+``triplet_margin``) and the Poisson and Gaussian likelihoods, each with ``reduction``
+"mean", "sum" or "none".
 
 Everything here is composed of differentiable ops, so gradients of any order come from
 theirs; stability comes from the composition (a detached max shift, ``softplus``, a log
@@ -17,11 +19,12 @@ from .._config import config
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor, as_tensor
 from ..ops import reduce
-from ..ops.elementwise import maximum, where
+from ..ops.elementwise import maximum, minimum, where
 from ..ops.unary import abs as absolute
 from ..ops.unary import exp, log, softplus
-from ..recording import compute
+from ..recording import compute, run
 from .activation_functions import log_softmax, softmax
+from .norm_functions import pairwise_distance
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -473,7 +476,121 @@ def cosine_embedding_loss(
     return _reduce(loss, reduction)
 
 
+def margin_ranking_loss(input1, input2, target, margin: float = 0.0, *, reduction="mean"):
+    """max(0, -target·(x1 - x2) + margin): ``target`` 1 asks x1 to rank above x2, -1
+    below."""
+    _check_reduction(reduction, "margin_ranking_loss")
+    x1, x2, y = as_tensor(input1), as_tensor(input2), as_tensor(target)
+    return _reduce(maximum(-y * (x1 - x2) + margin, 0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin: float = 1.0, *, reduction="mean"):  # noqa: A002
+    """x where ``target`` is 1, max(0, margin - x) where it is -1."""
+    _check_reduction(reduction, "hinge_embedding_loss")
+    x, y = as_tensor(input), as_tensor(target)
+    loss = where(y != -1, x, 0) + where(y != 1, maximum(margin - x, 0), 0)
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, *, reduction="mean"):  # noqa: A002
+    """log(1 + exp(-target·x)), for targets ±1."""
+    _check_reduction(reduction, "soft_margin_loss")
+    return _reduce(softplus(-as_tensor(target) * as_tensor(input)), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, *, reduction="mean"):  # noqa: A002
+    """Per sample, the mean over classes of the binary cross-entropy of sigmoid(x)
+    against 0/1 ``target`` (each class weighted by ``weight``)."""
+    _check_reduction(reduction, "multilabel_soft_margin_loss")
+    x, y = as_tensor(input), as_tensor(target)
+    loss = y * softplus(-x) + (1 - y) * softplus(x)
+    if weight is not None:
+        loss = loss * as_tensor(weight)
+    return _reduce(reduce.mean(loss, -1), reduction)
+
+
+def triplet_margin_loss(
+    anchor,
+    positive,
+    negative,
+    margin: float = 1.0,
+    p: float = 2.0,
+    eps: float = 1e-6,
+    swap: bool = False,
+    *,
+    reduction="mean",
+):
+    """max(d(anchor, positive) - d(anchor, negative) + margin, 0), d the ``p``-norm
+    distance of ``F.pairwise_distance``; ``swap`` takes the nearer of the negative's
+    distances to the anchor and to the positive."""
+    _check_reduction(reduction, "triplet_margin_loss")
+    near = pairwise_distance(anchor, positive, p, eps)
+    far = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        far = minimum(far, pairwise_distance(positive, negative, p, eps))
+    return _reduce(maximum(near - far + margin, 0), reduction)
+
+
+def poisson_nll_loss(
+    input,  # noqa: A002
+    target,
+    log_input: bool = True,
+    full: bool = False,
+    eps: float = 1e-8,
+    *,
+    reduction="mean",
+):
+    """The negative log-likelihood of ``target`` counts under Poisson rates: exp(x) -
+    target·x for log rates (``log_input``), else x - target·log(x + eps); ``full`` adds
+    Stirling's approximation of log(target!) where target > 1."""
+    _check_reduction(reduction, "poisson_nll_loss")
+    x, y = as_tensor(input), as_tensor(target)
+    loss = exp(x) - y * x if log_input else x - y * log(x + eps)
+    if full:
+        stirling = y * log(where(y > 1, y, 1)) - y + 0.5 * log(2 * np.pi * where(y > 1, y, 1))
+        loss = loss + where(y > 1, stirling, 0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(
+    input,  # noqa: A002
+    target,
+    var,
+    full: bool = False,
+    eps: float = 1e-6,
+    *,
+    reduction="mean",
+):
+    """½(log var + (x - target)² / var) (+ ½ log 2π with ``full``): the negative
+    log-likelihood of ``target`` under N(x, var). ``var`` may lack the last dimension or
+    have it of size 1; it is held at ``eps`` or above without changing its gradient, as
+    PyTorch does."""
+    _check_reduction(reduction, "gaussian_nll_loss")
+    x, y, v = as_tensor(input), as_tensor(target), as_tensor(var)
+    if v.shape != x.shape and v.shape == x.shape[:-1]:
+        v = v.reshape(*v.shape, 1)
+    run(_check_variance, v.numpy())  # (recorded: a jitted step checks every call's)
+    held = v.detach()
+    v = v + (maximum(held, eps) - held)  # (the clamp's value, the identity's gradient)
+    loss = 0.5 * (log(v) + (x - y) ** 2 / v)
+    if full:
+        loss = loss + 0.5 * np.log(2 * np.pi)
+    return _reduce(loss, reduction)
+
+
+def _check_variance(v: np.ndarray) -> None:
+    if (v < 0).any():
+        raise ValueError("gaussian_nll_loss: var has negative entries")
+
+
 __all__ = [
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "soft_margin_loss",
+    "multilabel_soft_margin_loss",
+    "triplet_margin_loss",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
     "cross_entropy",
     "nll_loss",
     "mse_loss",

@@ -140,6 +140,123 @@ class CosineEmbeddingLoss(_ReducedLoss):
         )
 
 
+class MarginRankingLoss(_ReducedLoss):
+    """``F.margin_ranking_loss``: max(0, -target·(x1 - x2) + ``margin``)."""
+
+    _settings = ("margin",)
+
+    def __init__(self, margin: float = 0.0, reduction: str = "mean"):
+        super().__init__()
+        self.margin, self.reduction = float(margin), _reduction(reduction)
+
+    def forward(self, input1, input2, target):
+        return F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_ReducedLoss):
+    """``F.hinge_embedding_loss``: x for target 1, max(0, ``margin`` - x) for -1."""
+
+    _settings = ("margin",)
+
+    def __init__(self, margin: float = 1.0, reduction: str = "mean"):
+        super().__init__()
+        self.margin, self.reduction = float(margin), _reduction(reduction)
+
+    def forward(self, input, target):  # noqa: A002
+        return F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_ReducedLoss):
+    """``F.soft_margin_loss``: log(1 + exp(-target·x))."""
+
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        self.reduction = _reduction(reduction)
+
+    def forward(self, input, target):  # noqa: A002
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """``F.multilabel_soft_margin_loss``: per sample, the mean binary cross-entropy of its
+    classes' sigmoids against 0/1 targets."""
+
+    _weights = ("weight",)
+
+    def __init__(self, weight=None, reduction: str = "mean"):
+        super().__init__()
+        self.reduction = _reduction(reduction)
+        self.register_buffer("weight", None if weight is None else as_tensor(weight))
+
+    def forward(self, input, target):  # noqa: A002
+        return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
+
+    def get_config(self) -> dict:
+        return {"weight": _listed(self.weight), "reduction": self.reduction}
+
+
+class TripletMarginLoss(_ReducedLoss):
+    """``F.triplet_margin_loss``: max(d(a, p) - d(a, n) + ``margin``, 0)."""
+
+    _settings = ("margin", "p", "eps", "swap")
+
+    def __init__(
+        self,
+        margin: float = 1.0,
+        p: float = 2.0,
+        eps: float = 1e-6,
+        swap: bool = False,
+        reduction: str = "mean",
+    ):
+        super().__init__()
+        self.margin, self.p, self.eps, self.swap = float(margin), float(p), float(eps), bool(swap)
+        self.reduction = _reduction(reduction)
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(
+            anchor,
+            positive,
+            negative,
+            self.margin,
+            self.p,
+            self.eps,
+            self.swap,
+            reduction=self.reduction,
+        )
+
+
+class PoissonNLLLoss(_ReducedLoss):
+    """``F.poisson_nll_loss``: the Poisson negative log-likelihood of target counts."""
+
+    _settings = ("log_input", "full", "eps")
+
+    def __init__(
+        self, log_input: bool = True, full: bool = False, eps: float = 1e-8, reduction="mean"
+    ):
+        super().__init__()
+        self.log_input, self.full, self.eps = bool(log_input), bool(full), float(eps)
+        self.reduction = _reduction(reduction)
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(
+            log_input, target, self.log_input, self.full, self.eps, reduction=self.reduction
+        )
+
+
+class GaussianNLLLoss(_ReducedLoss):
+    """``F.gaussian_nll_loss``: the Gaussian negative log-likelihood with a variance."""
+
+    _settings = ("full", "eps")
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+        super().__init__()
+        self.full, self.eps, self.reduction = bool(full), float(eps), _reduction(reduction)
+
+    def forward(self, input, target, var):  # noqa: A002
+        reduction = self.reduction
+        return F.gaussian_nll_loss(input, target, var, self.full, self.eps, reduction=reduction)
+
+
 class CrossEntropyLoss(_WeightedLoss):
     """Cross-entropy of logits (N, C, ...) against integer labels or class probabilities;
     see ``F.cross_entropy`` for ``weight``, ``ignore_index`` and ``label_smoothing``."""
@@ -273,4 +390,11 @@ __all__ = [
     "NLLLoss",
     "BCELoss",
     "BCEWithLogitsLoss",
+    "MarginRankingLoss",
+    "HingeEmbeddingLoss",
+    "SoftMarginLoss",
+    "MultiLabelSoftMarginLoss",
+    "TripletMarginLoss",
+    "PoissonNLLLoss",
+    "GaussianNLLLoss",
 ]

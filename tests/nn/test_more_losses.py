@@ -252,3 +252,77 @@ def test_a_jitted_step_with_these_losses_equals_eager():
         assert jitted(x, y).item() == pytest.approx(eager(x, y).item(), rel=1e-12)
     np.testing.assert_allclose(jit_fc.weight.numpy(), eager_fc.weight.numpy(), rtol=1e-12)
     assert jitted.traces == 1
+
+
+def _signs(shape, seed):
+    return np.where(np.random.default_rng(seed).random(shape) < 0.5, -1.0, 1.0)
+
+
+PAIRWISE_LOSSES = [  # (class, settings, arrays, positions of targets: no gradient)
+    ("MarginRankingLoss", {"margin": 0.3}, lambda: (data(6, 1), data(6, 2), _signs(6, 3)), (2,)),
+    ("HingeEmbeddingLoss", {"margin": 0.5}, lambda: (data((3, 4), 4), _signs((3, 4), 5)), (1,)),
+    ("SoftMarginLoss", {}, lambda: (data((3, 4), 6), _signs((3, 4), 7)), (1,)),
+    (
+        "MultiLabelSoftMarginLoss",
+        {"weight": np.array([0.5, 1.0, 2.0, 1.5])},
+        lambda: (data((3, 4), 8), (data((3, 4), 9) > 0).astype(float)),
+        (1,),
+    ),
+    (
+        "TripletMarginLoss",
+        {"margin": 0.5},
+        lambda: (data((5, 3), 10), data((5, 3), 11), data((5, 3), 12)),
+        (),
+    ),
+    (
+        "TripletMarginLoss",
+        {"p": 1.0, "swap": True},
+        lambda: (data((5, 3), 13), data((5, 3), 14), data((5, 3), 15)),
+        (),
+    ),
+    (
+        "PoissonNLLLoss",
+        {},
+        lambda: (data((3, 4), 16), np.floor(np.abs(data((3, 4), 17)) * 3)),
+        (1,),
+    ),
+    (
+        "PoissonNLLLoss",
+        {"log_input": False, "full": True},
+        lambda: (np.abs(data((3, 4), 18)) + 0.1, np.floor(np.abs(data((3, 4), 19)) * 3)),
+        (1,),
+    ),
+    (
+        "GaussianNLLLoss",
+        {"full": True},
+        lambda: (data((3, 4), 20), data((3, 4), 21), np.abs(data((3, 4), 22)) + 0.1),
+        (1,),
+    ),
+    (
+        "GaussianNLLLoss",
+        {"eps": 0.05},
+        lambda: (data((3, 4), 23), data((3, 4), 24), np.abs(data((3, 1), 25)) * 0.1),
+        (1,),
+    ),
+]
+
+
+def _targets_fixed(loss, positions):
+    return lambda *args: loss(*(a.detach() if k in positions else a for k, a in enumerate(args)))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize(
+    "name, kwargs, arrays, targets",
+    PAIRWISE_LOSSES,
+    ids=[f"{n}-{k}" for n, k, _, _ in PAIRWISE_LOSSES],
+)
+def test_margin_triplet_and_likelihood_losses_like_torch(name, kwargs, arrays, targets, reduction):
+    ours, theirs = both(name, reduction=reduction, **kwargs)
+    assert_matches_torch(_targets_fixed(ours, targets), _targets_fixed(theirs, targets), *arrays())
+    assert repr(nn.from_config(ours.config())) == repr(ours)
+
+
+def test_gaussian_nll_loss_refuses_a_negative_variance():
+    with pytest.raises(ValueError, match="var has negative entries"):
+        F.gaussian_nll_loss(jg.ones(3), jg.ones(3), jg.tensor([1.0, -1.0, 1.0]))
