@@ -21,6 +21,7 @@ from .. import dtypes
 from .._config import config
 from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
+from ..device import check_device
 from ..tensor import TensorBase
 
 
@@ -363,6 +364,30 @@ class Module:
     def double(self) -> Module:
         return self.to(dtypes.float64)
 
+    def half(self) -> Module:
+        return self.to(dtypes.float16)
+
+    def cpu(self) -> Module:
+        """This module: the CPU is jitgrad's one device."""
+        return self
+
+    def cuda(self, device=None) -> Module:
+        """An error naming the problem: jitgrad computes on the CPU only."""
+        check_device("cuda" if device is None else device)
+        return self
+
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at the dotted path ``target`` ("" is this module)."""
+        module = self
+        for name in target.split(".") if target else ():
+            child = module.__dict__["_modules"].get(name)
+            if not isinstance(child, Module):
+                raise AttributeError(
+                    f"{type(module).__name__} has no submodule {name!r} ({target!r})"
+                )
+            module = child
+        return module
+
     # -- state ---------------------------------------------------------------------------
 
     def state_dict(self, prefix: str = "", keep_vars: bool = False) -> dict:
@@ -483,7 +508,42 @@ class Module:
         tape = config.thread.tape
         if tape is not None:  # a jitted plan of this call holds only while this state does
             tape.guard(self, _guarded_state)
-        return self.forward(*args, **kwargs)
+        hooks = self.__dict__.get("_call_hooks")
+        if not hooks:
+            return self.forward(*args, **kwargs)
+        for hook in hooks["pre"]:
+            changed = hook(self, args)
+            if changed is not None:
+                args = changed if isinstance(changed, tuple) else (changed,)
+        output = self.forward(*args, **kwargs)
+        for hook in hooks["post"]:
+            changed = hook(self, args, output)
+            if changed is not None:
+                output = changed
+        return output
+
+    def register_forward_pre_hook(self, hook):
+        """Call ``hook(module, args)`` before every ``forward``; a returned value (a tuple,
+        or one argument) replaces the positional arguments. Returns a handle whose
+        ``remove()`` unregisters it. (A jitted step runs hooks when it traces, not when
+        it replays.)"""
+        return self._hook("pre", hook)
+
+    def register_forward_hook(self, hook):
+        """Call ``hook(module, args, output)`` after every ``forward``; a returned value
+        replaces the output. Returns a handle whose ``remove()`` unregisters it."""
+        return self._hook("post", hook)
+
+    def _hook(self, kind: str, hook):
+        if not callable(hook):
+            raise TypeError(f"a forward hook must be callable, got {type(hook).__name__}")
+        hooks = self.__dict__.get("_call_hooks")
+        if hooks is None:
+            hooks = {"pre": [], "post": []}
+            object.__setattr__(self, "_call_hooks", hooks)
+        hooks[kind].append(hook)
+        config.guard_epoch += 1  # (plans traced without the hook are traced again)
+        return HookHandle(hooks[kind], hook)
 
     def get_config(self) -> dict:
         """The constructor arguments that rebuild this module (JSON-able). Subclasses that
@@ -586,7 +646,21 @@ def _check_name(module: Module, name: str, registry: dict) -> None:
 def _guarded_state(module: Module) -> tuple:
     """What a jitted plan that ran ``module`` assumes beyond its arrays: the train/eval
     mode, and which of its own parameters require grad (which ones the step trains)."""
+    hooks = module.__dict__.get("_call_hooks")
     return (
         module.training,
         *[p is not None and p._requires_grad for p in module._parameters.values()],
+        *([id(h) for h in hooks["pre"] + hooks["post"]] if hooks else ()),
     )
+
+
+class HookHandle:
+    """What ``register_forward_hook`` returns: ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks: list, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+            config.guard_epoch += 1

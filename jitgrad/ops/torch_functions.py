@@ -14,19 +14,41 @@ from __future__ import annotations
 
 import operator
 
-from ..autograd.tensor import Tensor, as_tensor
+from ..autograd.tensor import Tensor
+from ..autograd.tensor import as_tensor as _tensor
 from ..strided import layout
 from . import movement, shaping, unary
 from .indexing import split_views
 from .linalg import matmul
 
-__all__ = ["addmm", "bmm", "chunk", "lerp", "movedim", "rsqrt", "tensor_split"]
+__all__ = [
+    "addmm",
+    "as_tensor",
+    "baddbmm",
+    "bmm",
+    "chunk",
+    "clamp",
+    "dist",
+    "index_select",
+    "is_tensor",
+    "lerp",
+    "masked_select",
+    "mm",
+    "movedim",
+    "mv",
+    "norm",
+    "numel",
+    "rsqrt",
+    "softmax",
+    "tensor_split",
+    "topk",
+]
 
 
 def chunk(x, chunks: int, dim: int = 0) -> list[Tensor]:
     """``x`` cut along ``dim`` into pieces of ``ceil(n / chunks)`` elements, the last one
     smaller, so possibly fewer than ``chunks`` pieces (PyTorch's ``chunk``); views."""
-    x = as_tensor(x)
+    x = _tensor(x)
     chunks = operator.index(chunks)
     if chunks <= 0:
         raise ValueError(f"chunk: chunks must be positive, got {chunks}")
@@ -44,7 +66,7 @@ def split_sizes(x, split_size_or_sections, dim: int = 0) -> list[Tensor]:
     """PyTorch's ``split``: pieces of ``split_size_or_sections`` elements along ``dim``
     (the last smaller), or of each of the listed sizes, which must add up to its length;
     views. (``jg.split`` is numpy's, which cuts into equal sections or at indices.)"""
-    x = as_tensor(x)
+    x = _tensor(x)
     if x.ndim == 0:
         raise ValueError("split needs a tensor with at least one dimension, got a 0-d tensor")
     dim = layout.normalize_dim(dim, x.ndim)
@@ -80,7 +102,7 @@ def movedim(x, source, destination) -> Tensor:
 
 def bmm(a, b) -> Tensor:
     """Batched matrix product of two 3-d tensors, ``(n, i, k) @ (n, k, j)``."""
-    a, b = as_tensor(a), as_tensor(b)
+    a, b = _tensor(a), _tensor(b)
     if a.ndim != 3 or b.ndim != 3:
         raise ValueError(f"bmm needs two 3-d tensors, got shapes {a.shape} and {b.shape}")
     if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
@@ -93,22 +115,87 @@ def bmm(a, b) -> Tensor:
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002  PyTorch's name
     """``beta · input + alpha · (mat1 @ mat2)`` for matrices, ``input`` broadcast."""
-    mat1, mat2 = as_tensor(mat1), as_tensor(mat2)
+    mat1, mat2 = _tensor(mat1), _tensor(mat2)
     if mat1.ndim != 2 or mat2.ndim != 2:
         raise ValueError(f"addmm needs two matrices, got shapes {mat1.shape} and {mat2.shape}")
-    product = matmul(mat1, mat2)
+    return _scaled_sum(input, matmul(mat1, mat2), beta, alpha)
+
+
+def _scaled_sum(input, product: Tensor, beta, alpha) -> Tensor:  # noqa: A002
+    """``beta · input + alpha · product``, ``input`` broadcast."""
     product = product if alpha == 1 else product * alpha
     if beta == 0:  # (PyTorch ignores input then, NaN and inf included)
-        return product + movement.broadcast_to(as_tensor(input), product.shape) * 0
-    return product + (input if beta == 1 else as_tensor(input) * beta)
+        return product + movement.broadcast_to(_tensor(input), product.shape) * 0
+    return product + (input if beta == 1 else _tensor(input) * beta)
 
 
 def lerp(start, end, weight) -> Tensor:
     """``start + weight · (end - start)``, elementwise with broadcasting."""
-    start = as_tensor(start)
+    start = _tensor(start)
     return start + weight * (end - start)
 
 
 def rsqrt(x) -> Tensor:
     """``1 / sqrt(x)``, elementwise."""
     return 1 / unary.sqrt(x)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
+    """``beta · input + alpha · bmm(batch1, batch2)``, ``input`` broadcast."""
+    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
+
+
+def mm(a, b) -> Tensor:
+    """The product of two matrices."""
+    a, b = _tensor(a), _tensor(b)
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError(f"mm needs two matrices, got shapes {a.shape} and {b.shape}")
+    return matmul(a, b)
+
+
+def mv(a, v) -> Tensor:
+    """The product of a matrix and a vector."""
+    a, v = _tensor(a), _tensor(v)
+    if a.ndim != 2 or v.ndim != 1:
+        raise ValueError(f"mv needs a matrix and a vector, got shapes {a.shape} and {v.shape}")
+    return matmul(a, v)
+
+
+def dist(a, b, p=2) -> Tensor:
+    """The ``p``-norm of ``a - b`` (broadcast), over all entries."""
+    return (_tensor(a) - _tensor(b)).norm(p)
+
+
+def numel(x) -> int:
+    """The number of entries of ``x``."""
+    return _tensor(x).numel()
+
+
+def is_tensor(obj) -> bool:
+    """Whether ``obj`` is a jitgrad tensor."""
+    return isinstance(obj, Tensor)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """PyTorch's ``as_tensor``: ``data`` as a tensor, sharing its memory where it can
+    (numpy's ``asarray``)."""
+    from ..creation import asarray  # (creation builds on ops)
+
+    return asarray(data, dtype=dtype, device=device)
+
+
+def _method(name: str, doc: str):
+    def function(x, *args, **kwargs):
+        return getattr(_tensor(x), name)(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
+
+
+clamp = _method("clamp", "``x`` limited to ``[min, max]`` (``clip``'s PyTorch name).")
+softmax = _method("softmax", "softmax along ``dim`` (``F.softmax``).")
+topk = _method("topk", "The ``k`` largest entries along ``dim`` and their indices.")
+index_select = _method("index_select", "The entries at ``index`` along ``dim``.")
+masked_select = _method("masked_select", "The entries where ``mask`` is True, 1-d.")
+norm = _method("norm", "PyTorch's ``norm``: the ``p``-norm over ``dim`` (all entries by default).")

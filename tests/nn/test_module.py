@@ -441,3 +441,52 @@ def test_reassigning_a_parameter_keeps_its_place():
     norm = jg.nn.BatchNorm1d(2)
     norm.running_mean = jg.ones(2)
     assert list(norm.state_dict())[:3] == ["weight", "bias", "running_mean"]
+
+
+def _hooked_run(lib, values):
+    """A three-layer model run with a hook recording a shape, a pre-hook zeroing the last
+    layer's input and a hook doubling the activation's output, then without them."""
+    layers = lib.nn if lib is not jg else nn
+    model = layers.Sequential(layers.Linear(3, 4), layers.ReLU(), layers.Linear(4, 2))
+    seen = []
+    handles = [
+        model[0].register_forward_hook(lambda m, args, out: seen.append(tuple(out.shape))),
+        model[2].register_forward_pre_hook(lambda m, args: (args[0] * 0,)),
+        model[1].register_forward_hook(lambda m, args, out: out * 2),
+    ]
+    zeroed = model(lib.tensor(values)).detach().numpy()
+    for handle in handles:
+        handle.remove()
+    model(lib.tensor(values))
+    return seen, np.allclose(zeroed, model[2].bias.detach().numpy())
+
+
+def test_forward_hooks_see_and_replace_arguments_and_outputs_as_pytorch():
+    torch = pytest.importorskip("torch")
+    values = np.random.default_rng(3).standard_normal((5, 3)).astype(np.float32)
+    assert _hooked_run(jg, values) == _hooked_run(torch, values) == ([(5, 4)], True)
+
+
+def test_a_jitted_call_follows_hooks_added_and_removed():
+    layer = nn.Linear(3, 2, generator=0)
+    x = jg.ones((4, 3))
+    step = jg.jit(lambda x: layer(x).detach())
+    plain = step(x).numpy().copy()
+    step(x)
+    handle = layer.register_forward_hook(lambda m, args, out: out * 0)
+    assert np.abs(step(x).numpy()).max() == 0
+    handle.remove()
+    np.testing.assert_array_equal(step(x).numpy(), plain)
+    with pytest.raises(TypeError, match="callable"):
+        layer.register_forward_hook(3)
+
+
+def test_device_and_precision_shorthands_and_submodules():
+    model = nn.Sequential(nn.Linear(3, 4), nn.Sequential(nn.ReLU(), nn.Linear(4, 2)))
+    assert model.cpu() is model and model.get_submodule("1.1") is model[1][1]
+    assert model.get_submodule("") is model
+    with pytest.raises(AttributeError, match="no submodule '2'"):
+        model.get_submodule("1.2")
+    with pytest.raises(ValueError, match="CPU only"):
+        model.cuda()
+    assert model.half()[0].weight.dtype is jg.float16

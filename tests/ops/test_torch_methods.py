@@ -427,3 +427,37 @@ def test_inference_mode_records_nothing_as_no_grad():
         return (w * 2).requires_grad
 
     assert not bare() and not called() and jg.autograd.is_grad_enabled()
+
+
+def test_pytorch_module_functions_match_pytorch():
+    values = rng.standard_normal((3, 4))
+    a, t = both(values)
+    pairs = [
+        (jg.clamp(a, -0.2, 0.5), torch.clamp(t, -0.2, 0.5)),
+        (jg.softmax(a, 1), torch.softmax(t, 1)),
+        (jg.topk(a, 2, dim=1).values, torch.topk(t, 2, dim=1).values),
+        (jg.index_select(a, 0, jg.tensor([2, 0])), torch.index_select(t, 0, torch.tensor([2, 0]))),
+        (jg.masked_select(a, a > 0.5), torch.masked_select(t, t > 0.5)),
+        (jg.norm(a), torch.norm(t)),
+        (jg.norm(a, 1, dim=1), torch.norm(t, 1, dim=1)),
+        (jg.dist(a, a * 2, 3), torch.dist(t, t * 2, 3)),
+        (jg.mm(a, a.T), torch.mm(t, t.T)),
+        (jg.mv(a, a[0]), torch.mv(t, t[0])),
+        (
+            jg.baddbmm(a[0, :3], a[None, :, :3], a[None, :3, :3], beta=0.5, alpha=2),
+            torch.baddbmm(t[0, :3], t[None, :, :3], t[None, :3, :3], beta=0.5, alpha=2),
+        ),
+    ]
+    for ours, theirs in pairs:
+        check(ours, theirs, rtol=1e-12)
+    assert jg.numel(a) == torch.numel(t) == 12
+    assert jg.is_tensor(a) and not jg.is_tensor(values)
+    shared = jg.as_tensor(values)
+    assert (
+        np.shares_memory(shared.numpy(), values)
+        and jg.as_tensor(values, jg.float32).dtype is jg.float32
+    )
+    with pytest.raises(ValueError, match="two matrices"):
+        jg.mm(a, a[0])
+    with pytest.raises(ValueError, match="a matrix and a vector"):
+        jg.mv(a, a)
