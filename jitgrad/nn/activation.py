@@ -80,18 +80,19 @@ class ReLU6(_Stateless):
         return F.relu6(x)
 
 
-class Tanh(_Stateless):
-    def __init__(self):  # (PyTorch's takes no inplace)
+class _WithoutInplace(_Stateless):
+    """An activation whose PyTorch layer takes no ``inplace``."""
+
+    def __init__(self):
         super().__init__()
 
+
+class Tanh(_WithoutInplace):
     def function(self, x):
         return F.tanh(x)
 
 
-class Sigmoid(_Stateless):
-    def __init__(self):  # (PyTorch's takes no inplace)
-        super().__init__()
-
+class Sigmoid(_WithoutInplace):
     def function(self, x):
         return F.sigmoid(x)
 
@@ -197,17 +198,14 @@ class Softmin(Softmax):
         return F.softmin(x, dim=self.dim)
 
 
-class LogSigmoid(_Stateless):
+class LogSigmoid(_WithoutInplace):
     """log(sigmoid(x)), without overflow."""
-
-    def __init__(self):  # (PyTorch's takes no inplace)
-        super().__init__()
 
     def function(self, x):
         return F.logsigmoid(x)
 
 
-class Softsign(LogSigmoid):
+class Softsign(_WithoutInplace):
     """x / (1 + |x|)."""
 
     def function(self, x):

@@ -450,21 +450,6 @@ def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True)
     return TopK(indexing.take_along_axis(self, indices, dim if self.ndim else None), indices)
 
 
-def nelement(self) -> int:
-    """The number of entries (``numel``)."""
-    return self.numel()
-
-
-def lerp(self, end, weight):
-    """``self + weight · (end - self)``."""
-    return torch_functions.lerp(self, end, weight)
-
-
-def rsqrt(self):
-    """``1 / sqrt(self)``."""
-    return torch_functions.rsqrt(self)
-
-
 def _random(fill):
     """``x.uniform_()``, ``x.normal_()``: the entries drawn afresh in place (no gradient
     flows back through them)."""
@@ -537,11 +522,11 @@ TORCH_METHODS = {
     "amax": _extreme(reduce.amax),
     "amin": _extreme(reduce.amin),
     "topk": topk,
-    "nelement": nelement,
-    "lerp": lerp,
-    "lerp_": _in_place(lerp),
-    "rsqrt": rsqrt,
-    "rsqrt_": _in_place(rsqrt),
+    "nelement": Tensor.numel,
+    "lerp": torch_functions.lerp,
+    "lerp_": _in_place(torch_functions.lerp),
+    "rsqrt": torch_functions.rsqrt,
+    "rsqrt_": _in_place(torch_functions.rsqrt),
     "uniform_": _random("uniform_"),
     "normal_": _random("normal_"),
 }
