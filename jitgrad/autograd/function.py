@@ -75,8 +75,9 @@ class Function(Node):
         base = self.inputs[0]
         return base if base._storage is t._storage else None
 
-    def again(self) -> Function:
-        """A new function taking this view function's view (view functions define it)."""
+    def again(self, t) -> Function:
+        """A new function taking the view that ``t``, this view function's output, is
+        (view functions define it)."""
         raise NotImplementedError(f"{type(self).__name__} is no view function")
 
     def view_for(self, t):
@@ -91,7 +92,7 @@ class Function(Node):
         base = self.base_of(t)
         if base is None:
             return self
-        view = self.again()(base)
+        view = self.again(t)(base)
         t._set_creator(view._grad_fn, view._output_nr)
         return view._grad_fn
 

@@ -57,7 +57,7 @@ class Part(Function):
     def base_of(self, t):
         return None if self.inputs is None else self.inputs[0]
 
-    def again(self) -> Function:
+    def again(self, t) -> Function:
         return Part(self.which)
 
     def backward(self, gy):

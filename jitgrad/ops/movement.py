@@ -34,9 +34,9 @@ class _ViewFunction(Function):
         """The same view of another tensor, without recording."""
         raise NotImplementedError
 
-    def again(self) -> Function:
+    def again(self, t) -> Function:
         # One element of the view per element of the base: View's backward puts it back.
-        return View(self.view_of)
+        return View(self.view_for(t))
 
 
 class Reshape(_ViewFunction):
@@ -152,16 +152,7 @@ class Unbind(_ViewFunction):
         return lambda t: TensorBase.__getitem__(t, key)
 
     def view_for(self, t):
-        return self._slice(t._output_nr)
-
-    def refresh(self, t):
-        # Each output is a different view: once the base changed, the one slice of it.
-        base = self.base_of(t)
-        if base is None:
-            return self
-        view = View(self.view_for(t))(base)
-        t._set_creator(view._grad_fn, view._output_nr)
-        return view._grad_fn
+        return self._slice(t._output_nr)  # (each output its own slice)
 
     def backward(self, *gys):
         return stack(gys, axis=self.axis)
@@ -219,7 +210,7 @@ class BroadcastTo(Function):
 
     view_of = forward
 
-    def again(self) -> Function:
+    def again(self, t) -> Function:
         return BroadcastTo(self.shape)
 
     def backward(self, gy):
