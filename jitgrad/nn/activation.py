@@ -28,8 +28,12 @@ def written_into(x, function, inplace: bool):
     return x if y is source else x.copy_(y)
 
 
-class _Stateless(Module):
-    """An activation without arguments but PyTorch's ``inplace``."""
+class _Activation(Module):
+    """An elementwise activation with PyTorch's ``inplace``: its config and repr are its
+    ``_settings`` (the other constructor arguments, kept as attributes of those names, as
+    the losses' are), then ``inplace`` when set."""
+
+    _settings: tuple[str, ...] = ()
 
     def __init__(self, inplace: bool = False):
         super().__init__()
@@ -39,48 +43,49 @@ class _Stateless(Module):
         return written_into(x, self.function, self.inplace)
 
     def get_config(self) -> dict:
-        return {"inplace": True} if self.inplace else {}
+        settings = {name: getattr(self, name) for name in self._settings}
+        return {**settings, **({"inplace": True} if self.inplace else {})}
 
     def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+        return ", ".join(f"{name}={value}" for name, value in self.get_config().items())
 
 
-class ReLU(_Stateless):
+class ReLU(_Activation):
     """max(x, 0)."""
 
     def function(self, x):
         return F.relu(x)
 
 
-class SiLU(_Stateless):
+class SiLU(_Activation):
     """x·sigmoid(x) (swish)."""
 
     def function(self, x):
         return F.silu(x)
 
 
-class Mish(_Stateless):
+class Mish(_Activation):
     """x·tanh(softplus(x))."""
 
     def function(self, x):
         return F.mish(x)
 
 
-class Hardswish(_Stateless):
+class Hardswish(_Activation):
     """x·relu6(x + 3) / 6."""
 
     def function(self, x):
         return F.hardswish(x)
 
 
-class ReLU6(_Stateless):
+class ReLU6(_Activation):
     """min(max(x, 0), 6)."""
 
     def function(self, x):
         return F.relu6(x)
 
 
-class _WithoutInplace(_Stateless):
+class _WithoutInplace(_Activation):
     """An activation whose PyTorch layer takes no ``inplace``."""
 
     def __init__(self):
@@ -97,8 +102,10 @@ class Sigmoid(_WithoutInplace):
         return F.sigmoid(x)
 
 
-class LeakyReLU(_Stateless):
+class LeakyReLU(_Activation):
     """x where x > 0, else ``negative_slope``·x."""
+
+    _settings = ("negative_slope",)
 
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
         super().__init__(inplace)
@@ -107,15 +114,11 @@ class LeakyReLU(_Stateless):
     def function(self, x):
         return F.leaky_relu(x, self.negative_slope)
 
-    def get_config(self) -> dict:
-        return {"negative_slope": self.negative_slope, **super().get_config()}
 
-    def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
-
-
-class ELU(_Stateless):
+class ELU(_Activation):
     """x where x > 0, else ``alpha``·(exp(x) - 1)."""
+
+    _settings = ("alpha",)
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False):
         super().__init__(inplace)
@@ -123,12 +126,6 @@ class ELU(_Stateless):
 
     def function(self, x):
         return F.elu(x, self.alpha)
-
-    def get_config(self) -> dict:
-        return {"alpha": self.alpha, **super().get_config()}
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class Softplus(Module):
@@ -212,8 +209,10 @@ class Softsign(_WithoutInplace):
         return F.softsign(x)
 
 
-class Hardtanh(_Stateless):
+class Hardtanh(_Activation):
     """x limited to [``min_val``, ``max_val``]."""
+
+    _settings = ("min_val", "max_val")
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
         super().__init__(inplace)
@@ -223,13 +222,6 @@ class Hardtanh(_Stateless):
 
     def function(self, x):
         return F.hardtanh(x, self.min_val, self.max_val)
-
-    def get_config(self) -> dict:
-        return {"min_val": self.min_val, "max_val": self.max_val, **super().get_config()}
-
-    def extra_repr(self) -> str:
-        limits = f"min_val={self.min_val}, max_val={self.max_val}"
-        return limits + (", inplace=True" if self.inplace else "")
 
 
 class GLU(Module):
