@@ -159,7 +159,7 @@ class Tensor(TensorBase):
             raise RuntimeError("cannot register a hook on a tensor that does not require grad")
         hooks = edge[0]._hooks_for(edge[1])
         hooks.append(hook)
-        return _HookHandle(hooks, hook)
+        return HookHandle(hooks, hook)
 
     def backward(self, gradient=None, retain_graph: bool = False, create_graph: bool = False):
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
@@ -267,7 +267,9 @@ class _RetainGrad:
             t._set_grad(g if t.grad is None else t.grad + g)
 
 
-class _HookHandle:
+class HookHandle:
+    """What registering a hook returns: ``remove()`` unregisters the hook."""
+
     def __init__(self, hooks: list, hook):
         self._hooks, self._hook = hooks, hook
 

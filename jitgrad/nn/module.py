@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from .. import dtypes
 from .._config import config
 from ..autograd.grad_mode import no_grad
-from ..autograd.tensor import Tensor, as_tensor
+from ..autograd.tensor import HookHandle, Tensor, as_tensor
 from ..device import check_device
 from ..tensor import TensorBase
 
@@ -543,7 +543,7 @@ class Module:
             object.__setattr__(self, "_call_hooks", hooks)
         hooks[kind].append(hook)
         config.guard_epoch += 1  # (plans traced without the hook are traced again)
-        return HookHandle(hooks[kind], hook)
+        return _ForwardHookHandle(hooks[kind], hook)
 
     def get_config(self) -> dict:
         """The constructor arguments that rebuild this module (JSON-able). Subclasses that
@@ -654,13 +654,9 @@ def _guarded_state(module: Module) -> tuple:
     )
 
 
-class HookHandle:
-    """What ``register_forward_hook`` returns: ``remove()`` unregisters the hook."""
-
-    def __init__(self, hooks: list, hook):
-        self._hooks, self._hook = hooks, hook
+class _ForwardHookHandle(HookHandle):
+    """A forward hook's handle: removing it changes the module's guarded state."""
 
     def remove(self) -> None:
-        if self._hook in self._hooks:
-            self._hooks.remove(self._hook)
-            config.guard_epoch += 1
+        super().remove()
+        config.guard_epoch += 1
