@@ -58,8 +58,7 @@ def chunk(x, chunks: int, dim: int = 0) -> list[Tensor]:
     n = x.shape[dim]
     if n == 0:  # (PyTorch's: as many empty pieces as asked for)
         return split_sizes(x, [0] * chunks, dim)
-    size = -(-n // chunks)
-    return split_sizes(x, [min(size, n - start) for start in range(0, n, size)], dim)
+    return split_sizes(x, -(-n // chunks), dim)
 
 
 def split_sizes(x, split_size_or_sections, dim: int = 0) -> list[Tensor]:
