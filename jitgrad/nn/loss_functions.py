@@ -547,7 +547,8 @@ def poisson_nll_loss(
     x, y = as_tensor(input), as_tensor(target)
     loss = exp(x) - y * x if log_input else x - y * log(x + eps)
     if full:
-        stirling = y * log(where(y > 1, y, 1)) - y + 0.5 * log(2 * np.pi * where(y > 1, y, 1))
+        counts = where(y > 1, y, 1)  # (the logs' arguments where the term applies)
+        stirling = y * log(counts) - y + 0.5 * log(2 * np.pi * counts)
         loss = loss + where(y > 1, stirling, 0)
     return _reduce(loss, reduction)
 
