@@ -307,7 +307,7 @@ class TensorBase:
             )
         index = [slice(None)] * self.ndim
         index[d] = slice(start, start + length)
-        return self[tuple(index)]
+        return TensorBase.__getitem__(self, tuple(index))
 
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> TensorBase:
         a, b = layout.normalize_dim(dim1, self.ndim), layout.normalize_dim(dim2, self.ndim)
@@ -331,7 +331,7 @@ class TensorBase:
         index = [slice(None)] * self.ndim
         for d in layout.normalize_dims(_dims_arg(dims), self.ndim):
             index[d] = slice(None, None, -1)
-        return self[tuple(index)]
+        return TensorBase.__getitem__(self, tuple(index))
 
     def as_strided(self, size, stride, storage_offset: int | None = None) -> TensorBase:
         """Any layout over the same storage, checked to stay inside it."""
@@ -462,7 +462,7 @@ class TensorBase:
         return self.fill_(0)
 
     def __setitem__(self, key, value) -> None:
-        view = self[key]
+        view = TensorBase.__getitem__(self, key)
         view._copy_from(assigned_value(view._source(value), view.ndim).broadcast_to(view._shape))
 
     def _check_writable(self) -> None:
@@ -844,8 +844,8 @@ def array_getter(like: TensorBase):
     if not shape:  # (as an array of one element: no view to make, numpy's result an array)
 
         def element(x):
-            at = x._offset
-            return x._storage.kernel_array[at : at + 1]
+            a, at = x._storage.kernel_array, x._offset
+            return a if not at and a.size == 1 else a[at : at + 1]
 
         return element
     whole, reshape = layout.numel(shape), len(shape) != 1

@@ -45,7 +45,8 @@ def test_memory_sharing_matches_numpy():
         assert jg.may_share_memory(t[s1], t[s2]) == np.may_share_memory(a[s1], a[s2])
         assert jg.shares_memory(t[s1], t[s2]) == np.shares_memory(a[s1], a[s2])
     assert jg.shares_memory(t, a) and not jg.shares_memory(t, t.clone())
-    assert jg.shares_memory(t.reshape(3, 4).T, t[5])
+    assert jg.shares_memory(t.reshape(3, 4).T, t[5, ...])
+    assert not jg.shares_memory(t, t[5])  # (an element is a copy, as numpy's scalar is)
     x = jg.ones(3, requires_grad=True)
     assert jg.shares_memory(x, x[1:])
 

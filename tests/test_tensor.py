@@ -77,6 +77,30 @@ def test_numpy_round_trips_keep_the_data_pointer():
 # -- views -------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("dtype", [jg.float64, jg.float16, jg.int32])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_an_element_is_a_copy_as_numpys_scalar_is(dtype, requires_grad):
+    requires_grad = requires_grad and dtype.is_floating_point
+    a = np.arange(6).reshape(2, 3).astype(dtype.numpy)
+    t = jg.tensor(a, requires_grad=requires_grad)
+    x = t * 1 if requires_grad else t  # (a non-leaf: it may be written in place)
+    elements = [x[1, 2], x[-1][-1], x[1][2], next(iter(x[1][2:]))]
+    with jg.no_grad():
+        x[1, 2] = 9
+        x[1] += 10
+    for e in elements:
+        assert e.shape == () and e.item() == a[1, 2], "a later write to x changed it"
+    assert x.tolist() == [[0, 1, 2], [13, 14, 19]]
+    element = t[0, 1]
+    element += 5  # (a copy: the tensor keeps its value)
+    assert t[0, 1].item() == 1 and element.item() == 6
+    if requires_grad:
+        (t[0, 1] * 3 + t[1][2] * t[1][2]).backward()
+        expected = np.zeros((2, 3))
+        expected[0, 1], expected[1, 2] = 3, 10
+        np.testing.assert_array_equal(t.grad.numpy(), expected)
+
+
 def test_basic_indexing_matches_numpy():
     a = np.arange(60).reshape(3, 4, 5)
     t = jg.from_numpy(a)
@@ -97,7 +121,8 @@ def test_basic_indexing_matches_numpy():
     ]:
         view = t[key]
         np.testing.assert_array_equal(view.numpy(), a[key], err_msg=str(key))
-        assert view.storage() is t.storage()
+        # an element is a copy, as numpy's scalar is; anything else a view
+        assert (view.storage() is t.storage()) == isinstance(a[key], np.ndarray), key
 
 
 def test_view_and_reshape():

@@ -26,6 +26,7 @@ from . import (
     unary,
 )
 from . import elementwise as ew
+from .numpy_tier import new_tensor as _new_tensor
 from .ufunc import written_by_numpy
 
 
@@ -34,16 +35,36 @@ def _swap(fn):
 
 
 def _getitem(x, key):
+    # numpy's rule: integers for every dimension (no Ellipsis, no None) select an element,
+    # a copy, as numpy's scalar is; a later write to x does not change it, nor it x.
     if key.__class__ is int and x._shape and records_nothing(x):  # (x[i]: the commonest)
-        n = x._shape[0]
+        shape = x._shape
+        n = shape[0]
         if -n <= key < n:
             at = x._offset + (key + n if key < 0 else key) * x._strides[0]
-            return x._view(x._shape[1:], x._strides[1:], at)
+            if len(shape) == 1 and not x._storage._half:
+                storage = x._storage
+                return _new_tensor(type(storage), storage.kernel_array[at : at + 1].copy(), (), ())
+            view = x._view(shape[1:], x._strides[1:], at)
+            return view._copied() if len(shape) == 1 else view
     if key.__class__ is not Tensor and _is_basic(key):
+        element = _selects_element(key, len(x._shape))
         if records_nothing(x):  # a view is recorded only for gradients to flow through it
-            return TensorBase.__getitem__(x, key)
-        return movement.basic_index(x, key)
+            view = TensorBase.__getitem__(x, key)
+            return view._copied() if element else view
+        view = movement.basic_index(x, key)
+        return movement.clone(view) if element else view
     return indexing.advanced_index(x, key)
+
+
+def _selects_element(key, ndim: int) -> bool:
+    """Whether a basic index selects one element as numpy's scalar: an integer for each
+    of the ``ndim`` dimensions, nothing else (``a[()]`` of a 0-d ``a`` too)."""
+    if key.__class__ is not tuple:
+        key = (key,)
+    return len(key) == ndim and all(
+        k.__class__ is not slice and k is not None and k is not Ellipsis for k in key
+    )
 
 
 def _is_basic(key) -> bool:
@@ -184,10 +205,13 @@ def _is_numeric(value) -> bool:
 
 
 def _iterate(self):
-    """The slices along the first axis, as numpy iterates; under autograd PyTorch's
-    ``unbind``, whose backward stacks their gradients."""
+    """The slices along the first axis, as numpy iterates (a vector's elements are copies,
+    as ``x[i]``'s are); under autograd PyTorch's ``unbind``, whose backward stacks their
+    gradients."""
     if records_nothing(self) or not self._shape:
         return TensorBase.__iter__(self)
+    if len(self._shape) == 1:
+        return (movement.clone(e) for e in movement.unbind(self))
     return iter(movement.unbind(self))
 
 

@@ -28,11 +28,16 @@ _new = object.__new__
 _ndarray = np.ndarray
 
 
-def new_tensor(storage_type, array: np.ndarray, shape, strides) -> Tensor:
+def new_tensor(storage_type, array: np.ndarray, shape: tuple, strides: tuple) -> Tensor:
     """A tensor of ``shape`` over ``array``, a new C-contiguous array of the storage's
-    dtype that nothing else holds: it becomes the storage's elements."""
-    storage = storage_type._holding(array if array.ndim == 1 else array.reshape(-1))
-    return Tensor._make(storage, shape, strides, 0)
+    dtype that nothing else holds: it becomes the storage's elements (``_holding``'s
+    work inline: small results are made here, and eager overhead is per call)."""
+    s = _new(storage_type)
+    s.kernel_array, s._version = array if array.ndim == 1 else array.reshape(-1), 0
+    t = _new(Tensor)
+    t._storage, t._shape, t._strides, t._offset = s, shape, strides, 0
+    t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = _FRESH
+    return t
 
 
 def tensor_of(array: np.ndarray) -> Tensor:
@@ -283,8 +288,8 @@ def _two_operands(decision: ElementwiseLaunch, f, xs):
     one_dim = len(computed) == 1
     specs = spec0, spec1 = decision.specs
     errors, ignore = numpy_errors, IGNORE_ERRORS
-    # Two flat tensors, the commonest call, read their arrays inline.
-    flat = all(spec is not None and spec[1] is not None and spec[2] is None for spec in specs)
+    # Two flat tensors (whole 0-d or 1-d ones), the commonest call, read their arrays inline.
+    flat = all(spec is not None and spec[1] is not None and len(spec[3]) <= 1 for spec in specs)
     n0 = spec0[1] if spec0 is not None else None
     n1 = spec1[1] if spec1 is not None else None
     get0 = None if spec0 is None else array_getter(xs[spec0[0]])

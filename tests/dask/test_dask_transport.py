@@ -47,7 +47,7 @@ VIEWS = {  # name -> (view, elements its frame holds)
     "flipped": (lambda a: a.flip(0)[:, ::-1], 48),
     "every other": (lambda a: a[:, ::2], 47),
     "broadcast": (lambda a: a[1].expand(5, 8), 8),
-    "scalar": (lambda a: a[2, 3], 1),
+    "scalar": (lambda a: a[2, 3, ...], 1),  # (a 0-d view; a[2, 3] is a copy)
     # 6 x 2 elements spread over 43, 2 x 2 over 29: compact copies.
     "narrow": (lambda a: a[:, 1:3], 12),
     "sparse": (lambda a: a[::3, ::4], 4),
