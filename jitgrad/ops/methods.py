@@ -27,7 +27,7 @@ from . import (
 )
 from . import elementwise as ew
 from .numpy_tier import new_tensor as _new_tensor
-from .ufunc import written_by_numpy
+from .ufunc import written_in_place
 
 
 def _swap(fn):
@@ -80,10 +80,10 @@ def _is_basic(key) -> bool:
 
 def _inplace(op):
     """``x op= y``: recorded as ``x = op(x, y)`` when gradients flow, else a raw write
-    (numpy's ufunc into x's memory where it applies: ``ufunc.written_by_numpy``)."""
+    (numpy's ufunc into x's memory where it applies: ``ufunc.written_in_place``)."""
 
     def method(self, other):
-        written = written_by_numpy(op, self, (self, other))
+        written = written_in_place(op, self, other)
         if written is not None:
             return written
         other_requires = isinstance(other, Tensor) and other.requires_grad

@@ -35,7 +35,7 @@ from .._config import config
 from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
 from ..strided import layout
-from ..tensor import TensorBase
+from ..tensor import TensorBase, array_getter
 from . import indexing, movement
 from .movement import astype, reshape
 from .numpy_tier import tensor_over
@@ -198,6 +198,66 @@ def written_by_numpy(uf, out: Tensor, inputs) -> Tensor | None:
         return None
     out._storage._written()
     return out
+
+
+def written_in_place(uf, x, other) -> Tensor | None:
+    """``x op= other`` as ``written_by_numpy`` writes it, or None where it does not. A
+    signature written before (the ufunc, x's and other's dtypes and layouts) runs its
+    remembered call (``_in_place_call``): in-place updates are among numpy scripts'
+    commonest small calls."""
+    if x.__class__ is not Tensor or config.tracing or tiers.numpy_errors is None:
+        return None
+    grad = config.thread.grad_enabled
+    if grad and x._requires_grad:
+        return None
+    kind = other.__class__
+    if kind is Tensor:
+        if grad and other._requires_grad:
+            return None
+        signature = (
+            "in place",
+            uf,
+            x._storage.dtype,
+            x._shape,
+            x._strides,
+            other._storage.dtype,
+            other._shape,
+            other._strides,
+        )
+    elif kind is float or kind is int:
+        signature = ("in place", uf, x._storage.dtype, x._shape, x._strides, kind)
+    else:
+        return written_by_numpy(uf, x, (x, other))
+    call = tiers.calls.get(signature)
+    if call is not None:
+        return call(x, other)
+    written = written_by_numpy(uf, x, (x, other))
+    if written is not None:  # (its checks hold for every call of the signature)
+        tiers.remember(signature, _in_place_call(uf, x, other))
+    return written
+
+
+def _in_place_call(uf, like, other_like):
+    """``written_by_numpy``'s write for tensors laid out as ``like`` and ``other_like`` (a
+    tensor or a Python number), every fixed value bound."""
+    target = array_getter(like)
+    source = array_getter(other_like) if other_like.__class__ is Tensor else None
+    ufunc, errors, ignore = uf._numpy, tiers.numpy_errors, tiers.IGNORE_ERRORS
+
+    def call(x, other):
+        a = target(x)
+        if not a.flags.writeable:
+            x._check_writable()  # raises, naming the problem
+        b = other if source is None else source(other)
+        token = errors.set(ignore)
+        try:
+            ufunc(a, b, out=a)
+        finally:
+            errors.reset(token)
+        x._storage._written()
+        return x
+
+    return call
 
 
 def _outs(uf, out) -> tuple:

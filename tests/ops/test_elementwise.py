@@ -335,6 +335,50 @@ def test_operators_on_both_sides_and_in_place():
     np.testing.assert_allclose(t.numpy(), ((a + 1) * 2 - a) / 2)
 
 
+_IN_PLACE_LAYOUTS = {  # base (4, 6) -> the tensor written in place
+    "whole": lambda b: b,
+    "transposed": lambda b: b.T,
+    "rows at an offset": lambda b: b[1:3],
+    "every other column": lambda b: b[:, ::2],
+    "0-d view": lambda b: b[2, 3, ...],
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    layout=st.sampled_from(sorted(_IN_PLACE_LAYOUTS)),
+    op=st.sampled_from(["__iadd__", "__isub__", "__imul__", "__itruediv__"]),
+    other_kind=st.sampled_from(["python number", "same shape", "last axis", "0-d"]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+)
+def test_repeated_in_place_writes_match_numpy(layout, op, other_kind, dtype):
+    """The first write of a signature is worked out, later ones run its remembered call:
+    every one writes through views of the base as numpy does, and counts the write."""
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        base = rng.uniform(1, 2, (4, 6)).astype(dtype)
+        tensor_base = jg.tensor(base)
+        a, x = _IN_PLACE_LAYOUTS[layout](base), _IN_PLACE_LAYOUTS[layout](tensor_base)
+        if other_kind == "python number":
+            other = other_t = float(rng.uniform(1, 2))
+        else:
+            shape = {"same shape": a.shape, "last axis": a.shape[-1:], "0-d": ()}[other_kind]
+            other = rng.uniform(1, 2, shape).astype(dtype)
+            other_t = jg.tensor(other)
+        version = x._storage._version
+        assert getattr(x, op)(other_t) is x
+        getattr(a, op)(other)
+        np.testing.assert_allclose(tensor_base.numpy(), base, rtol=1e-6)
+        assert x._storage._version > version
+    read_only = np.ones(3, dtype)
+    read_only.flags.writeable = False
+    frozen, writable = jg.from_numpy(read_only), jg.tensor(np.ones(3, dtype))
+    writable += 1.0  # (the signature's call is remembered, then refused for frozen)
+    with pytest.raises(ValueError, match="read-only"):
+        frozen += 1.0
+    assert read_only.tolist() == [1, 1, 1]
+
+
 def test_in_place_bitwise_operators_write_through_views():
     flags = jg.tensor([True, False, False])
     view = flags[1:]
