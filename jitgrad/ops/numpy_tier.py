@@ -180,7 +180,8 @@ class ElementwiseLaunch:
     for a constant, else how its array is had (the storage's own array when the tensor is
     contiguous and fills it; a view of the given byte strides otherwise) and the dtype it
     is cast to first (float16 computes in float32, as the kernels do; ints in a float op
-    in the float). Calls without casts also get ``direct``: the call of the operands as
+    in the float). Calls with a result other than float16 (stored as its bits), and
+    without a cast beside a Python int, also get ``direct``: the call of the operands as
     given (tensors and constants in the formula's order), bound to the formula of this
     signature, with no op object: the hot path of calls that record nothing
     (``elementwise.entry``)."""
@@ -212,9 +213,17 @@ class ElementwiseLaunch:
             reshape = x._shape if len(x._shape) != 1 else None
             self.specs.append((slot, whole, reshape, x._shape, dtype, byte_strides, cast))
         tensors = [spec for spec in self.specs if spec is not None]
-        plain = all(spec[6] is None for spec in tensors)  # (no operand cast)
+        # (numpy's rules for a Python int depend on the array's dtype: an operand cast
+        # first would change them, a call of another int then checked by the op alone)
+        cast_beside_int = any(spec[6] is not None for spec in tensors) and any(
+            spec is None and type(c) is int for spec, c in zip(self.specs, op.constants)
+        )
         self.direct = None
-        if plain and numpy_errors is not None and tensors:
+        if (
+            not (self.storage_type._half or cast_beside_int)
+            and numpy_errors is not None
+            and tensors
+        ):
             if len(self.specs) == 2:
                 self.direct = _two_operands(self, _formula_of(op), xs)
             elif len(self.specs) == 1:
@@ -288,12 +297,15 @@ def _two_operands(decision: ElementwiseLaunch, f, xs):
     one_dim = len(computed) == 1
     specs = spec0, spec1 = decision.specs
     errors, ignore = numpy_errors, IGNORE_ERRORS
-    # Two flat tensors (whole 0-d or 1-d ones), the commonest call, read their arrays inline.
-    flat = all(spec is not None and spec[1] is not None and len(spec[3]) <= 1 for spec in specs)
+    # Two flat tensors (whole 0-d or 1-d ones, no cast), the commonest call, read their
+    # arrays inline.
+    flat = all(
+        spec is not None and spec[1] is not None and len(spec[3]) <= 1 and spec[6] is None
+        for spec in specs
+    )
     n0 = spec0[1] if spec0 is not None else None
     n1 = spec1[1] if spec1 is not None else None
-    get0 = None if spec0 is None else array_getter(xs[spec0[0]])
-    get1 = None if spec1 is None else array_getter(xs[spec1[0]])
+    get0, get1 = (_operand_getter(spec, xs) for spec in specs)
 
     def direct(x0, x1):
         if flat:
@@ -335,7 +347,7 @@ def _operands(decision: ElementwiseLaunch, f, xs):
     shape, strides = decision.shape, decision.strides
     computed = shape or (1,)  # (0-d operands read as arrays of one element, as above)
     one_dim = len(computed) == 1
-    getters = [None if spec is None else array_getter(xs[spec[0]]) for spec in decision.specs]
+    getters = [_operand_getter(spec, xs) for spec in decision.specs]
     errors, ignore = numpy_errors, IGNORE_ERRORS
 
     def direct(*operands):
@@ -371,7 +383,7 @@ def _one_operand(decision: ElementwiseLaunch, f, xs):
     # scalar, which is the result's flat storage as it is)
     computed = shape or (1,)
     one_dim = len(computed) == 1
-    array = array_getter(xs[0])
+    array = _operand_getter(decision.specs[0], xs)
     errors, ignore = numpy_errors, IGNORE_ERRORS
 
     def direct(x0):
@@ -397,6 +409,18 @@ def _one_operand(decision: ElementwiseLaunch, f, xs):
         return t
 
     return direct
+
+
+def _operand_getter(spec, xs):
+    """How a direct call has its operand's array: None for a constant, else the tensor's
+    array (``array_getter``), cast first where the formula computes in another dtype (a
+    bool mask times floats, integers in a float function)."""
+    if spec is None:
+        return None
+    array, cast = array_getter(xs[spec[0]]), spec[6]
+    if cast is None:
+        return array
+    return lambda x: array(x).astype(cast)
 
 
 _FRESH = (False, None, None, 0, None)  # a new tensor's autograd fields
