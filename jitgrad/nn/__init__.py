@@ -68,7 +68,16 @@ from .losses import (
 )
 from .module import IncompatibleKeys, Module, Parameter
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
-from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .recurrent import GRU, LSTM, GRUCell, LSTMCell
 from .registry import from_config
 from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
@@ -129,7 +138,10 @@ __all__ = [
     "MaxPool2d",
     "AvgPool1d",
     "AvgPool2d",
+    "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
     "MultiheadAttention",
     "TransformerEncoderLayer",
     "TransformerEncoder",

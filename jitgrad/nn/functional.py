@@ -15,7 +15,16 @@ from ..autograd.tensor import Tensor, as_tensor
 from ..ops.convolution import conv1d, conv2d, conv_transpose2d, fold, unfold
 from ..ops.elementwise import where
 from ..ops.linalg import linear
-from ..ops.pooling import adaptive_avg_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+from ..ops.pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
 from ..ops.unary import gelu, leaky_relu, relu, sigmoid, silu, tanh
 from ..recording import compute, run
 from .activation_functions import (
@@ -244,7 +253,10 @@ __all__ = [
     "max_pool2d",
     "avg_pool1d",
     "avg_pool2d",
+    "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
     # attention
     "scaled_dot_product_attention",
 ]
