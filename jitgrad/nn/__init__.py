@@ -67,7 +67,15 @@ from .losses import (
     TripletMarginLoss,
 )
 from .module import IncompatibleKeys, Module, Parameter
-from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
+from .normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    LayerNorm,
+    RMSNorm,
+)
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -160,6 +168,8 @@ __all__ = [
     "BatchNorm2d",
     "GroupNorm",
     "RMSNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
     "NLLLoss",
     "L1Loss",
     "BCELoss",

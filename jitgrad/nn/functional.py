@@ -67,6 +67,7 @@ from .norm_functions import (
     batch_norm,
     cosine_similarity,
     group_norm,
+    instance_norm,
     layer_norm,
     normalize,
     pairwise_distance,
@@ -233,6 +234,7 @@ __all__ = [
     "gaussian_nll_loss",
     # normalisation
     "batch_norm",
+    "instance_norm",
     "layer_norm",
     "group_norm",
     "rms_norm",
