@@ -33,11 +33,13 @@ from .activation import (
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .layers import (
+    Bilinear,
     CosineSimilarity,
     Dropout,
     Dropout1d,
     Dropout2d,
     Embedding,
+    EmbeddingBag,
     Flatten,
     Identity,
     Linear,
@@ -135,6 +137,8 @@ __all__ = [
     "LayerNorm",
     "BatchNorm1d",
     "Embedding",
+    "EmbeddingBag",
+    "Bilinear",
     "Flatten",
     "Unflatten",
     "Identity",
