@@ -99,7 +99,13 @@ from .pooling import (
 )
 from .recurrent import GRU, LSTM, GRUCell, LSTMCell
 from .registry import from_config
-from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
+from .transformer import (
+    MultiheadAttention,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "functional",
@@ -173,6 +179,8 @@ __all__ = [
     "MultiheadAttention",
     "TransformerEncoderLayer",
     "TransformerEncoder",
+    "TransformerDecoderLayer",
+    "TransformerDecoder",
     "LSTM",
     "GRU",
     "LSTMCell",
