@@ -33,11 +33,13 @@ from .activation import (
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .layers import (
+    Bilinear,
     CosineSimilarity,
     Dropout,
     Dropout1d,
     Dropout2d,
     Embedding,
+    EmbeddingBag,
     Flatten,
     Identity,
     Linear,
@@ -67,11 +69,43 @@ from .losses import (
     TripletMarginLoss,
 )
 from .module import IncompatibleKeys, Module, Parameter
-from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
-from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
+from .normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    LayerNorm,
+    RMSNorm,
+)
+from .padding import (
+    ConstantPad1d,
+    ConstantPad2d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad2d,
+)
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .recurrent import GRU, LSTM, GRUCell, LSTMCell
 from .registry import from_config
-from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
+from .transformer import (
+    MultiheadAttention,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "functional",
@@ -109,6 +143,8 @@ __all__ = [
     "LayerNorm",
     "BatchNorm1d",
     "Embedding",
+    "EmbeddingBag",
+    "Bilinear",
     "Flatten",
     "Unflatten",
     "Identity",
@@ -129,10 +165,22 @@ __all__ = [
     "MaxPool2d",
     "AvgPool1d",
     "AvgPool2d",
+    "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "ZeroPad2d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
     "MultiheadAttention",
     "TransformerEncoderLayer",
     "TransformerEncoder",
+    "TransformerDecoderLayer",
+    "TransformerDecoder",
     "LSTM",
     "GRU",
     "LSTMCell",
@@ -148,6 +196,8 @@ __all__ = [
     "BatchNorm2d",
     "GroupNorm",
     "RMSNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
     "NLLLoss",
     "L1Loss",
     "BCELoss",

@@ -1,5 +1,5 @@
-"""Layers with parameters or randomness: Linear, Embedding, Dropout, and the shape
-layers Flatten and Identity.
+"""Layers with parameters or randomness: Linear, Bilinear, Embedding, EmbeddingBag,
+Dropout, and the shape layers Flatten and Identity.
 
 Parameters are created in the default dtype unless ``dtype=`` says otherwise, and
 initialised as PyTorch does from ``generator`` (a ``jg.random.Generator``, an int seed, or
@@ -103,16 +103,7 @@ class Embedding(Module):
         super().__init__()
         d = param_dtype(dtype)
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
-        if padding_idx is not None:
-            if isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)):
-                raise TypeError(f"padding_idx must be an integer, got {padding_idx!r}")
-            if not -self.num_embeddings <= padding_idx < self.num_embeddings:
-                raise ValueError(
-                    f"padding_idx {padding_idx} is out of range for "
-                    f"{self.num_embeddings} embeddings"
-                )
-            padding_idx = int(padding_idx) % self.num_embeddings
-        self.padding_idx = padding_idx
+        self.padding_idx = _padding_index(padding_idx, self.num_embeddings)
         self.weight = Parameter(creation.empty((self.num_embeddings, self.embedding_dim), d))
         self.reset_parameters(generator)
 
@@ -149,6 +140,163 @@ class Embedding(Module):
     def extra_repr(self) -> str:
         padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
         return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
+
+
+def _padding_index(padding_idx, num_embeddings: int) -> int | None:
+    """``padding_idx`` checked against the table's size, a negative one counted from the
+    end."""
+    if padding_idx is None:
+        return None
+    if isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)):
+        raise TypeError(f"padding_idx must be an integer, got {padding_idx!r}")
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise ValueError(
+            f"padding_idx {padding_idx} is out of range for {num_embeddings} embeddings"
+        )
+    return int(padding_idx) % num_embeddings
+
+
+class EmbeddingBag(Module):
+    """The sum, mean or max of the embeddings of each bag of indices, as PyTorch's
+    ``nn.EmbeddingBag`` (see ``F.embedding_bag``): ``forward(input, offsets=None,
+    per_sample_weights=None)`` takes (B, N) bags, or 1-d indices with the bags' start
+    ``offsets``. Weights start as N(0, 1), row ``padding_idx`` as zeros, as ``Embedding``.
+
+    >>> import jitgrad as jg
+    >>> bag = jg.nn.EmbeddingBag(10, 3, mode="sum", generator=0)
+    >>> bag(jg.tensor([1, 2, 4, 5, 4]), jg.tensor([0, 2])).shape
+    (2, 3)
+    """
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        max_norm=None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        _weight=None,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+        *,
+        dtype=None,
+        generator=None,
+    ):
+        super().__init__()
+        if mode not in ("sum", "mean", "max"):
+            raise ValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+        if max_norm is not None or scale_grad_by_freq:
+            raise ValueError("EmbeddingBag: max_norm and scale_grad_by_freq are not supported")
+        d = param_dtype(dtype)
+        self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        self.norm_type, self.mode, self.sparse = float(norm_type), mode, bool(sparse)
+        self.include_last_offset = bool(include_last_offset)
+        self.padding_idx = _padding_index(padding_idx, self.num_embeddings)
+        shape = (self.num_embeddings, self.embedding_dim)
+        if _weight is None:
+            self.weight = Parameter(creation.empty(shape, d))
+            self.reset_parameters(generator)
+        else:
+            _weight = as_tensor(_weight)
+            if _weight.shape != shape:
+                raise ValueError(
+                    f"EmbeddingBag: _weight must have shape {shape}, got {_weight.shape}"
+                )
+            self.weight = Parameter(_weight)
+
+    reset_parameters = Embedding.reset_parameters
+
+    def forward(self, input, offsets=None, per_sample_weights=None) -> Tensor:  # noqa: A002
+        return F.embedding_bag(
+            input,
+            self.weight,
+            offsets,
+            mode=self.mode,
+            sparse=self.sparse,
+            per_sample_weights=per_sample_weights,
+            include_last_offset=self.include_last_offset,
+            padding_idx=self.padding_idx,
+        )
+
+    def get_config(self) -> dict:
+        return {
+            "num_embeddings": self.num_embeddings,
+            "embedding_dim": self.embedding_dim,
+            "mode": self.mode,
+            "include_last_offset": self.include_last_offset,
+            "padding_idx": self.padding_idx,
+            "dtype": self.weight.dtype.name,
+        }
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        text += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        return text
+
+
+class Bilinear(Module):
+    """``y = x1 · weight · x2 + bias`` with weight of shape (out_features, in1_features,
+    in2_features), as PyTorch's ``nn.Bilinear``; weight and bias start as
+    U(±1/√in1_features).
+
+    >>> import jitgrad as jg
+    >>> layer = jg.nn.Bilinear(3, 4, 5, generator=0)
+    >>> layer(jg.ones((2, 3)), jg.ones((2, 4))).shape, layer.weight.shape
+    ((2, 5), (5, 3, 4))
+    """
+
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        *,
+        dtype=None,
+        generator=None,
+    ):
+        super().__init__()
+        d = param_dtype(dtype)
+        self.in1_features, self.in2_features = int(in1_features), int(in2_features)
+        self.out_features = int(out_features)
+        shape = (self.out_features, self.in1_features, self.in2_features)
+        self.weight = Parameter(creation.empty(shape, d))
+        if bias:
+            self.bias = Parameter(creation.empty((self.out_features,), d))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters(generator)
+
+    def reset_parameters(self, generator=None) -> None:
+        rng = init.as_generator(generator)
+        bound = 1 / math.sqrt(self.in1_features) if self.in1_features > 0 else 0.0
+        init.uniform_(self.weight, -bound, bound, generator=rng)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound, generator=rng)
+
+    def forward(self, input1, input2) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def get_config(self) -> dict:
+        return {
+            "in1_features": self.in1_features,
+            "in2_features": self.in2_features,
+            "out_features": self.out_features,
+            "bias": self.bias is not None,
+            "dtype": self.weight.dtype.name,
+        }
+
+    def extra_repr(self) -> str:
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )
 
 
 class Dropout(Module):
@@ -347,7 +495,9 @@ class Identity(Module):
 
 __all__ = [
     "Linear",
+    "Bilinear",
     "Embedding",
+    "EmbeddingBag",
     "Dropout",
     "Dropout1d",
     "Dropout2d",

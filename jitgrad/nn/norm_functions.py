@@ -1,5 +1,5 @@
-"""Normalisation in PyTorch's functional spelling: ``batch_norm``, ``layer_norm``,
-``group_norm``, ``rms_norm`` and ``normalize`` (unit p-norm vectors).
+"""Normalisation in PyTorch's functional spelling: ``batch_norm``, ``instance_norm``,
+``layer_norm``, ``group_norm``, ``rms_norm`` and ``normalize`` (unit p-norm vectors).
 
 All are compositions of differentiable ops (mean, subtract, multiply, sqrt), so their
 gradients, of any order, come from those ops'; the normalisation layers call these.
@@ -107,12 +107,77 @@ def batch_norm(
         _update_running(running_mean, mean, momentum, 1)
         _update_running(running_var, var, momentum, n / (n - 1))
     else:
-        if running_mean is None or running_var is None:
-            raise ValueError(
-                "batch_norm: running_mean and running_var are required when not training "
-                "(pass training=True to normalise by the batch's statistics)"
-            )
-        y = (x - running_mean.reshape(channel)) / unary.sqrt(running_var.reshape(channel) + eps)
+        y = _by_running_stats(name, x, running_mean, running_var, eps, "training=True")
+    return _scale_and_shift(y, weight, bias, channel)
+
+
+def _by_running_stats(name: str, x: Tensor, running_mean, running_var, eps, hint: str):
+    """``x`` normalised per channel (axis 1) by the running statistics; ``hint`` names the
+    argument that would use the input's statistics instead."""
+    if running_mean is None or running_var is None:
+        raise ValueError(
+            f"{name}: running_mean and running_var are required when not using the input's "
+            f"statistics (pass {hint} to normalise by them)"
+        )
+    channel = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    return (x - running_mean.reshape(channel)) / unary.sqrt(running_var.reshape(channel) + eps)
+
+
+def instance_norm(
+    input,  # noqa: A002  PyTorch's name
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    use_input_stats: bool = True,
+    momentum=0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each channel of each sample of an (N, C, ...) input over its spatial
+    axes, then scale by ``weight`` and shift by ``bias`` (each (C,) or None).
+
+    With ``use_input_stats`` the sample's own statistics are used, and ``running_mean``
+    / ``running_var`` (when given) updated in place by their averages over the batch
+    (the unbiased variance), as ``batch_norm`` updates them. Otherwise the running
+    statistics are used.
+
+    >>> import jitgrad as jg
+    >>> import jitgrad.nn.functional as F
+    >>> F.instance_norm(jg.tensor([[[1.0, 3.0], [0.0, 10.0]]])).round(3).tolist()
+    [[[-1.0, 1.0], [-1.0, 1.0]]]
+    """
+    name = "instance_norm"
+    x = as_tensor(input)
+    if x.ndim < 3:
+        raise ValueError(
+            f"instance_norm: input must be (N, C, ...) with at least one spatial dimension, "
+            f"got shape {x.shape}"
+        )
+    channels = x.shape[1]
+    running_mean, running_var, weight, bias = (
+        _checked(name, what, t, (channels,), x)
+        for what, t in (
+            ("running_mean", running_mean),
+            ("running_var", running_var),
+            ("weight", weight),
+            ("bias", bias),
+        )
+    )
+    channel = (1, channels) + (1,) * (x.ndim - 2)
+    if not use_input_stats:
+        y = _by_running_stats(name, x, running_mean, running_var, eps, "use_input_stats=True")
+        return _scale_and_shift(y, weight, bias, channel)
+    n = math.prod(x.shape[2:])
+    # A sample's statistics over one value normalise it to 0: PyTorch refuses them.
+    if n <= 1:
+        raise ValueError(
+            f"instance_norm: expected more than 1 spatial element when using the input's "
+            f"statistics, got input of shape {x.shape}"
+        )
+    y, mean, var = normalized(x, tuple(range(2, x.ndim)), eps)
+    if running_mean is not None or running_var is not None:
+        _update_running(running_mean, reduce.mean(mean.detach(), 0), momentum, 1)
+        _update_running(running_var, reduce.mean(var.detach(), 0), momentum, n / (n - 1))
     return _scale_and_shift(y, weight, bias, channel)
 
 
@@ -259,6 +324,7 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
 
 __all__ = [
     "batch_norm",
+    "instance_norm",
     "layer_norm",
     "group_norm",
     "rms_norm",

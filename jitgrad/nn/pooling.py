@@ -1,5 +1,6 @@
-"""Pooling layers: MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d and AdaptiveAvgPool2d, with
-PyTorch's arguments (``stride`` defaults to ``kernel_size``)."""
+"""Pooling layers: MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d and the adaptive pools
+(AdaptiveAvgPool1d/2d, AdaptiveMaxPool1d/2d), with PyTorch's arguments (``stride``
+defaults to ``kernel_size``)."""
 
 from __future__ import annotations
 
@@ -158,21 +159,18 @@ class AvgPool2d(AvgPool1d):
         return {**super().get_config(), "divisor_override": self.divisor_override}
 
 
-class AdaptiveAvgPool2d(Module):
-    """Average pooling to a fixed ``output_size`` whatever the input's, as PyTorch's
-    ``nn.AdaptiveAvgPool2d`` (a None entry keeps that dimension's size).
+class _AdaptivePoolNd(Module):
+    """Pooling to a fixed ``output_size`` whatever the input's size (a None entry keeps
+    that dimension's size)."""
 
-    >>> import jitgrad as jg
-    >>> jg.nn.AdaptiveAvgPool2d((1, 1))(jg.ones((8, 64, 7, 7))).shape
-    (8, 64, 1, 1)
-    """
+    _pool = None
 
     def __init__(self, output_size):
         super().__init__()
         self.output_size = _argument(output_size)
 
     def forward(self, x):
-        return pooling.adaptive_avg_pool2d(x, self.output_size)
+        return type(self)._pool(x, self.output_size)
 
     def get_config(self) -> dict:
         return {"output_size": config_value(self.output_size)}
@@ -181,4 +179,73 @@ class AdaptiveAvgPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d"]
+class AdaptiveAvgPool1d(_AdaptivePoolNd):
+    """Average pooling of (N, C, L) inputs to ``output_size`` windows, as PyTorch's
+    ``nn.AdaptiveAvgPool1d``.
+
+    >>> import jitgrad as jg
+    >>> jg.nn.AdaptiveAvgPool1d(2)(jg.tensor([[[1.0, 3.0, 2.0, 0.0]]])).tolist()
+    [[[2.0, 1.0]]]
+    """
+
+    _pool = staticmethod(pooling.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool2d(_AdaptivePoolNd):
+    """Average pooling to a fixed ``output_size`` whatever the input's, as PyTorch's
+    ``nn.AdaptiveAvgPool2d`` (a None entry keeps that dimension's size).
+
+    >>> import jitgrad as jg
+    >>> jg.nn.AdaptiveAvgPool2d((1, 1))(jg.ones((8, 64, 7, 7))).shape
+    (8, 64, 1, 1)
+    """
+
+    _pool = staticmethod(pooling.adaptive_avg_pool2d)
+
+
+class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
+    def __init__(self, output_size, return_indices: bool = False):
+        super().__init__(output_size)
+        self.return_indices = bool(return_indices)
+
+    def forward(self, x):
+        return type(self)._pool(x, self.output_size, self.return_indices)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "return_indices": self.return_indices}
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Max pooling of (N, C, L) inputs to ``output_size`` windows, as PyTorch's
+    ``nn.AdaptiveMaxPool1d``.
+
+    >>> import jitgrad as jg
+    >>> jg.nn.AdaptiveMaxPool1d(2)(jg.tensor([[[1.0, 3.0, 2.0, 0.0]]])).tolist()
+    [[[3.0, 2.0]]]
+    """
+
+    _pool = staticmethod(pooling.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Max pooling to a fixed ``output_size`` whatever the input's, as PyTorch's
+    ``nn.AdaptiveMaxPool2d`` (a None entry keeps that dimension's size).
+
+    >>> import jitgrad as jg
+    >>> jg.nn.AdaptiveMaxPool2d((2, None))(jg.ones((8, 64, 7, 5))).shape
+    (8, 64, 2, 5)
+    """
+
+    _pool = staticmethod(pooling.adaptive_max_pool2d)
+
+
+__all__ = [
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+]

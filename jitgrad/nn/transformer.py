@@ -1,8 +1,9 @@
 """Attention layers in PyTorch's spelling: ``MultiheadAttention``, ``TransformerEncoderLayer``
-(self-attention and a feed-forward block, each with a residual connection and a LayerNorm)
-and ``TransformerEncoder`` (a stack of copies of one layer). Parameters carry PyTorch's
-names (``in_proj_weight``, ``out_proj.weight``, ``layers.0.linear1.weight``,
-``norm.weight``...), so a torch model's state_dict loads.
+(self-attention and a feed-forward block, each with a residual connection and a LayerNorm),
+``TransformerDecoderLayer`` (self-attention, attention to the encoder's output and a
+feed-forward block) and ``TransformerEncoder`` / ``TransformerDecoder`` (stacks of copies
+of one layer). Parameters carry PyTorch's names (``in_proj_weight``, ``out_proj.weight``,
+``layers.0.linear1.weight``, ``norm.weight``...), so a torch model's state_dict loads.
 
 >>> import jitgrad as jg
 >>> layer = jg.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
@@ -291,21 +292,14 @@ def _additive(name: str, what: str, mask, dtype) -> Tensor:
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
 
-class TransformerEncoderLayer(Module):
-    """``x + SelfAttention(x)`` then ``x + FeedForward(x)``, each followed by a LayerNorm
-    (or, with ``norm_first``, preceded by one), as PyTorch's.
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: self-attention, (for a decoder)
+    attention to the encoder's output, the feed-forward block
+    ``linear2(dropout(activation(linear1(x))))``, one LayerNorm and one Dropout per
+    block, and the config. Submodules are created in PyTorch's order, so the state_dict
+    keys read as PyTorch's."""
 
-    The feed-forward block is ``linear2(dropout(activation(linear1(x))))``; ``activation``
-    is ``"relu"``, ``"gelu"`` or a callable. ``forward(src, src_mask=None,
-    src_key_padding_mask=None, is_causal=False)`` takes MultiheadAttention's masks.
-    ``generator`` seeds the initialisation and the dropout.
-
-    >>> import jitgrad as jg
-    >>> layer = jg.nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0)
-    >>> [k for k in layer.state_dict() if k.endswith("weight")]
-    ['self_attn.in_proj_weight', 'self_attn.out_proj.weight', 'linear1.weight', \
-'linear2.weight', 'norm1.weight', 'norm2.weight']
-    """
+    _cross_attention = False
 
     def __init__(
         self,
@@ -323,11 +317,11 @@ class TransformerEncoderLayer(Module):
         generator=None,
     ):
         super().__init__()
+        name = type(self).__name__
         if isinstance(activation, str):
             if activation not in _ACTIVATIONS:
                 raise ValueError(
-                    f"TransformerEncoderLayer: activation should be 'relu', 'gelu' or a "
-                    f"callable, got {activation!r}"
+                    f"{name}: activation should be 'relu', 'gelu' or a callable, got {activation!r}"
                 )
             self._activation_name = activation
             activation = _ACTIVATIONS[activation]
@@ -335,28 +329,35 @@ class TransformerEncoderLayer(Module):
             self._activation_name = None
         else:
             raise TypeError(
-                "TransformerEncoderLayer: activation should be 'relu', 'gelu' or a callable, "
-                f"got {type(activation).__name__}"
+                f"{name}: activation should be 'relu', 'gelu' or a callable, got "
+                f"{type(activation).__name__}"
             )
         d = param_dtype(dtype)
         rng = init.as_generator(generator)
-        self.self_attn = MultiheadAttention(
-            d_model,
-            nhead,
-            dropout=dropout,
-            bias=bias,
-            batch_first=batch_first,
-            dtype=d,
-            generator=rng,
-        )
+
+        def attention():
+            return MultiheadAttention(
+                d_model,
+                nhead,
+                dropout=dropout,
+                bias=bias,
+                batch_first=batch_first,
+                dtype=d,
+                generator=rng,
+            )
+
+        self.self_attn = attention()
+        if self._cross_attention:
+            self.multihead_attn = attention()
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=d, generator=rng)
         self.dropout = Dropout(dropout, generator=rng)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=d, generator=rng)
         self.norm_first = bool(norm_first)
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=d)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=d)
-        self.dropout1 = Dropout(dropout, generator=rng)
-        self.dropout2 = Dropout(dropout, generator=rng)
+        blocks = 3 if self._cross_attention else 2
+        for i in range(1, blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=d))
+        for i in range(1, blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout, generator=rng))
         self.activation = activation
         self._dim_feedforward, self._dropout_p = int(dim_feedforward), float(dropout)
         self._layer_norm_eps = float(layer_norm_eps)
@@ -364,14 +365,6 @@ class TransformerEncoderLayer(Module):
     @property
     def batch_first(self) -> bool:
         return self.self_attn.batch_first
-
-    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
-        x = src
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            return x + self._ff_block(self.norm2(x))
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self._ff_block(x))
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal) -> Tensor:
         x = self.self_attn(
@@ -385,13 +378,13 @@ class TransformerEncoderLayer(Module):
         )[0]
         return self.dropout1(x)
 
-    def _ff_block(self, x) -> Tensor:
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+    def _feed_forward(self, x) -> Tensor:
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))
 
     def get_config(self) -> dict:
         if self._activation_name is None:
             raise NotImplementedError(
-                "TransformerEncoderLayer with a callable activation cannot be described in "
+                f"{type(self).__name__} with a callable activation cannot be described in "
                 "an architecture file; use activation='relu' or 'gelu'"
             )
         attn = self.self_attn
@@ -407,6 +400,107 @@ class TransformerEncoderLayer(Module):
             "bias": self.linear1.bias is not None,
             "dtype": self.linear1.weight.dtype.name,
         }
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    """``x + SelfAttention(x)`` then ``x + FeedForward(x)``, each followed by a LayerNorm
+    (or, with ``norm_first``, preceded by one), as PyTorch's.
+
+    The feed-forward block is ``linear2(dropout(activation(linear1(x))))``; ``activation``
+    is ``"relu"``, ``"gelu"`` or a callable. ``forward(src, src_mask=None,
+    src_key_padding_mask=None, is_causal=False)`` takes MultiheadAttention's masks.
+    ``generator`` seeds the initialisation and the dropout.
+
+    >>> import jitgrad as jg
+    >>> layer = jg.nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0)
+    >>> [k for k in layer.state_dict() if k.endswith("weight")]
+    ['self_attn.in_proj_weight', 'self_attn.out_proj.weight', 'linear1.weight', \
+'linear2.weight', 'norm1.weight', 'norm2.weight']
+    """
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._ff_block(self.norm2(x))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._ff_block(x))
+
+    def _ff_block(self, x) -> Tensor:
+        return self.dropout2(self._feed_forward(x))
+
+
+class TransformerDecoderLayer(_TransformerLayer):
+    """``x + SelfAttention(x)``, then ``x + Attention(x, memory)`` (to the encoder's
+    output), then ``x + FeedForward(x)``, each followed by a LayerNorm (or, with
+    ``norm_first``, preceded by one), as PyTorch's.
+
+    ``forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+    memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False)`` takes
+    MultiheadAttention's masks: ``tgt_mask`` (T, T) for the self-attention,
+    ``memory_mask`` (T, S) for the attention to ``memory``; the ``*_is_causal`` flags are
+    hints that the mask given is the causal one. Arguments as ``TransformerEncoderLayer``.
+
+    >>> import jitgrad as jg
+    >>> layer = jg.nn.TransformerDecoderLayer(4, 2, dim_feedforward=8, batch_first=True)
+    >>> layer(jg.ones((3, 5, 4)), jg.ones((3, 7, 4))).shape
+    (3, 5, 4)
+    """
+
+    _cross_attention = True
+
+    def forward(
+        self,
+        tgt,
+        memory,
+        tgt_mask=None,
+        memory_mask=None,
+        tgt_key_padding_mask=None,
+        memory_key_padding_mask=None,
+        tgt_is_causal: bool = False,
+        memory_is_causal: bool = False,
+    ):
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha_block(
+                self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal
+            )
+            return x + self._ff_block(self.norm3(x))
+        x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+        x = self.norm2(
+            x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+        )
+        return self.norm3(x + self._ff_block(x))
+
+    def _mha_block(self, x, memory, attn_mask, key_padding_mask, is_causal) -> Tensor:
+        x = self.multihead_attn(
+            x,
+            memory,
+            memory,
+            key_padding_mask,
+            need_weights=False,
+            attn_mask=attn_mask,
+            is_causal=is_causal,
+        )[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x) -> Tensor:
+        return self.dropout3(self._feed_forward(x))
+
+
+def _copies(name: str, argument: str, layer, num_layers: int) -> ModuleList:
+    """``num_layers`` deep copies of ``layer`` (the ``argument`` of stack ``name``),
+    sharing its generators (a deep copy would repeat their draws, and every copy would
+    drop the same)."""
+    if not isinstance(layer, Module):
+        raise TypeError(f"{name}: {argument} must be a Module, got {type(layer).__name__}")
+    if num_layers < 0:
+        raise ValueError(f"{name}: num_layers must be >= 0, got {num_layers}")
+    shared = {
+        id(g): g for m in layer.modules() for g in vars(m).values() if isinstance(g, Generator)
+    }
+    return ModuleList(copy.deepcopy(layer, dict(shared)) for _ in range(num_layers))
 
 
 class TransformerEncoder(Module):
@@ -433,23 +527,7 @@ class TransformerEncoder(Module):
         mask_check: bool = True,
     ):
         super().__init__()
-        if not isinstance(encoder_layer, Module):
-            raise TypeError(
-                f"TransformerEncoder: encoder_layer must be a Module, got "
-                f"{type(encoder_layer).__name__}"
-            )
-        if num_layers < 0:
-            raise ValueError(f"TransformerEncoder: num_layers must be >= 0, got {num_layers}")
-        # The copies share the layer's generators (a deep copy would repeat their draws).
-        shared = {
-            id(g): g
-            for m in encoder_layer.modules()
-            for g in vars(m).values()
-            if isinstance(g, Generator)
-        }
-        self.layers = ModuleList(
-            copy.deepcopy(encoder_layer, dict(shared)) for _ in range(num_layers)
-        )
+        self.layers = _copies("TransformerEncoder", "encoder_layer", encoder_layer, num_layers)
         self.num_layers = int(num_layers)
         self.norm = norm
         self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
@@ -484,4 +562,75 @@ class TransformerEncoder(Module):
         )
 
 
-__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
+class TransformerDecoder(Module):
+    """``num_layers`` copies of ``decoder_layer`` applied in turn, each attending to
+    ``memory``, then ``norm`` if given, as PyTorch's.
+
+    ``forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+    memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False)`` passes
+    the masks to every layer. The copies draw their dropout masks from the layer's
+    generator in turn.
+
+    >>> import jitgrad as jg
+    >>> layer = jg.nn.TransformerDecoderLayer(4, 2, dim_feedforward=8)
+    >>> list(jg.nn.TransformerDecoder(layer, 2).state_dict())[-2:]
+    ['layers.1.norm3.weight', 'layers.1.norm3.bias']
+    """
+
+    def __init__(self, decoder_layer: Module, num_layers: int, norm: Module | None = None):
+        super().__init__()
+        self.layers = _copies("TransformerDecoder", "decoder_layer", decoder_layer, num_layers)
+        self.num_layers = int(num_layers)
+        self.norm = norm
+
+    def forward(
+        self,
+        tgt,
+        memory,
+        tgt_mask=None,
+        memory_mask=None,
+        tgt_key_padding_mask=None,
+        memory_key_padding_mask=None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ):
+        x = tgt
+        for layer in self.layers:
+            x = layer(
+                x,
+                memory,
+                tgt_mask=tgt_mask,
+                memory_mask=memory_mask,
+                tgt_key_padding_mask=tgt_key_padding_mask,
+                memory_key_padding_mask=memory_key_padding_mask,
+                tgt_is_causal=bool(tgt_is_causal),
+                memory_is_causal=memory_is_causal,
+            )
+        return x if self.norm is None else self.norm(x)
+
+    def get_config(self) -> dict:
+        if not self.num_layers:
+            raise NotImplementedError("a TransformerDecoder of no layers has no layer to describe")
+        return {
+            "decoder_layer": self.layers[0].config(),
+            "num_layers": self.num_layers,
+            "norm": None if self.norm is None else self.norm.config(),
+        }
+
+    @classmethod
+    def from_config(cls, args: dict) -> TransformerDecoder:
+        norm = args.get("norm")
+        return cls(
+            registry.from_config(args["decoder_layer"]),
+            args["num_layers"],
+            None if norm is None else registry.from_config(norm),
+        )
+
+
+__all__ = [
+    "MultiheadAttention",
+    "TransformerEncoderLayer",
+    "TransformerEncoder",
+    "TransformerDecoderLayer",
+    "TransformerDecoder",
+]

@@ -1,6 +1,6 @@
 """Pooling in PyTorch's spelling: ``max_pool1d``, ``max_pool2d``, ``avg_pool1d``,
-``avg_pool2d`` and ``adaptive_avg_pool2d`` over (N, C, H, W) tensors (1-d ones as images
-one row high).
+``avg_pool2d`` and the adaptive average and max pools over (N, C, H, W) tensors (1-d ones
+as images one row high).
 
 Each pool walks the kernel's taps, one strided view of the padded input per tap (the
 windows of ``convolution.py``), so the work is a handful of whole-array numpy passes.
@@ -20,8 +20,12 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, uninitialised
 from ..recording import compute, run
 from .convolution import Geometry, check_floating, image_input, interior, loop_kernels, pair, window
+from .elementwise import where
+from .indexing import take_along_axis
 from .linalg import matmul
 from .movement import reshape
+from .reduce import argmax
+from .selection import take_at
 
 
 def cut_interior(padded: np.ndarray, geom: Geometry, image: np.ndarray) -> None:
@@ -456,13 +460,41 @@ def avg_pool1d(
     return _from_2d(y, unbatched)
 
 
-def _averaging_matrix(n: int, count: int, dtype) -> np.ndarray:
-    """(count, n): row i averages PyTorch's adaptive window [⌊i·n/count⌋, ⌈(i+1)·n/count⌉)."""
+def adaptive_windows(n: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """PyTorch's adaptive windows along a dimension of ``n``: window i covers
+    [⌊i·n/count⌋, ⌈(i+1)·n/count⌉); returns the starts and the ends."""
     i = np.arange(count)
-    start, end = i * n // count, -(-(i + 1) * n // count)
+    return i * n // count, -(-(i + 1) * n // count)
+
+
+def _averaging_matrix(n: int, count: int, dtype) -> np.ndarray:
+    """(count, n): row i averages adaptive window i."""
+    start, end = adaptive_windows(n, count)
     columns = np.arange(n)
     inside = (columns >= start[:, None]) & (columns < end[:, None])
     return (inside / (end - start)[:, None]).astype(dtype)
+
+
+def _adaptive_size(name: str, image: tuple, output_size) -> tuple[int, ...]:
+    """``output_size`` (an int, or one entry per dimension of ``image``, the input's
+    spatial sizes, where None keeps that size) as a tuple of ints."""
+    spatial = len(image)
+    if isinstance(output_size, (tuple, list)):
+        size = tuple(output_size)
+    else:
+        size = (output_size,) * spatial
+    if len(size) != spatial:
+        wanted = "an int" if spatial == 1 else f"an int or {spatial} entries"
+        raise ValueError(f"{name}: output_size must be {wanted}, got {output_size!r}")
+    size = tuple(n if s is None else s for n, s in zip(image, size))
+    return pair(name, "output_size", size, spatial)
+
+
+def _one_row(name: str, input):  # noqa: A002
+    """A 1-d input (N, C, L) or (C, L) as a batch of one-row images (N, C, 1, L)."""
+    x, unbatched = image_input(name, input, 1)
+    check_floating(name, x)
+    return reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2])), unbatched
 
 
 def adaptive_avg_pool2d(input, output_size) -> Tensor:  # noqa: A002
@@ -478,11 +510,7 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:  # noqa: A002
     name = "adaptive_avg_pool2d"
     x, unbatched = image_input(name, input, 2)
     check_floating(name, x)
-    size = (output_size, output_size) if not isinstance(output_size, (tuple, list)) else output_size
-    if len(size) != 2:
-        raise ValueError(f"{name}: output_size must be an int or a pair, got {output_size!r}")
-    size = tuple(n if s is None else s for n, s in zip(x.shape[2:], size))
-    size = pair(name, "output_size", size)
+    size = _adaptive_size(name, x.shape[2:], output_size)
     h, w = x.shape[2:]
     if h % size[0] == 0 and w % size[1] == 0 and h and w:
         # Windows that tile the input evenly: plain average pooling.
@@ -497,10 +525,105 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:  # noqa: A002
     return reshape(y, y.shape[1:]) if unbatched else y
 
 
+def adaptive_avg_pool1d(input, output_size) -> Tensor:  # noqa: A002
+    """Average pooling of (N, C, L) (or (C, L)) ``input`` down to ``output_size``
+    windows, as PyTorch's ``F.adaptive_avg_pool1d``: output i averages elements
+    ⌊i·L/OL⌋ to ⌈(i+1)·L/OL⌉.
+
+    >>> import jitgrad as jg
+    >>> import jitgrad.nn.functional as F
+    >>> F.adaptive_avg_pool1d(jg.tensor([[[1.0, 3.0, 2.0, 0.0, 4.0]]]), 2).tolist()
+    [[[2.0, 2.0]]]
+    """
+    name = "adaptive_avg_pool1d"
+    x, unbatched = _one_row(name, input)
+    (size,) = _adaptive_size(name, x.shape[3:], output_size)
+    return _from_2d(adaptive_avg_pool2d(x, (1, size)), unbatched)
+
+
+def _max_along(x: Tensor, axis: int, count: int) -> tuple[Tensor, Tensor]:
+    """The maximum of each of ``count`` adaptive windows along ``axis`` of ``x``, and the
+    position along ``axis`` of the first element that holds it (PyTorch's pick).
+
+    Every window is gathered as one row of the widest window's width (the shorter ones
+    filled with -inf), so the work is whole-array ops, whatever the windows' sizes."""
+    n = x.shape[axis]
+    start, end = adaptive_windows(n, count)
+    width = int((end - start).max())
+    taps = start[:, None] + np.arange(width)
+    inside = taps < end[:, None]
+    trailing = (1,) * (x.ndim - axis - 1)
+    candidates = gathered = take_at(x, np.minimum(taps, end[:, None] - 1), axis)
+    if not inside.all():
+        candidates = where(as_tensor(inside.reshape(inside.shape + trailing)), gathered, -np.inf)
+    winner = argmax(candidates, axis + 1, keepdims=True)
+    values = take_along_axis(gathered, winner, axis + 1)
+    kept = x.shape[:axis] + (count,) + x.shape[axis + 1 :]
+    positions = reshape(winner, kept) + as_tensor(start.reshape((count,) + trailing))
+    return reshape(values, kept), positions
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002
+    """Max pooling of (N, C, H, W) (or (C, H, W)) ``input`` down to ``output_size`` (an
+    int, or a pair whose None entries keep the input's size) over PyTorch's adaptive
+    windows; ``return_indices`` also returns each maximum's flat position in its input
+    plane. Of equal maxima the first in row-major order wins, as in PyTorch.
+
+    >>> import jitgrad as jg
+    >>> import jitgrad.nn.functional as F
+    >>> F.adaptive_max_pool2d(jg.arange(9.0).reshape(1, 1, 3, 3), 2).tolist()
+    [[[[4.0, 5.0], [7.0, 8.0]]]]
+    """
+    name = "adaptive_max_pool2d"
+    x, unbatched = image_input(name, input, 2)
+    check_floating(name, x)
+    size = _adaptive_size(name, x.shape[2:], output_size)
+    h, w = x.shape[2:]
+    if h % size[0] == 0 and w % size[1] == 0 and h and w:
+        # Windows that tile the input evenly: plain max pooling.
+        kernel = (h // size[0], w // size[1])
+        result = max_pool2d(x, kernel, kernel, return_indices=return_indices)
+        y, indices = result if return_indices else (result, None)
+    else:
+        # A rectangle's maximum is the maximum over rows of each row's maximum. Columns
+        # first, so that of equal maxima the first row's wins, as in PyTorch's scan.
+        by_column, columns = _max_along(x, 3, size[1])
+        y, rows = _max_along(by_column, 2, size[0])
+        if return_indices:
+            indices = rows * w + take_along_axis(columns, rows, 2)
+    if unbatched:
+        y = reshape(y, y.shape[1:])
+    if not return_indices:
+        return y
+    return y, reshape(indices, y.shape)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):  # noqa: A002
+    """Max pooling of (N, C, L) (or (C, L)) ``input`` down to ``output_size`` windows, as
+    PyTorch's ``F.adaptive_max_pool1d`` (``return_indices`` also returns each maximum's
+    position).
+
+    >>> import jitgrad as jg
+    >>> import jitgrad.nn.functional as F
+    >>> F.adaptive_max_pool1d(jg.tensor([[[1.0, 3.0, 2.0, 0.0, 5.0]]]), 2).tolist()
+    [[[3.0, 5.0]]]
+    """
+    name = "adaptive_max_pool1d"
+    x, unbatched = _one_row(name, input)
+    (size,) = _adaptive_size(name, x.shape[3:], output_size)
+    result = adaptive_max_pool2d(x, (1, size), return_indices)
+    if not return_indices:
+        return _from_2d(result, unbatched)
+    return _from_2d(result[0], unbatched), _from_2d(result[1], unbatched)
+
+
 __all__ = [
     "max_pool1d",
     "max_pool2d",
     "avg_pool1d",
     "avg_pool2d",
+    "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
 ]

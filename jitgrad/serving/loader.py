@@ -411,7 +411,8 @@ _PARAMETERS = {
         * (1 + bool(a.get("bias", True)))
     ),
     "BatchNorm1d": lambda a: (
-        a["num_features"] * (2 * bool(a["affine"]) + 2 * bool(a["track_running_stats"]))
+        a["num_features"]
+        * (bool(a["affine"]) * (1 + bool(a.get("bias", True))) + 2 * bool(a["track_running_stats"]))
     ),
 }
 

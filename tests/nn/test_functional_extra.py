@@ -1,6 +1,6 @@
-"""Activations (mish, softplus, elu, hardswish, ...), one_hot, pad, normalize and
-interpolate against PyTorch: values and gradients, in layers and functional forms, and
-under jg.jit."""
+"""Activations (mish, softplus, elu, hardswish, ...), one_hot, pad and the padding layers,
+normalize and interpolate against PyTorch: values and gradients, in layers and functional
+forms, and under jg.jit."""
 
 import numpy as np
 import pytest
@@ -145,6 +145,45 @@ def test_pad_errors():
         F.pad(x, (1.5, 1))
 
 
+PAD_LAYERS = [
+    ("ZeroPad2d", (1,), (2, 3, 4, 5)),
+    ("ZeroPad2d", ((1, 0, -1, 2),), (3, 4, 5)),
+    ("ConstantPad1d", ((2, 1), -1.5), (2, 3, 4)),
+    ("ConstantPad1d", (3, 2.0), (3, 4)),
+    ("ConstantPad2d", ((0, 1, 2, 3), 0.5), (2, 3, 4, 5)),
+    ("ReflectionPad1d", (3,), (2, 3, 5)),
+    ("ReflectionPad1d", ((1, 2),), (3, 4)),
+    ("ReflectionPad2d", ((1, 2, 0, 3),), (2, 3, 4, 5)),
+    ("ReflectionPad2d", (2,), (3, 4, 5)),
+    ("ReplicationPad1d", ((4, 0),), (2, 3, 2)),
+    ("ReplicationPad2d", ((3, 1, 2, 0),), (2, 1, 3, 2)),
+    ("ReplicationPad2d", (1,), (3, 4, 5)),
+]
+
+
+@pytest.mark.parametrize(
+    "name, args, shape", PAD_LAYERS, ids=[f"{n}-{a}" for n, a, _ in PAD_LAYERS]
+)
+def test_padding_layers_like_torch(name, args, shape):
+    layer, torch_layer = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)
+    assert_matches_torch(layer, torch_layer, data(shape, 4))
+    assert repr(layer) == repr(torch_layer)
+    assert layer.padding == torch_layer.padding
+    rebuilt = nn.from_config(layer.config())
+    assert repr(rebuilt) == repr(layer) and rebuilt.config() == layer.config()
+
+
+def test_padding_layer_errors():
+    with pytest.raises(ValueError, match=r"ReflectionPad2d: padding must be an int or 4 ints"):
+        nn.ReflectionPad2d((1, 2))
+    with pytest.raises(ValueError, match=r"ZeroPad2d: padding must be an int or 4 ints"):
+        nn.ZeroPad2d((1, 2, 3, 4.0))
+    with pytest.raises(ValueError, match="last 1 to 3 dimensions of an input with one or two more"):
+        nn.ReflectionPad2d(1)(jg.ones((3, 3)))
+    with pytest.raises(ValueError, match="must be less than its size 3"):
+        nn.ReflectionPad1d(3)(jg.ones((1, 2, 3)))
+
+
 # -- normalize ------------------------------------------------------------------------------
 
 
@@ -233,7 +272,7 @@ def test_a_jitted_step_with_these_functions_equals_eager():
         def step(x):
             opt.zero_grad()
             h = F.interpolate(x, scale_factor=2, mode="bilinear") * scale
-            h = F.pad(F.mish(h), (1, 1, 1, 1), mode="reflect")
+            h = nn.ReplicationPad2d((1, 0, 0, 1))(nn.ReflectionPad2d((0, 1, 1, 0))(F.mish(h)))
             h = F.elu(F.hardswish(h), 0.5) + F.softplus(h, beta=2.0)
             h = F.interpolate(h, size=(4, 5)) + F.pad(h, (0, 0, -2, -2), value=1.0)[..., :5]
             loss = F.normalize(h.reshape(2, -1), dim=1).sum() + F.leaky_relu(h, 0.1).mean()

@@ -873,3 +873,163 @@ def test_trunc_normal_orthogonal_and_pretrained_embeddings():
     assert frozen(jg.tensor([2, 0])).tolist() == [[4.0, 5.0], [0.0, 1.0]]
     assert not frozen.weight.requires_grad and frozen.weight.storage() is not table.storage()
     assert nn.Embedding.from_pretrained(table, freeze=False, padding_idx=0).weight.requires_grad
+
+
+# -- Bilinear and EmbeddingBag against PyTorch ------------------------------------------------
+
+
+def _torch_copy(layer, torch_layer):
+    """``torch_layer`` in float64 holding ``layer``'s parameters."""
+    import torch
+
+    torch_layer = torch_layer.double()
+    with torch.no_grad():
+        for name, p in torch_layer.named_parameters():
+            p.copy_(torch.tensor(getattr(layer, name).numpy()))
+    return torch_layer
+
+
+def _same_parameter_gradients(layer, torch_layer):
+    for name, p in torch_layer.named_parameters():
+        np.testing.assert_allclose(
+            getattr(layer, name).grad.numpy(), p.grad.numpy(), rtol=1e-10, atol=1e-12
+        )
+
+
+@pytest.mark.parametrize(
+    "features, lead, bias",
+    [((3, 4, 5), (2,), True), ((2, 1, 3), (2, 3), False), ((4, 2, 1), (), True)],
+)
+def test_bilinear_like_torch(features, lead, bias):
+    torch = pytest.importorskip("torch")
+    from nn_torch_oracle import assert_matches_torch
+
+    layer = nn.Bilinear(*features, bias=bias, generator=1)
+    torch_layer = _torch_copy(layer, torch.nn.Bilinear(*features, bias=bias))
+    x1, x2 = data((*lead, features[0]), 2), data((*lead, features[1]), 3)
+    assert_matches_torch(layer, torch_layer, x1, x2)
+    _same_parameter_gradients(layer, torch_layer)
+    assert repr(layer) == repr(torch_layer)
+    assert list(layer.state_dict()) == list(torch_layer.state_dict())
+    assert_matches_torch(
+        nn.functional.bilinear,
+        torch.nn.functional.bilinear,
+        x1,
+        x2,
+        data((features[2], *features[:2]), 4),
+    )
+    rebuilt = nn.from_config(layer.config())
+    assert rebuilt.config() == layer.config() and repr(rebuilt) == repr(layer)
+
+
+def test_bilinear_init_matches_pytorch_bounds():
+    layer = nn.Bilinear(16, 3, 40, generator=0)
+    bound = 1 / math.sqrt(16)
+    w, b = layer.weight.numpy(), layer.bias.numpy()
+    assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
+    assert abs(w.std() - bound / math.sqrt(3)) < 0.05 * bound
+    np.testing.assert_array_equal(nn.Bilinear(16, 3, 40, generator=0).weight.numpy(), w)
+
+
+def test_bilinear_errors():
+    layer = nn.Bilinear(3, 4, 5)
+    with pytest.raises(ValueError, match=r"inputs of shapes \(2, 3\) and \(2, 5\) must be"):
+        layer(jg.ones((2, 3)), jg.ones((2, 5)))
+    with pytest.raises(ValueError, match="same leading dimensions"):
+        layer(jg.ones((2, 3)), jg.ones((3, 4)))
+    with pytest.raises(ValueError, match="weight must be 3-d"):
+        nn.functional.bilinear(jg.ones((2, 3)), jg.ones((2, 4)), jg.ones((3, 4)))
+
+
+BAGS = [  # (input, offsets), PyTorch's two layouts, with empty bags and repeated indices
+    ([1, 2, 4, 5, 4, 2, 2, 0], [0, 2, 2, 5, 6]),
+    ([3, 3, 0, 2], [0, 1]),
+    ([[1, 2, 4], [5, 2, 2], [0, 0, 3]], None),
+]
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("padding_idx", [None, 2])
+@pytest.mark.parametrize("bags, offsets", BAGS)
+def test_embedding_bag_like_torch(mode, padding_idx, bags, offsets):
+    torch = pytest.importorskip("torch")
+    layer = nn.EmbeddingBag(6, 3, mode=mode, padding_idx=padding_idx, generator=2)
+    torch_layer = _torch_copy(
+        layer, torch.nn.EmbeddingBag(6, 3, mode=mode, padding_idx=padding_idx)
+    )
+    args = [jg.tensor(bags)] + ([] if offsets is None else [jg.tensor(offsets)])
+    torch_args = [torch.tensor(bags)] + ([] if offsets is None else [torch.tensor(offsets)])
+    y, expected = layer(*args), torch_layer(*torch_args)
+    np.testing.assert_allclose(y.numpy(), expected.detach().numpy(), rtol=1e-12, atol=1e-15)
+    g = data(y.shape, 5)
+    y.backward(jg.tensor(g))
+    expected.backward(torch.tensor(g))
+    _same_parameter_gradients(layer, torch_layer)
+    assert repr(layer) == repr(torch_layer)
+    rebuilt = nn.from_config(layer.config())
+    assert rebuilt.config() == layer.config() and repr(rebuilt) == repr(layer)
+
+
+def test_embedding_bag_weights_and_last_offset_like_torch():
+    torch = pytest.importorskip("torch")
+    table, weights = data((7, 4), 6), data(6, 7)
+    indices, offsets = [1, 6, 3, 3, 0, 5], [0, 3, 3, 6]  # the last offset ends the input
+    ours = jg.tensor(table, requires_grad=True), jg.tensor(weights, requires_grad=True)
+    theirs = torch.tensor(table, requires_grad=True), torch.tensor(weights, requires_grad=True)
+    y = nn.functional.embedding_bag(
+        jg.tensor(indices),
+        ours[0],
+        jg.tensor(offsets),
+        mode="sum",
+        per_sample_weights=ours[1],
+        include_last_offset=True,
+    )
+    expected = torch.nn.functional.embedding_bag(
+        torch.tensor(indices),
+        theirs[0],
+        torch.tensor(offsets),
+        mode="sum",
+        per_sample_weights=theirs[1],
+        include_last_offset=True,
+    )
+    np.testing.assert_allclose(y.numpy(), expected.detach().numpy(), rtol=1e-12)
+    (y * y).sum().backward()
+    (expected * expected).sum().backward()
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_a_jitted_embedding_bag_reads_every_call_s_bags():
+    layer = nn.EmbeddingBag(8, 3, mode="max", generator=0)
+    step = jg.jit(lambda i, o: layer(i, o).detach())
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        indices = jg.tensor(rng.integers(0, 8, 9))
+        offsets = jg.tensor(np.concatenate([[0], np.sort(rng.integers(0, 10, 3))]))
+        np.testing.assert_array_equal(
+            step(indices, offsets).numpy(), layer(indices, offsets).numpy()
+        )
+    with pytest.raises(ValueError, match="offsets must be non-decreasing"):
+        step(jg.tensor(rng.integers(0, 8, 9)), jg.tensor([0, 5, 2, 9]))
+
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda b: b(jg.tensor([[[1]]])), ValueError, "input must be 1-d .* or 2-d"),
+        (lambda b: b(jg.tensor([1, 2])), ValueError, "1-d input needs offsets"),
+        (lambda b: b(jg.tensor([[1, 2]]), jg.tensor([0])), ValueError, "offsets must be None"),
+        (lambda b: b(jg.tensor([1, 2]), jg.tensor([1])), ValueError, r"offsets\[0\] must be 0"),
+        (lambda b: b(jg.tensor([1, 9]), jg.tensor([0])), IndexError, "index 9 is out of range"),
+        (
+            lambda b: b(jg.tensor([1, 2]), jg.tensor([0]), jg.ones(2)),
+            ValueError,
+            "per_sample_weights is only supported for mode='sum'",
+        ),
+        (lambda b: nn.EmbeddingBag(4, 2, mode="min"), ValueError, "mode must be"),
+        (lambda b: nn.EmbeddingBag(4, 2, max_norm=1.0), ValueError, "max_norm"),
+    ],
+)
+def test_embedding_bag_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call(nn.EmbeddingBag(4, 2))

@@ -1,5 +1,6 @@
-"""BatchNorm2d, GroupNorm, RMSNorm and the functional normalisations against PyTorch:
-values, gradients, running statistics, state_dict keys, and a jitted training step."""
+"""BatchNorm2d, InstanceNorm1d/2d, GroupNorm, RMSNorm and the functional normalisations
+against PyTorch: values, gradients, running statistics, state_dict keys, and a jitted
+training step."""
 
 import numpy as np
 import pytest
@@ -61,10 +62,12 @@ def test_batch_norm_2d_trains_and_evaluates_like_torch(momentum, affine):
     assert_matches_torch(bn, tbn, data((1, 3, 1, 1), 8))  # one value per channel is fine
 
 
-def test_batch_norm_1d_on_sequences_like_torch():
-    tbn = randomized(torch.nn.BatchNorm1d(4))
-    bn = nn.BatchNorm1d(4)
+@pytest.mark.parametrize("bias", [True, False])
+def test_batch_norm_1d_on_sequences_like_torch(bias):
+    tbn = randomized(torch.nn.BatchNorm1d(4, bias=bias))
+    bn = nn.BatchNorm1d(4, bias=bias)
     copy_parameters(bn, tbn)
+    assert repr(bn) == repr(tbn)
     assert_matches_torch(bn, tbn, data((3, 4, 6), 1))
     assert_same_module_gradients(bn, tbn)
     assert_same_state(bn, tbn)
@@ -114,12 +117,88 @@ def test_batch_norm_errors():
     with pytest.raises(ValueError, match="more than 1 value per channel"):
         bn(jg.ones((1, 3, 1, 1)))
     assert bn.num_batches_tracked.item() == 0  # a refused batch is not counted
-    with pytest.raises(ValueError, match="running_mean and running_var are required"):
+    with pytest.raises(
+        ValueError, match="running_mean and running_var are required.*training=True"
+    ):
         F.batch_norm(jg.ones((2, 3)), None, None)
     with pytest.raises(ValueError, match="momentum must be a number or a 0-d tensor"):
         F.batch_norm(jg.ones((2, 3)), jg.zeros(3), jg.ones(3), training=True, momentum=None)
     with pytest.raises(ValueError, match=r"weight of shape \(2,\) should have shape \(3,\)"):
         F.batch_norm(jg.ones((2, 3)), None, None, weight=jg.ones(2), training=True)
+
+
+# -- InstanceNorm ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "layer, shapes",
+    [
+        ("InstanceNorm1d", [(4, 3, 5), (2, 3, 2), (3, 7)]),
+        ("InstanceNorm2d", [(4, 3, 5, 2), (2, 3, 3, 3), (3, 1, 4)]),
+    ],
+)
+@pytest.mark.parametrize("affine, bias", [(False, True), (True, True), (True, False)])
+@pytest.mark.parametrize("track_running_stats, momentum", [(False, 0.1), (True, 0.3), (True, None)])
+def test_instance_norm_trains_and_evaluates_like_torch(
+    layer, shapes, affine, bias, track_running_stats, momentum
+):
+    kwargs = dict(
+        momentum=momentum, affine=affine, bias=bias, track_running_stats=track_running_stats
+    )
+    tnorm = randomized(getattr(torch.nn, layer)(3, **kwargs))
+    norm = getattr(nn, layer)(3, **kwargs)
+    copy_parameters(norm, tnorm)
+    assert list(norm.state_dict()) == list(tnorm.state_dict())
+    assert repr(norm) == repr(tnorm)
+    for step, shape in enumerate(shapes):  # the last one unbatched
+        for p in (*norm.parameters(), *tnorm.parameters()):
+            p.grad = None
+        assert_matches_torch(norm, tnorm, data(shape, step, scale=2.0, shift=0.5), seed=step)
+        if affine:
+            assert_same_module_gradients(norm, tnorm)
+        assert_same_state(norm, tnorm)
+    norm.eval(), tnorm.eval()
+    assert_matches_torch(norm, tnorm, data(shapes[0], 7))
+    assert_same_state(norm, tnorm)
+
+
+@pytest.mark.parametrize("use_input_stats", [True, False])
+@pytest.mark.parametrize("shape", [(2, 3, 4), (2, 3, 2, 3), (1, 3, 2, 1, 2)])
+def test_functional_instance_norm_like_torch(use_input_stats, shape):
+    stats = [data(3, 10), np.abs(data(3, 11)) + 0.5]
+    jg_stats = [jg.tensor(s) for s in stats]
+    torch_stats = [torch.tensor(s) for s in stats]
+
+    def with_stats(instance_norm, stats):
+        return lambda x, w, b: instance_norm(
+            x, *stats, w, b, use_input_stats=use_input_stats, momentum=0.2, eps=1e-3
+        )
+
+    assert_matches_torch(
+        with_stats(F.instance_norm, jg_stats),
+        with_stats(torch.nn.functional.instance_norm, torch_stats),
+        data(shape, 1, scale=3.0),
+        data(3, 2),
+        data(3, 3),
+    )
+    for got, expected in zip(jg_stats, torch_stats):
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12)
+    assert_matches_torch(F.instance_norm, torch.nn.functional.instance_norm, data(shape, 4))
+
+
+def test_instance_norm_errors():
+    with pytest.raises(ValueError, match=r"InstanceNorm2d\(3\) expects input of shape \(3, H, W\)"):
+        nn.InstanceNorm2d(3)(jg.ones((3, 4)))
+    with pytest.raises(ValueError, match=r"InstanceNorm1d\(3\) expects .*got \(2, 4, 5\)"):
+        nn.InstanceNorm1d(3, affine=True)(jg.ones((2, 4, 5)))
+    with pytest.warns(UserWarning, match="with 4 channels"):
+        nn.InstanceNorm1d(3)(jg.ones((2, 4, 5)))
+    with pytest.raises(ValueError, match="more than 1 spatial element"):
+        nn.InstanceNorm2d(3)(jg.ones((2, 3, 1, 1)))
+    with pytest.raises(ValueError, match="at least one spatial dimension"):
+        F.instance_norm(jg.ones((2, 3)))
+    with pytest.raises(ValueError, match="pass use_input_stats=True"):
+        F.instance_norm(jg.ones((2, 3, 4)), use_input_stats=False)
 
 
 # -- GroupNorm ------------------------------------------------------------------------------
@@ -211,6 +290,8 @@ def test_norm_layers_rebuild_from_their_configs():
         nn.GroupNorm(2, 4, eps=1e-3, dtype=jg.float32),
         nn.RMSNorm((2, 3), elementwise_affine=False),
         nn.RMSNorm(4, eps=1e-4, dtype=jg.float32),
+        nn.InstanceNorm1d(3),
+        nn.InstanceNorm2d(4, momentum=None, affine=True, track_running_stats=True),
     ):
         rebuilt = nn.from_config(layer.config())
         assert type(rebuilt) is type(layer) and rebuilt.config() == layer.config()
@@ -228,11 +309,12 @@ class NormNet(nn.Module):
         self.gn = nn.GroupNorm(3, 6)
         self.rms = nn.RMSNorm(24)
         self.ln = nn.LayerNorm(24)
+        self.instance = nn.InstanceNorm1d(6, affine=True, track_running_stats=True)
         self.out = nn.Linear(24, 3, generator=1)
 
     def forward(self, x):
         h = self.fc(x).reshape(-1, 6, 2, 2)
-        h = F.relu(self.gn(self.bn(h))).reshape(-1, 24)
+        h = self.instance(F.relu(self.gn(self.bn(h))).reshape(-1, 6, 4)).reshape(-1, 24)
         return self.out(self.ln(self.rms(h)))
 
 

@@ -1,6 +1,7 @@
-"""Pooling (max, average, adaptive average; functions and layers) against PyTorch: values,
-indices and gradients over kernel sizes, strides, paddings, dilations and ceil_mode, in
-float32 and float64; ties and NaN as PyTorch picks them; second derivatives."""
+"""Pooling (max, average, adaptive average and max; functions and layers) against PyTorch:
+values, indices and gradients over kernel sizes, strides, paddings, dilations, ceil_mode
+and adaptive output sizes, in float32 and float64; ties and NaN as PyTorch picks them;
+second derivatives; adaptive pools under jg.jit."""
 
 import numpy as np
 import pytest
@@ -113,6 +114,94 @@ def test_adaptive_avg_pool2d_matches_pytorch(shape, size, dtype):
     against_torch(F.adaptive_avg_pool2d, TF.adaptive_avg_pool2d, shape, dtype, output_size=size)
 
 
+ADAPTIVE_SIZES_2D = [
+    ((2, 3, 8, 6), (4, 3)),  # tiling windows
+    ((2, 3, 7, 6), (3, 4)),  # overlapping windows of uneven sizes
+    ((2, 3, 8, 6), (4, None)),
+    ((3, 5, 5), 1),  # unbatched
+    ((1, 2, 3, 3), 5),  # more windows than elements
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, size", ADAPTIVE_SIZES_2D)
+def test_adaptive_max_pool2d_matches_pytorch(shape, size, dtype):
+    for return_indices in (False, True):
+        against_torch(
+            F.adaptive_max_pool2d,
+            TF.adaptive_max_pool2d,
+            shape,
+            dtype,
+            output_size=size,
+            return_indices=return_indices,
+        )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "shape, size", [((2, 3, 8), 4), ((2, 3, 7), 3), ((3, 5), 7), ((2, 2, 9), (2,))]
+)
+def test_adaptive_1d_pools_match_pytorch(shape, size, dtype):
+    against_torch(F.adaptive_avg_pool1d, TF.adaptive_avg_pool1d, shape, dtype, output_size=size)
+    for return_indices in (False, True):
+        against_torch(
+            F.adaptive_max_pool1d,
+            TF.adaptive_max_pool1d,
+            shape,
+            dtype,
+            output_size=size,
+            return_indices=return_indices,
+        )
+
+
+def test_random_adaptive_pool_sizes_match_pytorch():
+    rng = np.random.default_rng(7)
+    for seed in range(10):
+        shape = (2, 2, *(int(n) for n in rng.integers(1, 9, 2)))
+        size = tuple(int(n) for n in rng.integers(1, 6, 2))
+        against_torch(
+            F.adaptive_max_pool2d,
+            TF.adaptive_max_pool2d,
+            shape,
+            seed=seed,
+            output_size=size,
+            return_indices=True,
+        )
+        against_torch(
+            F.adaptive_avg_pool1d, TF.adaptive_avg_pool1d, shape[1:], seed=seed, output_size=size[0]
+        )
+
+
+def test_adaptive_max_pool_ties_pick_what_pytorch_picks():
+    """Equal maxima in overlapping windows of uneven sizes: the first in row-major order."""
+    x = np.array([[[[0.0, 2.0, 1.0], [2.0, 2.0, 0.0], [1.0, 0.0, 2.0]]]])
+    y, indices = F.adaptive_max_pool2d(jg.tensor(x), 2, return_indices=True)
+    ty, tindices = TF.adaptive_max_pool2d(torch.tensor(x), 2, return_indices=True)
+    np.testing.assert_array_equal(y.numpy(), ty.numpy())
+    np.testing.assert_array_equal(indices.numpy(), tindices.numpy())
+
+
+def test_adaptive_pool_layers_under_jit_equal_eager():
+    rng = np.random.default_rng(3)
+    net = nn.Sequential(nn.Conv2d(2, 3, 3, padding=1, generator=0), nn.AdaptiveMaxPool2d((3, 2)))
+    head = nn.Sequential(nn.AdaptiveAvgPool1d(2), nn.AdaptiveMaxPool1d(1))
+
+    def step(x):
+        net.zero_grad()
+        loss = head(net(x).flatten(2)).sum()
+        loss.backward()
+        return loss.detach(), net[0].weight.grad.clone()
+
+    jitted = jg.jit(step)
+    for shape in [(2, 2, 7, 5), (1, 2, 5, 8), (2, 2, 7, 5), (2, 2, 7, 5)]:
+        x = jg.tensor(rng.standard_normal(shape))
+        traces = jitted.traces
+        (loss, grad), (eager_loss, eager_grad) = jitted(x), step(x)
+        np.testing.assert_allclose(loss.numpy(), eager_loss.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(grad.numpy(), eager_grad.numpy(), rtol=1e-12)
+    assert jitted.traces == traces  # the last call replayed a plan
+
+
 def test_random_pool_geometries_match_pytorch():
     rng = np.random.default_rng(5)
     for seed in range(12):
@@ -171,6 +260,11 @@ def test_second_derivatives_through_pooling_match_pytorch(ours, theirs, kwargs):
         (lambda: F.max_pool1d(jg.ones((1, 1, 5)), 0), "kernel_size must be at least 1"),
         (lambda: F.avg_pool2d(jg.ones((1, 1, 5, 5)), 2, divisor_override=0), "divisor_override"),
         (lambda: F.adaptive_avg_pool2d(jg.ones((1, 1, 5, 5)), (1, 2, 3)), "output_size"),
+        (lambda: F.adaptive_max_pool2d(jg.ones((5, 5)), 2), "expected a 4-d"),
+        (lambda: F.adaptive_max_pool2d(jg.ones((1, 1, 5, 5)), 0), "output_size must be at least"),
+        (lambda: F.adaptive_max_pool1d(jg.ones((1, 1, 1, 5)), 2), "expected a 3-d"),
+        (lambda: F.adaptive_avg_pool1d(jg.ones((1, 1, 5)), (2, 2)), "output_size must be an int"),
+        (lambda: nn.AdaptiveMaxPool1d(3)(jg.ones(5)), "adaptive_max_pool1d: expected a 3-d"),
         (
             lambda: F.max_pool2d(jg.ones((1, 1, 5, 5)), (2, 2, 2)),
             "kernel_size must be an int or 2 ints",
@@ -191,6 +285,9 @@ def test_layers_match_the_functions_and_round_trip_their_config():
             F.avg_pool2d(x, (2, 3), count_include_pad=False),
         ),
         (nn.AdaptiveAvgPool2d((3, None)), F.adaptive_avg_pool2d(x, (3, None))),
+        (nn.AdaptiveMaxPool2d((4, 3)), F.adaptive_max_pool2d(x, (4, 3))),
+        (nn.AdaptiveAvgPool1d(5), F.adaptive_avg_pool1d(x[:, :, 0], 5)),
+        (nn.AdaptiveMaxPool1d(5), F.adaptive_max_pool1d(x[:, :, 0], 5)),
         (nn.MaxPool1d(2), F.max_pool1d(x[:, :, 0], 2)),
         (nn.AvgPool1d(3, 1, 1), F.avg_pool1d(x[:, :, 0], 3, 1, 1)),
     ]
@@ -206,3 +303,10 @@ def test_layers_match_the_functions_and_round_trip_their_config():
     )
     y, indices = nn.MaxPool2d(2, return_indices=True)(x)
     assert y.shape == indices.shape == (2, 3, 4, 4)
+    y, indices = nn.AdaptiveMaxPool2d(3, return_indices=True)(x)
+    assert y.shape == indices.shape == (2, 3, 3, 3)
+    assert repr(nn.AdaptiveMaxPool2d((3, None))) == "AdaptiveMaxPool2d(output_size=(3, None))"
+    assert nn.AdaptiveMaxPool1d(2, True).config() == {
+        "type": "AdaptiveMaxPool1d",
+        "args": {"output_size": 2, "return_indices": True},
+    }

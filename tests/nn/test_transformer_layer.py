@@ -1,5 +1,6 @@
-"""nn.TransformerEncoderLayer and nn.TransformerEncoder against PyTorch with torch's weights
-loaded (dropout 0), and a jitted training step against the eager one."""
+"""nn.TransformerEncoderLayer, nn.TransformerDecoderLayer and their stacks against PyTorch
+with torch's weights loaded (dropout 0), and jitted training steps against the eager
+ones."""
 
 import numpy as np
 import pytest
@@ -42,18 +43,24 @@ def _masks(rng, kind, L, N):
     }
 
 
-def _compare(reference, module, x, masks, rng):
-    """Forward values, and gradients of the input and every parameter, equal torch's."""
-    out = reference(x, **masks)
-    jx = as_jg(x, requires_grad=True)
+def _compare(reference, module, x, masks, rng, memory=None):
+    """Forward values, and gradients of the inputs (``x``, and ``memory`` for a decoder)
+    and every parameter, equal torch's."""
+    inputs = (x,) if memory is None else (x, memory)
+    out = reference(*inputs, **masks)
+    ours = [as_jg(t, requires_grad=True) for t in inputs]
     got = module(
-        jx, **{k: as_jg(torch.as_tensor(v)) if k != "is_causal" else v for k, v in masks.items()}
+        *ours,
+        **{
+            k: v if k.endswith("is_causal") else as_jg(torch.as_tensor(v)) for k, v in masks.items()
+        },
     )
     close(got, out)
     g = rng.standard_normal(out.shape)
     (out * torch.tensor(g)).sum().backward()
     (got * jg.tensor(g)).sum().backward()
-    close(jx.grad, x.grad)
+    for mine, theirs in zip(ours, inputs):
+        close(mine.grad, theirs.grad)
     grads = dict(reference.named_parameters())
     assert [n for n, _ in module.named_parameters()] == list(grads)
     for name, p in module.named_parameters():
@@ -172,6 +179,133 @@ def test_encoder_in_eval_mode_matches_torch_s_inference_path():
         close(encoder(as_jg(x)), expected, tol=1e-9)
 
 
+# -- the decoder ----------------------------------------------------------------------------
+
+
+def _decoder_masks(rng, kind, T, S, N):
+    """tgt and memory masks of ``kind``; key 0 is never masked, so no query sees none."""
+    if kind is None:
+        return {}
+    if kind == "causal":
+        causal = torch.nn.Transformer.generate_square_subsequent_mask(T, dtype=torch.float64)
+        return {"tgt_mask": causal, "tgt_is_causal": True}
+    masks = {
+        "tgt_mask": rng.random((T, T)) > 0.7,
+        "memory_mask": rng.random((T, S)) > 0.7,
+        "tgt_key_padding_mask": rng.random((N, T)) > 0.6,
+        "memory_key_padding_mask": rng.random((N, S)) > 0.6,
+    }
+    for m in masks.values():
+        m[:, 0] = False
+    return {k: torch.tensor(v) for k, v in masks.items()}
+
+
+@pytest.mark.parametrize("masks", [None, "causal", "padding"])
+@pytest.mark.parametrize("config", LAYER_CONFIGS, ids=list(LAYER_CONFIGS))
+def test_decoder_layer_with_torch_weights_matches_torch(config, masks):
+    rng = np.random.default_rng(5)
+    kwargs = {"dim_feedforward": 12, "dropout": 0.0, **LAYER_CONFIGS[config]}
+    reference = torch.nn.TransformerDecoderLayer(8, 2, **kwargs, dtype=torch.float64)
+    layer = nn.TransformerDecoderLayer(8, 2, **kwargs)
+    assert list(layer.state_dict()) == list(reference.state_dict())
+    copy_parameters(layer, reference)
+    T, S, N = 4, 6, 3
+    batch_first = kwargs.get("batch_first")
+    x = torch.tensor(rng.standard_normal((N, T, 8) if batch_first else (T, N, 8)))
+    memory = torch.tensor(rng.standard_normal((N, S, 8) if batch_first else (S, N, 8)))
+    x.requires_grad_(), memory.requires_grad_()
+    _compare(reference, layer, x, _decoder_masks(rng, masks, T, S, N), rng, memory)
+    rebuilt = nn.from_config(layer.config())
+    assert rebuilt.config() == layer.config()
+    assert list(rebuilt.state_dict()) == list(layer.state_dict())
+
+
+@pytest.mark.parametrize("norm", [False, True])
+def test_decoder_stack_with_torch_weights_matches_torch(norm):
+    rng = np.random.default_rng(6)
+    t_layer = torch.nn.TransformerDecoderLayer(
+        8, 4, 12, dropout=0.0, activation="gelu", norm_first=True, dtype=torch.float64
+    )
+    t_norm = torch.nn.LayerNorm(8, dtype=torch.float64) if norm else None
+    reference = torch.nn.TransformerDecoder(t_layer, 2, norm=t_norm)
+    layer = nn.TransformerDecoderLayer(8, 4, 12, dropout=0.0, activation="gelu", norm_first=True)
+    decoder = nn.TransformerDecoder(layer, 2, norm=nn.LayerNorm(8) if norm else None)
+    assert list(decoder.state_dict()) == list(reference.state_dict())
+    assert decoder.layers[0].multihead_attn.in_proj_weight is not (
+        decoder.layers[1].multihead_attn.in_proj_weight
+    )
+    with torch.no_grad():
+        for p in reference.parameters():
+            p.add_(torch.tensor(rng.standard_normal(p.shape)) * 0.1)
+    copy_parameters(decoder, reference)
+    x = torch.tensor(rng.standard_normal((5, 2, 8)), requires_grad=True)
+    memory = torch.tensor(rng.standard_normal((3, 2, 8)), requires_grad=True)
+    _compare(reference, decoder, x, _decoder_masks(rng, "padding", 5, 3, 2), rng, memory)
+    rebuilt = nn.from_config(decoder.config())
+    assert list(rebuilt.state_dict()) == list(decoder.state_dict())
+    assert rebuilt.config() == decoder.config()
+
+
+def test_a_jitted_encoder_decoder_training_step_equals_the_eager_one():
+    """Dropout included: both models draw their masks from one seed."""
+    rng = np.random.default_rng(7)
+
+    def model():
+        encoder = nn.TransformerEncoder(
+            nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, batch_first=True, generator=3), 1
+        )
+        decoder = nn.TransformerDecoder(
+            nn.TransformerDecoderLayer(8, 2, 16, dropout=0.1, batch_first=True, generator=4),
+            2,
+            norm=nn.LayerNorm(8),
+        )
+        return nn.ModuleList([encoder, decoder])
+
+    models = [model(), model()]
+    optimizers = [jg.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in models]
+    causal = jg.tensor(np.triu(np.ones((4, 4), bool), 1))
+
+    def step(model, opt, src, tgt, padding, target):
+        opt.zero_grad()
+        memory = model[0](src, src_key_padding_mask=padding)
+        out = model[1](
+            tgt, memory, tgt_mask=causal, memory_key_padding_mask=padding, tgt_is_causal=True
+        )
+        loss = F.mse_loss(out, target)
+        loss.backward()
+        opt.step()
+        return loss
+
+    jitted = jg.jit(step)
+    for _ in range(3):
+        src, tgt = (
+            jg.tensor(rng.standard_normal((2, 5, 8))),
+            jg.tensor(rng.standard_normal((2, 4, 8))),
+        )
+        padding = jg.tensor(rng.random((2, 5)) > 0.7)
+        target = jg.tensor(rng.standard_normal((2, 4, 8)))
+        eager = step(models[0], optimizers[0], src, tgt, padding, target).item()
+        assert jitted(models[1], optimizers[1], src, tgt, padding, target).item() == pytest.approx(
+            eager, rel=1e-12
+        )
+    for (name, a), (_, b) in zip(models[0].state_dict().items(), models[1].state_dict().items()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+def test_decoder_refuses_bad_arguments():
+    with pytest.raises(ValueError, match="TransformerDecoderLayer: activation should be"):
+        nn.TransformerDecoderLayer(8, 2, activation="tanh")
+    with pytest.raises(TypeError, match="TransformerDecoder: decoder_layer must be a Module"):
+        nn.TransformerDecoder("layer", 2)
+    layer = nn.TransformerDecoderLayer(8, 2, 16)
+    with pytest.raises(ValueError, match=r"key of shape \(6, 3, 4\) must have 8 features"):
+        layer(jg.ones((5, 3, 8)), jg.ones((6, 3, 4)))
+    with pytest.raises(ValueError, match=r"attn_mask of shape \(5, 5\) must be \(5, 6\)"):
+        layer(jg.ones((5, 3, 8)), jg.ones((6, 3, 8)), memory_mask=jg.zeros((5, 5)))
+    with pytest.raises(ValueError, match="must all be 3-d .* or 2-d"):
+        layer(jg.ones((5, 3, 8)), jg.ones((6, 8)))
+
+
 def _positional(f):
     """(name, default) of each parameter after self that may be passed by position."""
     import inspect
@@ -190,6 +324,10 @@ def _positional(f):
         (nn.TransformerEncoderLayer.forward, torch.nn.TransformerEncoderLayer.forward),
         (nn.TransformerEncoder.__init__, torch.nn.TransformerEncoder.__init__),
         (nn.TransformerEncoder.forward, torch.nn.TransformerEncoder.forward),
+        (nn.TransformerDecoderLayer.__init__, torch.nn.TransformerDecoderLayer.__init__),
+        (nn.TransformerDecoderLayer.forward, torch.nn.TransformerDecoderLayer.forward),
+        (nn.TransformerDecoder.__init__, torch.nn.TransformerDecoder.__init__),
+        (nn.TransformerDecoder.forward, torch.nn.TransformerDecoder.forward),
     ],
     ids=lambda f: f.__qualname__,
 )
