@@ -1,7 +1,7 @@
 """PyTorch's module functions that numpy has no name for, with PyTorch's meaning: splitting
 into chunks (``chunk``, ``tensor_split``), batched and fused products (``bmm``,
-``addmm``), ``movedim``, ``lerp`` and ``rsqrt``. Each is composed of differentiable ops
-(the pieces of a split are views).
+``addmm``), pairwise distances (``cdist``), ``movedim``, ``lerp`` and ``rsqrt``. Each is
+composed of differentiable ops (the pieces of a split are views).
 
 >>> import jitgrad as jg
 >>> [t.tolist() for t in jg.chunk(jg.arange(5), 2)]
@@ -12,11 +12,13 @@ into chunks (``chunk``, ``tensor_split``), batched and fused products (``bmm``,
 
 from __future__ import annotations
 
+import math
 import operator
 
 from ..autograd.tensor import Tensor
 from ..autograd.tensor import as_tensor as _tensor
 from ..strided import layout
+from . import elementwise as ew
 from . import movement, shaping, unary
 from .indexing import split_views
 from .linalg import matmul
@@ -26,6 +28,7 @@ __all__ = [
     "as_tensor",
     "baddbmm",
     "bmm",
+    "cdist",
     "chunk",
     "clamp",
     "dist",
@@ -163,6 +166,43 @@ def mv(a, v) -> Tensor:
 def dist(a, b, p=2) -> Tensor:
     """The ``p``-norm of ``a - b`` (broadcast), over all entries."""
     return (_tensor(a) - _tensor(b)).norm(p)
+
+
+def cdist(x1, x2, p=2.0, compute_mode=None) -> Tensor:
+    """PyTorch's ``cdist``: the ``p``-norm distances between the rows of ``x1`` (…, P, M)
+    and of ``x2`` (…, R, M), batch dimensions broadcast: a (…, P, R) tensor. ``p`` ≥ 0,
+    ``inf`` too; ``compute_mode`` is accepted for PyTorch's signature (every mode computes
+    the differences directly, the exact one of its modes). Differentiable, with a zero
+    gradient where two rows coincide, as PyTorch's.
+
+    >>> import jitgrad as jg
+    >>> jg.cdist(jg.tensor([[0.0, 0.0], [1.0, 1.0]]), jg.tensor([[3.0, 4.0]])).tolist()
+    [[5.0], [3.605551275463989]]
+    """
+    x1, x2 = _tensor(x1), _tensor(x2)
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise ValueError(
+            f"cdist needs tensors of at least 2 dimensions, got shapes {x1.shape} and {x2.shape}"
+        )
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(
+            f"cdist: x1 of shape {x1.shape} and x2 of shape {x2.shape} must have rows of the "
+            "same length (the last dimension)"
+        )
+    if not p >= 0:
+        raise ValueError(f"cdist only supports non-negative p values, got {p}")
+    differences = movement.unsqueeze(x1, -2) - movement.unsqueeze(x2, -3)
+    if p in (0, 2, math.inf):
+        return differences.norm(p, dim=-1)
+    # |d|^p and its root taken where they are not 0 only: their derivatives there are
+    # infinite for p < 1, and PyTorch's gradient is 0 at an equal entry or row.
+    size = abs(differences)
+    zero = size == 0
+    powered = ew.where(zero, 0.0, ew.where(zero, 1.0, size) ** p).sum(axis=-1)
+    if p == 1:
+        return powered
+    empty = powered == 0
+    return ew.where(empty, 0.0, ew.where(empty, 1.0, powered) ** (1.0 / p))
 
 
 def numel(x) -> int:

@@ -1,9 +1,10 @@
-"""Optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam) and learning-rate
-schedules, in PyTorch's spelling.
+"""Optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, LBFGS)
+and learning-rate schedules, in PyTorch's spelling.
 
 Each optimizer's per-parameter update is one pure elementwise formula (``sgd_update``,
 ``adam_update``, ...) that the numpy reference evaluates now and the JIT fuses into a kernel;
-see ``optimizer.py``.
+see ``optimizer.py``. LBFGS, whose iterations depend on the values they read, runs its
+host logic over the parameters' flat vector (``lbfgs.py``).
 
 >>> import jitgrad as jg
 >>> from jitgrad import optim
@@ -16,9 +17,11 @@ see ``optimizer.py``.
 """
 
 from . import lr_scheduler
+from .adadelta import Adadelta, adadelta_update
 from .adagrad import Adagrad, adagrad_update
 from .adam import Adam, AdamW, adam_update
 from .adamax import Adamax, adamax_update
+from .lbfgs import LBFGS
 from .nadam import NAdam, nadam_update
 from .optimizer import Optimizer, apply_update
 from .radam import RAdam, radam_update
@@ -32,15 +35,18 @@ __all__ = [
     "AdamW",
     "RMSprop",
     "Adagrad",
+    "Adadelta",
     "Adamax",
     "NAdam",
     "RAdam",
+    "LBFGS",
     "lr_scheduler",
     "apply_update",
     "sgd_update",
     "adam_update",
     "rmsprop_update",
     "adagrad_update",
+    "adadelta_update",
     "adamax_update",
     "nadam_update",
     "radam_update",

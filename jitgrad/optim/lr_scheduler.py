@@ -1,8 +1,9 @@
 """Learning-rate schedules in PyTorch's spelling: StepLR, MultiStepLR, ExponentialLR,
 LinearLR, ConstantLR, PolynomialLR, LambdaLR, CosineAnnealingLR,
-CosineAnnealingWarmRestarts, OneCycleLR, SequentialLR and ReduceLROnPlateau.
+CosineAnnealingWarmRestarts, OneCycleLR, CyclicLR, SequentialLR, ChainedScheduler and
+ReduceLROnPlateau.
 
-Call ``scheduler.step()`` once per epoch (OneCycleLR: once per batch), after
+Call ``scheduler.step()`` once per epoch (OneCycleLR, CyclicLR: once per batch), after
 ``optimizer.step()``; ReduceLROnPlateau's ``step(metric)`` takes the monitored value. Each
 epoch-driven schedule is a closed form of the epoch count and the groups' initial learning
 rates, so it can be resumed from ``state_dict`` exactly; learning rates set by hand between
@@ -20,6 +21,11 @@ from .optimizer import Optimizer
 
 class LRScheduler:
     """Base class: sets each group's ``lr`` to ``get_lr()[k]`` at every ``step()``."""
+
+    # Whether PyTorch's form of this schedule computes each rate from the group's current
+    # one (ExponentialLR multiplies it by gamma), so that in a ChainedScheduler its change
+    # composes with the others'; schedules computing their rates from their bases overwrite.
+    _follows_current_rate = False
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1):
         if not isinstance(optimizer, Optimizer):
@@ -116,6 +122,8 @@ class StepLR(LRScheduler):
     [1.0, 1.0, 0.5, 0.5, 0.25]
     """
 
+    _follows_current_rate = True
+
     def __init__(
         self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
     ):
@@ -142,6 +150,8 @@ class CosineAnnealingLR(LRScheduler):
     >>> lrs
     [1.0, 0.5, 0.0]
     """
+
+    _follows_current_rate = True
 
     def __init__(
         self,
@@ -175,6 +185,8 @@ class MultiStepLR(LRScheduler):
     [1.0, 0.5, 0.5, 0.25]
     """
 
+    _follows_current_rate = True
+
     def __init__(self, optimizer: Optimizer, milestones, gamma: float = 0.1, last_epoch: int = -1):
         self.milestones = sorted(int(m) for m in milestones)
         self.gamma = float(gamma)
@@ -186,6 +198,8 @@ class MultiStepLR(LRScheduler):
 
 class ExponentialLR(LRScheduler):
     """lr = initial_lr · gamma ^ epoch."""
+
+    _follows_current_rate = True
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1):
         self.gamma = float(gamma)
@@ -209,6 +223,8 @@ class LinearLR(LRScheduler):
     >>> lrs
     [0.25, 0.5, 0.75, 1.0, 1.0]
     """
+
+    _follows_current_rate = True
 
     def __init__(
         self,
@@ -250,6 +266,8 @@ class ConstantLR(LRScheduler):
     [0.5, 0.5, 1.0, 1.0]
     """
 
+    _follows_current_rate = True
+
     def __init__(
         self,
         optimizer: Optimizer,
@@ -279,6 +297,8 @@ class PolynomialLR(LRScheduler):
     >>> lrs
     [1.0, 0.5625, 0.25, 0.0625, 0.0]
     """
+
+    _follows_current_rate = True
 
     def __init__(
         self,
@@ -411,6 +431,14 @@ def _per_group(name: str, optimizer: Optimizer, value) -> list[float]:
     return [float(value)] * n
 
 
+def _set_momentum(group: dict, value: float, use_beta1: bool) -> None:
+    """Set a group's momentum: Adam's beta1, or SGD's ``momentum``."""
+    if use_beta1:
+        group["betas"] = (value, *group["betas"][1:])
+    else:
+        group["momentum"] = value
+
+
 class OneCycleLR(LRScheduler):
     """The 1cycle policy (Smith & Topin): the rate rises from max_lr/div_factor to
     ``max_lr`` over the first ``pct_start`` of ``total_steps``, then anneals down to
@@ -501,15 +529,9 @@ class OneCycleLR(LRScheduler):
                     _per_group("base_momentum", optimizer, base_momentum),
                     strict=True,
                 ):
-                    self._set_momentum(group, top)
+                    _set_momentum(group, top, self.use_beta1)
                     group["max_momentum"], group["base_momentum"] = top, bottom
         super().__init__(optimizer, last_epoch)
-
-    def _set_momentum(self, group: dict, value: float) -> None:
-        if self.use_beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
 
     def get_lr(self) -> list[float]:
         step = self.last_epoch
@@ -527,13 +549,175 @@ class OneCycleLR(LRScheduler):
                     lrs.append(anneal(group[lr_from], group[lr_to], pct))
                     if self.cycle_momentum:
                         momentum = anneal(group[momentum_from], group[momentum_to], pct)
-                        self._set_momentum(group, momentum)
+                        _set_momentum(group, momentum, self.use_beta1)
                     break
                 start = end
         return lrs
 
 
-class SequentialLR(LRScheduler):
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates (Smith): each cycle the rate climbs from ``base_lr`` to
+    ``max_lr`` over ``step_size_up`` steps and back over ``step_size_down`` (default the
+    same), its amplitude scaled by ``mode``: "triangular" (1), "triangular2" (halved each
+    cycle) or "exp_range" (``gamma`` ** iterations); or by ``scale_fn`` of the cycle number
+    or of the iterations (``scale_mode``). With ``cycle_momentum`` the momentum (SGD's
+    ``momentum``, Adam's beta1) moves inversely between ``max_momentum`` and
+    ``base_momentum``. Step it once per batch.
+
+    ``state_dict`` keeps the attributes of a callable object given as ``scale_fn`` and
+    leaves a function or lambda out, as PyTorch's does.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import optim
+    >>> opt = optim.SGD([jg.nn.Parameter(jg.zeros(1))], lr=0.1, momentum=0.9)
+    >>> sched = optim.lr_scheduler.CyclicLR(opt, base_lr=0.1, max_lr=0.5, step_size_up=2)
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     lrs.append(round(sched.get_last_lr()[0], 6)); sched.step()
+    >>> lrs
+    [0.1, 0.3, 0.5, 0.3, 0.1]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr,
+        max_lr,
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn=None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum=0.8,
+        max_momentum=0.9,
+        last_epoch: int = -1,
+    ):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = up if step_size_down is None else float(step_size_down)
+        if up <= 0 or down <= 0:
+            raise ValueError(
+                f"step_size_up and step_size_down must be positive, got {step_size_up} and "
+                f"{step_size_down}"
+            )
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if scale_fn is None:
+            if mode not in ("triangular", "triangular2", "exp_range"):
+                raise ValueError(
+                    "mode must be 'triangular', 'triangular2' or 'exp_range' (or give "
+                    f"scale_fn), got {mode!r}"
+                )
+            scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        elif not callable(scale_fn):
+            raise TypeError(f"scale_fn is a {type(scale_fn).__name__}, not a function")
+        if scale_mode not in ("cycle", "iterations"):
+            raise ValueError(f"scale_mode must be 'cycle' or 'iterations', got {scale_mode!r}")
+        self.mode, self.gamma, self.scale_mode = mode, float(gamma), scale_mode
+        self._scale_fn_custom = scale_fn
+        self.cycle_momentum = bool(cycle_momentum)
+        if self.cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(
+                    f"cycle_momentum: {type(optimizer).__name__} has neither 'momentum' nor "
+                    "'betas'; pass cycle_momentum=False"
+                )
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for group, top, bottom in zip(
+                    optimizer.param_groups, self.max_momentums, self.base_momentums, strict=True
+                ):
+                    _set_momentum(group, top, self.use_beta1)
+                    group["max_momentum"], group["base_momentum"] = top, bottom
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x: float) -> float:
+        """The amplitude's scale at cycle (or iteration) ``x``."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def get_lr(self) -> list[float]:
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            height = x / self.step_ratio
+        else:
+            height = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [
+            base + (top - base) * height * scale
+            for base, top in zip(self.base_lrs, self.max_lrs, strict=True)
+        ]
+        if self.cycle_momentum:
+            for group, bottom, top in zip(
+                self.optimizer.param_groups, self.base_momentums, self.max_momentums, strict=True
+            ):
+                _set_momentum(group, top - (top - bottom) * height * scale, self.use_beta1)
+        return lrs
+
+    def state_dict(self) -> dict:
+        state = super().state_dict()
+        fn = state.pop("_scale_fn_custom")
+        keep = fn is not None and not isinstance(fn, types.FunctionType)
+        state["_scale_fn_custom"] = dict(fn.__dict__) if keep else None
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        attributes = state.pop("_scale_fn_custom")
+        super().load_state_dict(state)
+        if attributes is not None:
+            self._scale_fn_custom.__dict__.update(attributes)
+
+
+def _check_schedulers(kind: str, optimizer: Optimizer, schedulers: list) -> None:
+    """Refuse what ``kind`` (SequentialLR, ChainedScheduler) cannot step: no schedulers,
+    ReduceLROnPlateau (its step takes a metric), or one driving another optimizer."""
+    if not schedulers:
+        raise ValueError(f"{kind} expects at least one scheduler")
+    for k, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer") or isinstance(scheduler, ReduceLROnPlateau):
+            raise TypeError(f"{kind}: scheduler {k} is not an epoch-driven schedule")
+        if scheduler.optimizer is not optimizer:
+            raise ValueError(f"{kind}: scheduler {k} drives another optimizer than the one given")
+
+
+class _ComposedScheduler(LRScheduler):
+    """A schedule made of ``_schedulers``, whose state_dict holds theirs."""
+
+    _schedulers: list
+
+    def state_dict(self) -> dict:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        for scheduler, saved in zip(self._schedulers, state.pop("_schedulers"), strict=True):
+            scheduler.load_state_dict(saved)
+        self.__dict__.update(state)
+        for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=False):
+            group["lr"] = lr
+
+
+class SequentialLR(_ComposedScheduler):
     """Run ``schedulers`` one after another, switching at each of the ``milestones``
     (epochs); each scheduler starts again from its epoch 0 when its turn comes.
 
@@ -553,15 +737,7 @@ class SequentialLR(LRScheduler):
 
     def __init__(self, optimizer: Optimizer, schedulers, milestones, last_epoch: int = -1):
         schedulers = list(schedulers)
-        if not schedulers:
-            raise ValueError("SequentialLR expects at least one scheduler")
-        for k, scheduler in enumerate(schedulers):
-            if not hasattr(scheduler, "optimizer") or isinstance(scheduler, ReduceLROnPlateau):
-                raise TypeError(f"SequentialLR: scheduler {k} is not an epoch-driven schedule")
-            if scheduler.optimizer is not optimizer:
-                raise ValueError(
-                    f"SequentialLR: scheduler {k} drives another optimizer than the one given"
-                )
+        _check_schedulers("SequentialLR", optimizer, schedulers)
         milestones = [int(m) for m in milestones]
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(
@@ -589,18 +765,79 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
 
-    def load_state_dict(self, state_dict: dict) -> None:
-        state = dict(state_dict)
-        for scheduler, saved in zip(self._schedulers, state.pop("_schedulers"), strict=True):
-            scheduler.load_state_dict(saved)
-        self.__dict__.update(state)
-        for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=False):
+class ChainedScheduler(_ComposedScheduler):
+    """Step all of ``schedulers`` at every ``step()``, each changing the rates the ones
+    before it set: the changes of multiplicative schedules (StepLR, ExponentialLR,
+    ConstantLR, LinearLR...) multiply, as in PyTorch, and a schedule that sets its rates
+    from its bases (LambdaLR, OneCycleLR, CyclicLR) overwrites the ones before it.
+
+    >>> import jitgrad as jg
+    >>> from jitgrad import optim
+    >>> from jitgrad.optim import lr_scheduler as S
+    >>> opt = optim.SGD([jg.nn.Parameter(jg.zeros(1))], lr=1.0)
+    >>> warmup = S.ConstantLR(opt, factor=0.1, total_iters=2)
+    >>> decay = S.ExponentialLR(opt, gamma=0.5)
+    >>> sched = S.ChainedScheduler([warmup, decay])
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     lrs.append(round(sched.get_last_lr()[0], 6)); sched.step()
+    >>> lrs
+    [0.1, 0.05, 0.25, 0.125]
+    """
+
+    def __init__(self, schedulers, optimizer: Optimizer | None = None):
+        schedulers = list(schedulers)
+        if optimizer is None and schedulers:
+            optimizer = schedulers[0].optimizer
+        _check_schedulers("ChainedScheduler", optimizer, schedulers)
+        self.optimizer = optimizer
+        self._schedulers = schedulers
+        # Each scheduler built set its own first rates over the others'; PyTorch's, built in
+        # turn, each changed the rate the last one left: compose them in that order.
+        for k, group in enumerate(optimizer.param_groups):
+            lr = group["initial_lr"]
+            for scheduler in schedulers:
+                if scheduler._follows_current_rate:
+                    lr = scheduler._lr(lr, scheduler.last_epoch)
+                else:
+                    lr = scheduler.get_last_lr()[k]
             group["lr"] = lr
+        self._last_lr = [float(group["lr"]) for group in optimizer.param_groups]
+
+    def step(self) -> None:  # type: ignore[override]
+        for scheduler in self._schedulers:
+            if scheduler._follows_current_rate:
+                _step_from_current_rates(scheduler)
+            else:
+                scheduler.step()
+        self._last_lr = [float(group["lr"]) for group in self.optimizer.param_groups]
+
+
+def _step_from_current_rates(scheduler: LRScheduler) -> None:
+    """Step ``scheduler`` from the rates its groups have now, as PyTorch's recursive form
+    does: the closed form is affine in the base, so the base that gives the current rate at
+    the last epoch gives this epoch's rate. Where the last epoch's form ignores the base
+    (a cosine at its bottom, a polynomial past its end) the rate moves by as much as the
+    scheduler's own rate does, as PyTorch's special cases there do."""
+    groups = scheduler.optimizer.param_groups
+    scheduler._adopt_new_groups()
+    before = scheduler.last_epoch
+    lines = [(scheduler._lr(0.0, before), scheduler._lr(1.0, before)) for _ in groups]
+    own_before = [scheduler._lr(base, before) for base in scheduler.base_lrs]
+    current = [float(group["lr"]) for group in groups]
+    scheduler.step()
+    rates = []
+    for lr, (at0, at1), old, new in zip(
+        current, lines, own_before, scheduler._last_lr, strict=True
+    ):
+        if at1 == at0:
+            rates.append(lr + (new - old))
+        else:
+            rates.append(scheduler._lr((lr - at0) / (at1 - at0), scheduler.last_epoch))
+    scheduler._last_lr = rates
+    for group, lr in zip(groups, rates, strict=True):
+        group["lr"] = lr
 
 
 class ReduceLROnPlateau:
@@ -711,6 +948,8 @@ __all__ = [
     "CosineAnnealingLR",
     "CosineAnnealingWarmRestarts",
     "OneCycleLR",
+    "CyclicLR",
     "SequentialLR",
+    "ChainedScheduler",
     "ReduceLROnPlateau",
 ]

@@ -125,6 +125,7 @@ class Optimizer:
     """
 
     required = _REQUIRED  # a default that every group must set itself
+    _state_shaped_like_params = True  # load_state_dict refuses state of another shape
 
     def __init__(self, params, defaults: dict):
         self.defaults = dict(defaults)
@@ -362,7 +363,11 @@ class Optimizer:
             restored = {}
             for name, value in values.items():
                 if isinstance(value, TensorBase):
-                    if value.dtype.is_floating_point and value.shape != p.shape:
+                    if (
+                        self._state_shaped_like_params
+                        and value.dtype.is_floating_point
+                        and value.shape != p.shape
+                    ):
                         raise ValueError(
                             f"state '{name}' of parameter {i} has shape "
                             f"{value.shape}, the parameter {p.shape}"

@@ -461,3 +461,40 @@ def test_pytorch_module_functions_match_pytorch():
         jg.mm(a, a[0])
     with pytest.raises(ValueError, match="a matrix and a vector"):
         jg.mv(a, a)
+
+
+# -- cdist ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, 0.5, 0.0, math.inf])
+@pytest.mark.parametrize(
+    ("shape1", "shape2"), [((5, 3), (4, 3)), ((2, 3, 4), (1, 5, 4)), ((2, 1, 3, 2), (4, 6, 2))]
+)
+def test_cdist_and_its_gradients_match_pytorch(p, shape1, shape2):
+    first, second = rng.standard_normal(shape1), rng.standard_normal(shape2)
+    corner1, corner2 = (0,) * (len(shape1) - 2), (0,) * (len(shape2) - 2)  # first batch
+    second[(*corner2, 0)] = first[(*corner1, 0)]  # coinciding rows: PyTorch's gradient is 0
+    second[(*corner2, 1, 0)] = first[(*corner1, 1, 0)]  # and an equal entry
+    a, ta = both(first, requires_grad=True)
+    b, tb = both(second, requires_grad=True)
+    ours, theirs = jg.cdist(a, b, p), torch.cdist(ta, tb, p)
+    check(ours, theirs, rtol=1e-12, atol=1e-14)
+    weights = rng.standard_normal(tuple(theirs.shape))
+    (ours * jg.tensor(weights)).sum().backward()
+    (theirs * torch.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_cdist_traces_and_refuses_bad_arguments():
+    step = jg.jit(lambda x, y: jg.cdist(x, y, 1.5))
+    for _ in range(2):
+        x, y = jg.tensor(rng.standard_normal((3, 2))), jg.tensor(rng.standard_normal((4, 2)))
+        np.testing.assert_allclose(step(x, y).numpy(), jg.cdist(x, y, 1.5).numpy(), rtol=1e-12)
+    x = jg.ones((3, 2))
+    with pytest.raises(ValueError, match="non-negative p"):
+        jg.cdist(x, x, -1.0)
+    with pytest.raises(ValueError, match="same length"):
+        jg.cdist(x, jg.ones((3, 4)))
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        jg.cdist(jg.ones(3), x)

@@ -1,5 +1,6 @@
 """The learning-rate schedules against torch.optim.lr_scheduler: the same settings give
-the same rates (and OneCycleLR the same momenta) over N steps; state_dict resumes."""
+the same rates (and OneCycleLR and CyclicLR the same momenta) over N steps, ChainedScheduler
+composes them as torch's does; state_dict resumes."""
 
 import math
 
@@ -145,6 +146,65 @@ def test_one_cycle_from_epochs_and_its_end():
         optim.lr_scheduler.OneCycleLR(_optimizers("Adagrad")[0], max_lr=0.5, total_steps=3)
 
 
+class Damped:
+    """A callable scale_fn: state_dict keeps its attributes."""
+
+    def __init__(self):
+        self.rate = 0.8
+
+    def __call__(self, x):
+        return self.rate**x
+
+
+@pytest.mark.parametrize(
+    ("kind", "options"), [("SGD", {"momentum": 0.9}), ("Adam", {}), ("Adagrad", {})]
+)
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(step_size_up=4),
+        dict(step_size_up=3, step_size_down=5, mode="triangular2"),
+        dict(step_size_up=2, step_size_down=4, mode="exp_range", gamma=0.97),
+        dict(step_size_up=5, scale_fn=lambda x: 1 / (1 + x), scale_mode="iterations"),
+        dict(step_size_up=3, scale_fn=Damped(), base_momentum=[0.7, 0.6], max_momentum=0.95),
+    ],
+    ids=["triangular", "triangular2", "exp_range", "scale-iterations", "scale-cycle"],
+)
+def test_cyclic_matches_torch(kind, options, settings):
+    cycle = kind != "Adagrad"
+
+    def make(S, o):
+        return S.CyclicLR(o, [0.01, 0.05], [0.1, 0.2], cycle_momentum=cycle, **settings)
+
+    got = _assert_same(make, kind, options, steps=40)
+    if cycle and len(settings) == 1:  # the triangular cycle reaches both extremes
+        assert {round(row[2], 6) for row in got} >= {0.8, 0.9}
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda S, o: [S.ConstantLR(o, factor=0.1, total_iters=6), S.ExponentialLR(o, 0.9)],
+        lambda S, o: [S.LinearLR(o, 0.2, total_iters=5), S.StepLR(o, 4, 0.5)],
+        lambda S, o: [S.MultiStepLR(o, [3, 9], 0.3), S.CosineAnnealingLR(o, 10, eta_min=0.001)],
+        lambda S, o: [S.ExponentialLR(o, 0.95), S.PolynomialLR(o, total_iters=12, power=1.5)],
+        lambda S, o: [S.ExponentialLR(o, 0.9), S.LambdaLR(o, lambda e: 1 / (1 + e))],
+        lambda S, o: [S.CyclicLR(o, 0.01, 0.1, 3), S.StepLR(o, 2, 0.9)],
+    ],
+    ids=["constant-exp", "linear-step", "multistep-cosine", "exp-poly", "lambda", "cyclic"],
+)
+def test_chained_matches_torch(make):
+    """Multiplicative schedules' changes compose; LambdaLR's and CyclicLR's rates overwrite
+    the ones before them."""
+    _assert_same(lambda S, o: S.ChainedScheduler(make(S, o)), options={"momentum": 0.9})
+    ours, _ = _optimizers()
+    S = optim.lr_scheduler
+    with pytest.raises(ValueError, match="at least one scheduler"):
+        S.ChainedScheduler([], optimizer=ours)
+    with pytest.raises(TypeError, match="not an epoch-driven schedule"):
+        S.ChainedScheduler([S.ExponentialLR(ours, 0.5), S.ReduceLROnPlateau(ours)])
+
+
 METRICS = [5.0, 4.0, 4.0, 4.0, 3.9999, 4.0, 2.0, 2.0, 2.0, 2.0, 2.0, 1.0, 1.0] * 3
 
 
@@ -199,6 +259,8 @@ class Halving:
         lambda S, o: S.SequentialLR(
             o, [S.LinearLR(o, total_iters=3), S.ExponentialLR(o, 0.5)], [3]
         ),
+        lambda S, o: S.CyclicLR(o, 0.01, 0.1, 2, 3, scale_fn=Damped(), scale_mode="iterations"),
+        lambda S, o: S.ChainedScheduler([S.ConstantLR(o, 0.5, 3), S.ExponentialLR(o, 0.8)]),
     ],
 )
 def test_state_dict_resumes_the_sequence(make, tmp_path):
@@ -226,6 +288,14 @@ def test_bad_settings_are_named():
     with pytest.raises(ValueError, match="another optimizer"):
         S.SequentialLR(opt, [S.ExponentialLR(opt, 0.5), S.ExponentialLR(other, 0.5)], [2])
     assert math.isclose(S.ExponentialLR(opt, 0.5).get_last_lr()[0], 0.1)
+    with pytest.raises(ValueError, match="mode must be 'triangular'"):
+        S.CyclicLR(opt, 0.01, 0.1, mode="triangle")
+    with pytest.raises(ValueError, match="scale_mode must be"):
+        S.CyclicLR(opt, 0.01, 0.1, scale_fn=lambda x: 1.0, scale_mode="epochs")
+    with pytest.raises(ValueError, match="expected 2 values for max_lr"):
+        S.CyclicLR(opt, 0.01, [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="neither 'momentum' nor 'betas'"):
+        S.CyclicLR(_optimizers("Adagrad")[0], 0.01, 0.1)
 
 
 def test_warm_restarts_take_fractional_epochs_as_torch():

@@ -1,7 +1,8 @@
-"""RMSprop, Adagrad, Adamax, NAdam and RAdam against torch.optim: K steps on the same
-model and data give the same parameters (float64 to 1e-12, float32 to float tolerance),
-eagerly with the reference evaluator, eagerly with kernels and under jg.jit; their
-state_dict round trips resume exactly."""
+"""RMSprop, Adagrad, Adadelta, Adamax, NAdam and RAdam against torch.optim: K steps on the
+same model and data give the same parameters (float64 to 1e-12, float32 to float
+tolerance), eagerly with the reference evaluator, eagerly with kernels and under jg.jit;
+their state_dict round trips resume exactly. LBFGS against torch's on Rosenbrock's function,
+with and without its line search: the same iterates and evaluation counts."""
 
 import numpy as np
 import pytest
@@ -19,6 +20,8 @@ CONFIGS = [
     ("Adagrad", dict(lr=0.1)),
     ("Adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.1, initial_accumulator_value=0.3)),
     ("Adagrad", dict(lr=0.1, eps=1e-6, maximize=True)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-4, weight_decay=0.1, maximize=True)),
     ("Adamax", dict()),
     ("Adamax", dict(lr=0.05, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.1, maximize=True)),
     ("NAdam", dict(lr=0.05)),
@@ -133,7 +136,7 @@ def test_state_dict_round_trip_resumes_exactly(name, options, tmp_path):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
-@pytest.mark.parametrize("name", ["RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam"])
+@pytest.mark.parametrize("name", ["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"])
 def test_defaults_and_state_names_are_pytorchs(name):
     p = nn.Parameter(jg.ones(2))
     ours, theirs = getattr(optim, name)([p]), getattr(torch.optim, name)([torch.ones(2)])
@@ -154,10 +157,15 @@ def test_defaults_and_state_names_are_pytorchs(name):
         (lambda ps: optim.RMSprop(ps, momentum="a"), "momentum must be a number"),
         (lambda ps: optim.Adagrad(ps, lr_decay=-1), "invalid lr_decay value"),
         (lambda ps: optim.Adagrad(ps, initial_accumulator_value=-1), "initial_accumulator"),
+        (lambda ps: optim.Adadelta(ps, rho=1.5), "invalid rho value"),
+        (lambda ps: optim.Adadelta(ps, lr=-1), "invalid learning rate"),
         (lambda ps: optim.Adamax(ps, betas=(1.0, 0.9)), "invalid beta parameter at index 0"),
         (lambda ps: optim.NAdam(ps, momentum_decay=-1), "invalid momentum_decay value"),
         (lambda ps: optim.RAdam(ps, eps=-1), "invalid epsilon value"),
         (lambda ps: optim.RAdam(ps, lr=-1), "invalid learning rate"),
+        (lambda ps: optim.LBFGS(ps, lr=-1), "invalid learning rate"),
+        (lambda ps: optim.LBFGS(ps, line_search_fn="wolfe"), "None or 'strong_wolfe'"),
+        (lambda ps: optim.LBFGS(ps, history_size=0), "history_size must be a positive"),
     ],
 )
 def test_invalid_options_are_named(make, message):
@@ -218,3 +226,113 @@ def test_a_jitted_sgd_step_reruns_its_prepared_updates_as_torch_steps(momentum, 
             assert updates == []
     for p, w in zip(ours_params, want, strict=True):
         np.testing.assert_allclose(p.numpy(), w, rtol=1e-11, atol=1e-12)
+
+
+# -- LBFGS: a closure evaluated as often as its line search asks, on the flat vector ------
+
+
+def _rosenbrock(x):
+    return ((1 - x[:-1]) ** 2).sum() + 100 * ((x[1:] - x[:-1] ** 2) ** 2).sum()
+
+
+def _quadratic(x):
+    scales = np.linspace(0.5, 3.0, x.shape[0]).astype(np.float32)
+    return (((x - 1) ** 2) * x.new_tensor(scales)).sum()
+
+
+def _lbfgs_run(library, objective, start, options, steps):
+    """The parameters, losses and evaluation counts after each ``step(closure)`` of
+    ``library``'s LBFGS on ``objective`` (one parameter split in two, so the flat vector
+    spans several)."""
+    if library is torch:
+        params = [torch.tensor(part, requires_grad=True) for part in np.split(start, [2])]
+        opt = torch.optim.LBFGS(params, **options)
+        join = torch.cat
+    else:
+        params = [nn.Parameter(jg.tensor(part)) for part in np.split(start, [2])]
+        opt = optim.LBFGS(params, **options)
+        join = jg.cat
+
+    def closure():
+        opt.zero_grad()
+        loss = objective(join(params))
+        loss.backward()
+        return loss
+
+    trail = []
+    for _ in range(steps):
+        loss = float(opt.step(closure).detach())
+        state = opt.state[params[0]]
+        x = np.concatenate([p.detach().numpy() for p in params])
+        trail.append((x, loss, state["func_evals"], state["n_iter"]))
+    return trail, opt
+
+
+LBFGS_CONFIGS = [
+    dict(lr=0.1, max_iter=8, history_size=3),
+    dict(lr=1, max_iter=6, history_size=4, line_search_fn="strong_wolfe"),
+    dict(line_search_fn="strong_wolfe", tolerance_change=1e-12, max_eval=30),
+]
+
+
+@pytest.mark.parametrize("options", LBFGS_CONFIGS, ids=["fixed", "wolfe", "wolfe-defaults"])
+def test_lbfgs_matches_torch_on_rosenbrock(options):
+    start = np.array([-1.5, 2.0, 0.5, -0.3, 1.2])
+    ours, _ = _lbfgs_run(jg, _rosenbrock, start, options, steps=4)
+    theirs, _ = _lbfgs_run(torch, _rosenbrock, start, options, steps=4)
+    for (x, loss, evals, iters), (tx, tloss, tevals, titers) in zip(ours, theirs, strict=True):
+        assert (evals, iters) == (tevals, titers)
+        assert loss == pytest.approx(tloss, rel=1e-10)
+        np.testing.assert_allclose(x, tx, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_lbfgs_float32_follows_torch_on_a_quadratic(line_search_fn):
+    start = np.array([3.0, -2.0, 0.5, 4.0], np.float32)
+    options = dict(lr=0.5, max_iter=5, line_search_fn=line_search_fn)
+    ours, _ = _lbfgs_run(jg, _quadratic, start, options, steps=2)
+    theirs, _ = _lbfgs_run(torch, _quadratic, start, options, steps=2)
+    for (x, *_), (tx, *_) in zip(ours, theirs, strict=True):
+        assert x.dtype == np.float32
+        np.testing.assert_allclose(x, tx, rtol=1e-5, atol=1e-5)
+
+
+def test_lbfgs_state_dict_round_trip_resumes_exactly(tmp_path):
+    start = np.array([-1.5, 2.0, 0.5, -0.3, 1.2])
+    options = dict(max_iter=5, history_size=3, line_search_fn="strong_wolfe")
+    _, opt = _lbfgs_run(jg, _rosenbrock, start, options, steps=2)
+    params = list(opt.param_groups[0]["params"])
+    jg.save({"params": params, "optim": opt.state_dict()}, tmp_path / "ckpt.jg")
+    ckpt = jg.load(tmp_path / "ckpt.jg")
+
+    def resume(params, opt):
+        def closure():
+            opt.zero_grad()
+            loss = _rosenbrock(jg.cat(params))
+            loss.backward()
+            return loss
+
+        for _ in range(2):
+            opt.step(closure)
+        return np.concatenate([p.numpy() for p in params])
+
+    want = resume(params, opt)
+    params2 = [nn.Parameter(jg.tensor(p.numpy())) for p in ckpt["params"]]
+    opt2 = optim.LBFGS(params2, **options)
+    opt2.load_state_dict(ckpt["optim"])
+    np.testing.assert_array_equal(resume(params2, opt2), want)
+
+
+def test_lbfgs_defaults_and_refusals_are_pytorchs():
+    p = nn.Parameter(jg.ones(2))
+    assert optim.LBFGS([p]).defaults == torch.optim.LBFGS([torch.ones(2)]).defaults
+    with pytest.raises(ValueError, match="parameter groups"):
+        optim.LBFGS([{"params": [p]}, {"params": [nn.Parameter(jg.ones(1))]}])
+    opt = optim.LBFGS([p])
+
+    @jg.jit
+    def step():
+        return opt.step(lambda: (p * p).sum())
+
+    with pytest.raises(RuntimeError, match="outside the jitted function"):
+        step()
