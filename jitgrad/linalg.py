@@ -175,10 +175,17 @@ class VectorNorm(LinalgRoutine):
             reached = _abs(x) == n
             count = reduce.sum(reached, axis=axes, keepdims=True)
             return where(reached, sign(x) * g / count, 0)
+        if p == 1:
+            return g * sign(x)  # the subgradient sign(x), 0 at 0
+        if p < 1:
+            # |x|^(p-1) is infinite at 0, where PyTorch's gradient is 0: the power reads 1
+            # there and sign(0) zeroes it; a zero norm scales every entry to 0.
+            magnitude = where(x == 0, 1, _abs(x))
+            return g * sign(x) * magnitude ** (p - 1) * n ** (1 - p)
         ratio = where(n == 0, 0, x / where(n == 0, 1, n))
         if p == 2:
             return g * ratio
-        return g * ratio * _abs(ratio) ** (p - 2)
+        return g * sign(x) * _abs(ratio) ** (p - 1)  # |ratio|^(p-1) is finite for p > 1
 
 
 def _restore(g: Tensor, axes, ndim: int) -> Tensor:

@@ -96,6 +96,27 @@ def test_norm(kwargs):
     check(a.grad, b.grad, rtol=1e-8, atol=1e-12)
 
 
+@pytest.mark.parametrize("dim", [None, 1])
+@pytest.mark.parametrize("p", [0.5, 1, 1.5, 2, 3, math.inf])
+@pytest.mark.parametrize("norm", ["method", "jg.norm", "vector_norm"])
+def test_norm_gradient_at_zero_entries_and_an_all_zero_row(norm, p, dim):
+    values = np.array([[0.0, 1.5, -2.0, 0.0], [0.0, 0.0, 0.0, 0.0], [1.0, -3.0, 0.5, 0.0]])
+    a, b = both(values, requires_grad=True)
+    ours = {
+        "method": lambda: a.norm(p, dim),
+        "jg.norm": lambda: jg.norm(a, p, dim),
+        "vector_norm": lambda: jg.linalg.vector_norm(a, ord=p, axis=dim),
+    }[norm]()
+    theirs = b.norm(p, dim)
+    check(ours, theirs, rtol=1e-12)
+    # a generator of its own: the shared one's stream feeds the tests after this one
+    weight = np.random.default_rng(1).standard_normal(ours.shape)
+    (ours * jg.tensor(weight)).sum().backward()
+    (theirs * torch.tensor(weight)).sum().backward()
+    assert not np.isnan(a.grad.numpy()).any()
+    check(a.grad, b.grad, rtol=1e-10, atol=1e-14)
+
+
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 def test_softmax_methods(name):
     a, b = both(rng.standard_normal((3, 4)), requires_grad=True)
