@@ -3,7 +3,8 @@
 Two Functions carry everything that picks elements by index: ``GetItem`` (numpy's
 advanced indexing, a copy) and its adjoint ``ScatterAdd`` (``np.add.at`` into zeros, so an
 element picked twice gets both gradients). Each is the other's backward, so gradients of
-any order come free. ``take_along_axis``/``gather`` and the copying modes of ``pad`` are
+any order come free. ``ScatterReduce`` (PyTorch's ``scatter_reduce``) differentiates
+through them. ``take_along_axis``/``gather`` and the copying modes of ``pad`` are
 ``GetItem`` with a key built for them; ``split`` is basic views, and so is the gradient
 of constant ``pad``; the modes linear in the values (mean, linear ramps, odd reflections)
 take numpy's values and send gradients back through each axis's padding matrix.
@@ -81,6 +82,115 @@ class ScatterAdd(Function):
 
     def backward(self, gg):
         return GetItem(self.key)(gg)
+
+
+SCATTER_REDUCTIONS = {
+    "sum": np.add,
+    "prod": np.multiply,
+    "mean": np.add,
+    "amax": np.maximum,
+    "amin": np.minimum,
+}
+
+
+def _reduction_identity(ufunc, dtype: np.dtype):
+    if ufunc is np.add:
+        return 0
+    if ufunc is np.multiply:
+        return 1
+    largest = ufunc is np.maximum
+    if dtype.kind == "f":
+        return -np.inf if largest else np.inf
+    if dtype.kind == "b":
+        return not largest
+    info = np.iinfo(dtype)
+    return info.min if largest else info.max
+
+
+def _scatter_count(key, shape, include_self: bool, dtype):
+    """How many values a mean over each position of a scatter divides by: the scattered
+    ones, plus self's when included; 1 where nothing was scattered (self is kept)."""
+    count = np.full(shape, int(include_self), dtype=dtype)
+    np.add.at(count, key, 1)
+    return np.maximum(count, 1, out=count)
+
+
+def _scatter_reduced(x, src, key, reduce: str, include_self: bool):
+    ufunc = SCATTER_REDUCTIONS[reduce]
+    out = x.copy()
+    if not include_self:
+        out[key] = _reduction_identity(ufunc, out.dtype)
+    ufunc.at(out, key, src)
+    if reduce == "mean":
+        count = _scatter_count(key, x.shape, include_self, out.dtype)
+        if out.dtype.kind in "iu":
+            out //= count  # PyTorch floors an integer mean
+        else:
+            out /= count
+    return out
+
+
+class ScatterReduce(Function):
+    """``x`` with each ``src`` element reduced into the position ``key`` sends it to
+    (PyTorch's ``scatter_reduce``); with ``include_self`` False, ``x``'s own value at a
+    position that receives any is left out. Gradients are PyTorch's formulas."""
+
+    def __init__(self, key: tuple, reduce: str, include_self: bool):
+        self.key, self.reduce, self.include_self = key, reduce, include_self
+
+    def forward(self, x, src):
+        reduced = compute(
+            _scatter_reduced, x.numpy(), src.numpy(), self.key, self.reduce, self.include_self
+        )
+        return tensor_over(reduced)
+
+    def backward(self, g):
+        from .elementwise import where  # (elementwise builds on this module)
+
+        x, src = self.inputs
+        gather = GetItem(self.key)
+        if self.reduce == "sum":
+            gx, gsrc = g, gather(g)
+        elif self.reduce == "mean":
+            count = _scatter_count_tensor(self.key, x.shape, self.include_self, g.dtype)
+            gx = g / count
+            gsrc = gather(gx)
+        elif self.reduce == "prod":
+            gx, gsrc = self._product_gradients(g, where)
+        else:
+            # Ties share the gradient evenly. As PyTorch, self counts among the ties
+            # wherever it equals the result, even where include_self=False left it out.
+            result = self.applied_to(x.detach(), src.detach())
+            x_hit = (x.detach() == result).astype(g.dtype)
+            src_hit = (src.detach() == gather(result)).astype(g.dtype)
+            shared = g / (x_hit + ScatterAdd(self.key, x.shape)(src_hit))
+            gx, gsrc = x_hit * shared, src_hit * gather(shared)
+        if not self.include_self:
+            gx = gx * tensor_over(compute(_unwritten, self.key, x.shape, g.dtype.numpy))
+        return gx, gsrc
+
+    def applied_to(self, x, src) -> Tensor:
+        """This reduction of other values, recorded when gradients flow."""
+        return ScatterReduce(self.key, self.reduce, self.include_self)(x, src)
+
+    def _product_gradients(self, g, where):
+        """PyTorch's: each factor's gradient is the product of the others, taken without
+        dividing by a zero factor; a position with two zeros gives every factor 0."""
+        x, src = self.inputs
+        gather = GetItem(self.key)
+        unzeroed_x = where(x == 0, 1, x)
+        gx = g * self.applied_to(unzeroed_x, src) / unzeroed_x
+        src_zero = src == 0
+        zeros_there = gather(ScatterAdd(self.key, x.shape)(src_zero.astype(g.dtype)))
+        lone_zero = src_zero & (zeros_there == 1)
+        others = gather(g * self.applied_to(x, where(lone_zero, 1, src)))
+        quotient = gather(g * self.applied_to(x, src)) / where(src_zero, 1, src)
+        return gx, where(lone_zero, others, quotient)
+
+
+def _scatter_count_tensor(key, shape, include_self: bool, dtype) -> Tensor:
+    # Recorded: a jitted step counts each call's indices.
+    return tensor_over(compute(_scatter_count, key, shape, include_self, dtype.numpy))
 
 
 class Pad(Function):

@@ -42,6 +42,7 @@ __all__ = [
     "norm",
     "numel",
     "rsqrt",
+    "scatter_reduce",
     "softmax",
     "tensor_split",
     "topk",
@@ -237,4 +238,7 @@ softmax = _method("softmax", "softmax along ``dim`` (``F.softmax``).")
 topk = _method("topk", "The ``k`` largest entries along ``dim`` and their indices.")
 index_select = _method("index_select", "The entries at ``index`` along ``dim``.")
 masked_select = _method("masked_select", "The entries where ``mask`` is True, 1-d.")
+scatter_reduce = _method(
+    "scatter_reduce", "``x`` with ``src`` reduced into it at ``index`` along ``dim``."
+)
 norm = _method("norm", "PyTorch's ``norm``: the ``p``-norm over ``dim`` (all entries by default).")

@@ -3,10 +3,11 @@
 None of these names is an ndarray method, so they take PyTorch's meaning (see
 docs/numpy-and-pytorch.md): dtype shorthands (``x.float()``, ``x.long()``), ``x.t()``,
 named comparisons (``x.eq(y)``), ``x.norm(p, dim)``, ``x.softmax(dim)``, tensors of the
-same dtype (``x.new_zeros(shape)``), masking, scatters and ``index_add`` (each out of place
-and differentiable, with an in-place ``_`` form), ``x.to(dtype or device)``, and the
-everyday shape and selection methods (``chunk``, ``split``, ``view_as``, ``index_select``,
-``topk``, ``roll``, ``tril``...) and random fills (``uniform_``, ``normal_``).
+same dtype (``x.new_zeros(shape)``), masking, scatters (``scatter_reduce`` too) and
+``index_add`` (each out of place and differentiable, with an in-place ``_`` form),
+``x.to(dtype or device)``, and the everyday shape and selection methods (``chunk``,
+``split``, ``view_as``, ``index_select``, ``topk``, ``roll``, ``tril``...) and random fills
+(``uniform_``, ``normal_``).
 
 >>> import jitgrad as jg
 >>> x = jg.tensor([[1.0, -2.0], [3.0, 4.0]])
@@ -318,6 +319,30 @@ def scatter_add(self, dim: int, index, src):
     return self + ScatterAdd(key, self.shape)(part)
 
 
+def scatter_reduce(self, dim: int, index, src, reduce: str, *, include_self: bool = True):
+    """PyTorch's ``scatter_reduce``: a copy of this tensor with each ``src[i]`` reduced
+    into ``out[..., index[i], ...]`` along ``dim`` by ``reduce`` ("sum", "prod", "mean",
+    "amax" or "amin"); ``include_self=False`` leaves this tensor's value out wherever a
+    value arrives. Differentiable in both (ties of amax/amin share the gradient).
+
+    >>> import jitgrad as jg
+    >>> x = jg.tensor([1.0, 2.0, 3.0])
+    >>> x.scatter_reduce(0, jg.tensor([0, 0, 2]), jg.tensor([4.0, 5.0, 6.0]), "amax").tolist()
+    [5.0, 2.0, 6.0]
+    >>> x.scatter_reduce(0, jg.tensor([0, 0]), jg.tensor([4.0, 5.0]), "mean",
+    ...                  include_self=False).tolist()
+    [4.5, 2.0, 3.0]
+    """
+    if reduce not in indexing.SCATTER_REDUCTIONS:
+        raise ValueError(
+            "scatter_reduce: reduce must be one of "
+            f"{', '.join(map(repr, indexing.SCATTER_REDUCTIONS))}, got {reduce!r}"
+        )
+    key, shape = _scatter_key(self, dim, index, "scatter_reduce")
+    part = movement.astype(_source(src, shape, "scatter_reduce"), self.dtype, copy=False)
+    return indexing.ScatterReduce(key, reduce, bool(include_self))(self, part)
+
+
 def index_add(self, dim: int, index, source, *, alpha=1):
     """PyTorch's ``index_add``: a copy of this tensor with ``alpha · source`` added to the
     slices ``index`` selects along ``dim`` (``index`` 1-d, one entry per slice of
@@ -497,6 +522,8 @@ TORCH_METHODS = {
     "scatter_": _in_place(scatter),
     "scatter_add": scatter_add,
     "scatter_add_": _in_place(scatter_add),
+    "scatter_reduce": scatter_reduce,
+    "scatter_reduce_": _in_place(scatter_reduce),
     "index_add": index_add,
     "index_add_": _in_place(index_add),
     "chunk": torch_functions.chunk,

@@ -250,6 +250,102 @@ def test_index_add(dim):
         ya.index_add(dim, ia, jg.ones((1, 1)))
 
 
+SCATTER_REDUCES = ["sum", "prod", "mean", "amax", "amin"]
+
+
+def _scatter_reduce_case(seed):
+    """Random shapes and a dim, an index with repeats along it (longer than self there),
+    and values: normal for even seeds, small integers for odd ones (ties for amax/amin,
+    single and repeated zeros for prod)."""
+    local = np.random.default_rng(seed)
+    ndim = int(local.integers(1, 4))
+    shape = tuple(int(n) for n in local.integers(1, 5, ndim))
+    dim = int(local.integers(-ndim, ndim))
+    index_shape = tuple(
+        n + 2 if d == dim % ndim else int(local.integers(1, n + 1)) for d, n in enumerate(shape)
+    )
+    index = local.integers(0, shape[dim], index_shape)
+    if seed % 2:
+        x, src = (local.integers(-2, 3, s).astype(float) for s in (shape, index_shape))
+    else:
+        x, src = local.standard_normal(shape), local.standard_normal(index_shape)
+    return x, dim, index, src, local.standard_normal(shape)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", SCATTER_REDUCES)
+@pytest.mark.parametrize("seed", range(6))
+def test_scatter_reduce_values_and_gradients_match_pytorch(seed, reduce, include_self):
+    x, dim, index, src, weight = _scatter_reduce_case(seed)
+    xa, xb = both(x, requires_grad=True)
+    sa, sb = both(src, requires_grad=True)
+    ia, ib = jg.tensor(index), torch.tensor(index)
+    ours = xa.scatter_reduce(dim, ia, sa, reduce, include_self=include_self)
+    theirs = xb.scatter_reduce(dim, ib, sb, reduce, include_self=include_self)
+    check(ours, theirs, rtol=1e-12)
+    (ours * jg.tensor(weight)).sum().backward()
+    (theirs * torch.tensor(weight)).sum().backward()
+    check(xa.grad, xb.grad, rtol=1e-10, atol=1e-12)
+    check(sa.grad, sb.grad, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("reduce", SCATTER_REDUCES)
+def test_scatter_reduce_forms_integers_and_a_larger_src(reduce):
+    x, dim, index, src, _ = _scatter_reduce_case(5)
+    ia, ib = jg.tensor(index), torch.tensor(index)
+    expected = torch.tensor(x).scatter_reduce(dim, ib, torch.tensor(src), reduce)
+    check(jg.scatter_reduce(jg.tensor(x), dim, ia, jg.tensor(src), reduce), expected)
+    xa, xb = both(x)
+    assert xa.scatter_reduce_(dim, ia, jg.tensor(src), reduce, include_self=False) is xa
+    xb.scatter_reduce_(dim, ib, torch.tensor(src), reduce, include_self=False)
+    check(xa, xb, rtol=1e-12)
+    for include_self in (True, False):  # integers: PyTorch floors a mean
+        ours = jg.tensor(x.astype(np.int64)).scatter_reduce(
+            dim, ia, jg.tensor(src.astype(np.int64)), reduce, include_self=include_self
+        )
+        theirs = torch.tensor(x.astype(np.int64)).scatter_reduce(
+            dim, ib, torch.tensor(src.astype(np.int64)), reduce, include_self=include_self
+        )
+        check(ours, theirs)
+    larger = np.concatenate([src, src], axis=dim)  # its leading corner is read
+    check(
+        jg.tensor(x).scatter_reduce(dim, ia, jg.tensor(larger), reduce),
+        torch.tensor(x).scatter_reduce(dim, ib, torch.tensor(larger), reduce),
+        rtol=1e-12,
+    )
+
+
+def test_scatter_reduce_refuses_an_unknown_reduction():
+    x = jg.zeros(3)
+    with pytest.raises(ValueError, match="reduce must be one of 'sum', .* got 'max'"):
+        x.scatter_reduce(0, jg.tensor([0]), jg.ones(1), "max")
+    with pytest.raises(IndexError, match="out of bounds for dimension 0 with size 3"):
+        x.scatter_reduce(0, jg.tensor([3]), jg.ones(1), "sum")
+
+
+def test_scatter_reduce_under_jit_uses_each_calls_indices(monkeypatch):
+    monkeypatch.setattr(jg.config, "numpy_tier_work", 0)
+    local = np.random.default_rng(2)
+    w = jg.tensor(local.standard_normal((3, 4)), requires_grad=True)
+    v = jg.tensor(local.standard_normal((3, 5)), requires_grad=True)
+
+    def step(x, index, src):
+        w.grad = v.grad = None
+        y = (x * w).scatter_reduce(1, index, src * v, "amax", include_self=False)
+        y = y.scatter_reduce(1, index, src * v, "mean").scatter_reduce(1, index, src, "prod")
+        (y * y).sum().backward()
+        return y, w.grad, v.grad
+
+    jitted = jg.jit(step)
+    for k in range(3):
+        x = jg.tensor(local.standard_normal((3, 4)))
+        index = jg.tensor(local.integers(0, 4, (3, 5)))
+        src = jg.tensor(local.standard_normal((3, 5)))
+        for got, expected in zip(jitted(x, index, src), step(x, index, src), strict=True):
+            np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12, err_msg=k)
+    assert jitted.traces == 1
+
+
 def test_scatters_under_jit_use_each_calls_indices(monkeypatch):
     monkeypatch.setattr(jg.config, "numpy_tier_work", 0)
 
