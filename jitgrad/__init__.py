@@ -65,6 +65,8 @@ from .jit import function
 from .ops import *  # noqa: F403  numpy's spellings: jg.exp, jg.sum, jg.matmul, ...
 from .printing import *  # noqa: F403  numpy's print options and formatters
 from .random.default import (
+    Generator,
+    default_generator,
     initial_seed,
     manual_seed,
     rand,

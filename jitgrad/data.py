@@ -91,9 +91,9 @@ class DataLoader:
     """Iterate over ``dataset`` in batches of ``batch_size``.
 
     ``shuffle`` draws a new order every epoch from ``generator`` (an int seed, a
-    ``jg.random.Generator``, or None for fresh entropy); ``drop_last`` skips a final
-    batch shorter than ``batch_size``. Batches are new tensors (never views of the data)
-    and carry no gradient history.
+    ``jg.Generator`` or ``jg.random.Generator``, or None for fresh entropy); ``drop_last``
+    skips a final batch shorter than ``batch_size``. Batches are new tensors (never views
+    of the data) and carry no gradient history.
     """
 
     def __init__(
@@ -119,7 +119,8 @@ class DataLoader:
             generator = default_rng(None if generator is None else operator.index(generator))
         elif not isinstance(generator, Generator):
             raise TypeError(
-                f"generator must be a jg.random.Generator, an int seed or None, "
+                "generator must be a jg.Generator (or a jg.random.Generator), an int seed "
+                "or None, "
                 f"got {type(generator).__name__}"
             )
         self.generator = generator

@@ -97,3 +97,131 @@ def test_drawn_afresh_inside_a_jitted_function():
     jitted = [noisy(jg.zeros(3)).numpy() for _ in range(3)]
     for e, j in zip(eager, jitted, strict=True):
         np.testing.assert_array_equal(e, j)
+
+
+# -- jg.Generator ----------------------------------------------------------------------------
+
+
+def test_the_default_generator_is_a_generator():
+    assert isinstance(jg.default_generator, jg.Generator)
+    assert isinstance(jg.default_generator, jg.random.Generator)  # numpy's methods too
+    assert jg.manual_seed(4) is jg.default_generator and jg.initial_seed() == 4
+    g = jg.Generator()
+    assert g.manual_seed(5) is g and g.initial_seed() == 5 and g.device == "cpu"
+    assert g.manual_seed(-1).initial_seed() == 2**64 - 1  # PyTorch's: modulo 2**64
+    with pytest.raises(ValueError, match="seed lies in"):
+        g.manual_seed(2**64)
+    with pytest.raises(TypeError, match="manual_seed takes an int"):
+        g.manual_seed(2.0)
+    with pytest.raises(ValueError, match="CPU only"):
+        jg.Generator("cuda")
+
+
+def test_generators_with_one_seed_draw_alike_apart_from_the_global_seed_and_each_other():
+    first, second = jg.Generator().manual_seed(11), jg.Generator().manual_seed(11)
+    jg.manual_seed(0)
+    a = jg.randn(5, generator=first)
+    jg.manual_seed(99)
+    jg.randn(3)
+    b = jg.randn(5, generator=second)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    jg.randn(4, generator=first)  # one generator's draws leave the other's stream alone
+    replay = jg.Generator().manual_seed(11)
+    jg.randn(5, generator=replay)
+    np.testing.assert_array_equal(
+        jg.rand(3, generator=second).numpy(), jg.rand(3, generator=replay).numpy()
+    )
+    assert not np.array_equal(jg.randn(5, generator=jg.Generator().manual_seed(12)).numpy(), a)
+    jg.manual_seed(4)
+    alone = jg.randn(3)
+    jg.manual_seed(4)
+    jg.randn(5, generator=first)  # nor the default generator's
+    np.testing.assert_array_equal(jg.randn(3).numpy(), alone.numpy())
+
+
+def test_seed_draws_a_fresh_seed():
+    g = jg.Generator()
+    seed = g.seed()
+    assert isinstance(seed, int) and 0 <= seed < 2**64 and g.initial_seed() == seed
+    replay = jg.Generator().manual_seed(seed)
+    np.testing.assert_array_equal(jg.rand(4, generator=g).numpy(), jg.rand(4, generator=replay))
+    assert jg.Generator().initial_seed() != jg.Generator().initial_seed()
+
+
+def test_get_state_and_set_state_replay_the_draws():
+    g = jg.Generator().manual_seed(3)
+    jg.randn(1, generator=g)  # a cached half-draw is part of the state too
+    state = g.get_state()
+    assert state.dtype is jg.uint8 and state.ndim == 1
+    drawn = [jg.randn(3, generator=g), jg.randint(10, (4,), generator=g)]
+    assert g.manual_seed(8).set_state(state) is g and g.initial_seed() == 3
+    again = [jg.randn(3, generator=g), jg.randint(10, (4,), generator=g)]
+    for x, y in zip(drawn, again, strict=True):
+        np.testing.assert_array_equal(x.numpy(), y.numpy())
+    other = jg.Generator()
+    other.set_state(state)  # a state moves between generators
+    np.testing.assert_array_equal(jg.randn(3, generator=other).numpy(), drawn[0].numpy())
+    with pytest.raises(TypeError, match="uint8 tensor"):
+        g.set_state(state.numpy())
+    with pytest.raises(TypeError, match="got float32"):
+        g.set_state(state.float())
+    with pytest.raises(ValueError, match="bytes"):
+        g.set_state(state[:8])
+
+
+def _loader_order(generator):
+    data = jg.data.TensorDataset(jg.arange(10))
+    loader = jg.data.DataLoader(data, batch_size=10, shuffle=True, generator=generator)
+    return next(iter(loader))[0]
+
+
+DRAWS = {
+    "randn": lambda g: jg.randn(2, 3, generator=g),
+    "rand": lambda g: jg.rand(4, generator=g),
+    "randint": lambda g: jg.randint(0, 100, (5,), generator=g),
+    "randperm": lambda g: jg.randperm(8, generator=g),
+    "randn_like": lambda g: jg.randn_like(jg.zeros(3), generator=g),
+    "rand_like": lambda g: jg.rand_like(jg.zeros(3), generator=g),
+    "randint_like": lambda g: jg.randint_like(jg.zeros(3), 100, generator=g),
+    "normal_": lambda g: jg.zeros(4).normal_(2.0, 0.5, generator=g),
+    "uniform_": lambda g: jg.zeros(4).uniform_(-1.0, 1.0, generator=g),
+    "init.normal_": lambda g: nn.init.normal_(jg.empty(4), generator=g),
+    "dropout": lambda g: nn.functional.dropout(jg.ones(12), 0.5, generator=g),
+    "DataLoader": _loader_order,
+}
+
+
+@pytest.mark.parametrize("name", DRAWS)
+def test_generator_is_honoured(name):
+    draw = DRAWS[name]
+    g = jg.Generator()
+    jg.manual_seed(1)
+    first = draw(g.manual_seed(7)).numpy()
+    after_first = jg.randn(2).numpy()  # the default generator did not move
+    jg.manual_seed(2)
+    jg.randn(5)
+    np.testing.assert_array_equal(draw(g.manual_seed(7)).numpy(), first)
+    assert not np.array_equal(draw(g.manual_seed(8)).numpy(), first)
+    jg.manual_seed(1)
+    np.testing.assert_array_equal(jg.randn(2).numpy(), after_first)
+
+
+@pytest.mark.parametrize("name", DRAWS)
+def test_a_generator_of_the_wrong_type_is_refused(name):
+    for wrong in ("7", np.random.default_rng(0), 1.5):
+        with pytest.raises(TypeError, match="generator must be a jg.Generator"):
+            DRAWS[name](wrong)
+
+
+def test_a_generator_seeded_inside_a_jitted_function_restarts_each_call():
+    g = jg.Generator()
+
+    @jg.jit
+    def noisy(x):
+        g.manual_seed(5)
+        return x + jg.randn(3, generator=g)
+
+    expected = jg.randn(3, generator=jg.Generator().manual_seed(5)).numpy()
+    for _ in range(3):
+        np.testing.assert_array_equal(noisy(jg.zeros(3)).numpy(), expected)
+    assert noisy.traces == 1

@@ -25,16 +25,16 @@ from ..random.default import default_generator
 
 
 def as_generator(generator) -> Generator:
-    """A ``jg.random.Generator`` from a generator, an int seed or None (the default
-    generator)."""
+    """A ``jg.random.Generator`` (``jg.Generator`` is one) from a generator, an int seed or
+    None (the default generator)."""
     if isinstance(generator, Generator):
         return generator
     if generator is None:  # the one jg.manual_seed restarts
-        return default_generator()
+        return default_generator
     if hasattr(generator, "__index__") and not isinstance(generator, bool):
         return default_rng(int(generator))
     raise TypeError(
-        f"generator must be a jg.random.Generator, an int seed or None, "
+        "generator must be a jg.Generator (or a jg.random.Generator), an int seed or None, "
         f"got {type(generator).__name__}"
     )
 

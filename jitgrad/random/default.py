@@ -1,11 +1,13 @@
-"""The default generator and PyTorch's random creation functions (``jg.manual_seed``,
-``jg.randn``, ``jg.rand``, ``jg.randint``, ``jg.randperm``).
+"""PyTorch's generators and random creation functions: ``jg.Generator``,
+``jg.default_generator``, ``jg.manual_seed``, ``jg.randn``, ``jg.rand``, ``jg.randint``,
+``jg.randperm``.
 
 Everything that draws without being given a generator (these functions, ``nn.init`` and
-the layers' initialisation, ``nn.Dropout``) draws from one ``Generator``:
-``manual_seed(n)`` restarts it, so a model built twice after the same seed has the same
-weights. It starts from fresh entropy. numpy's legacy functions (``jg.random.seed``,
-``jg.random.rand``) keep their own stream, as numpy's do.
+the layers' initialisation, ``nn.Dropout``) draws from one ``Generator``,
+``jg.default_generator``: ``manual_seed(n)`` restarts it, so a model built twice after the
+same seed has the same weights. It starts from a seed drawn from fresh entropy. numpy's
+legacy functions (``jg.random.seed``, ``jg.random.rand``) keep their own stream, as numpy's
+do.
 
 >>> import jitgrad as jg
 >>> _ = jg.manual_seed(0); a = jg.randn(3)
@@ -21,41 +23,138 @@ import operator
 import numpy as np
 
 from .. import dtypes
-from .generator import Generator
+from ..creation import from_numpy
+from ..device import CPU, check_device
+from ..recording import compute, run
+from ..tensor import TensorBase
+from . import generator as numpy_generator
 
-_default = Generator(np.random.PCG64())
-_initial_seed: int | None = None
+_SEEDS = range(-(2**63), 2**64)  # PyTorch's: a negative seed is taken modulo 2**64
+_STATE_WORDS = 7  # PCG64's state and increment (two words each), its cached half-draw, seed
 
 
-def default_generator() -> Generator:
-    """The generator used wherever none is given."""
-    return _default
+class Generator(numpy_generator.Generator):
+    """PyTorch's ``torch.Generator``: a PCG64 stream that ``manual_seed(n)`` restarts (as
+    numpy's ``default_rng(n)``), with ``seed()``, ``initial_seed()`` and
+    ``get_state()`` / ``set_state()``. Give it as ``generator=`` to draw from it rather
+    than from ``jg.default_generator``; being a ``jg.random.Generator``, it has numpy's
+    drawing methods too. A new one starts from a seed drawn from fresh entropy.
+
+    >>> import jitgrad as jg
+    >>> g = jg.Generator().manual_seed(3)
+    >>> first = jg.rand(2, generator=g)
+    >>> jg.rand(2, generator=g.manual_seed(3)).tolist() == first.tolist()
+    True
+    """
+
+    def __init__(self, device="cpu"):
+        check_device(device)
+        super().__init__(np.random.PCG64())
+        self.seed()
+
+    def __repr__(self) -> str:
+        return f"Generator(initial_seed={self._initial_seed})"
+
+    @property
+    def device(self):
+        """The CPU, jitgrad's one device."""
+        return CPU
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Restart this generator from ``seed`` (an int in [-2**63, 2**64)); returns it."""
+        if isinstance(seed, bool) or not hasattr(seed, "__index__"):
+            raise TypeError(f"manual_seed takes an int, got {type(seed).__name__} {seed!r}")
+        seed = operator.index(seed)
+        if seed not in _SEEDS:
+            raise ValueError(f"manual_seed: a seed lies in [-2**63, 2**64), got {seed}")
+        # Recorded: a jitted function that seeds restarts the stream on every call.
+        run(_restart, self, seed % 2**64)
+        return self
+
+    def seed(self) -> int:
+        """Restart this generator from a seed drawn from fresh entropy; returns the seed."""
+        seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+        self.manual_seed(seed)
+        return seed
+
+    def initial_seed(self) -> int:
+        """The seed this generator was last started from."""
+        return self._initial_seed
+
+    def get_state(self):
+        """This generator's state (its seed too) as a uint8 tensor, for ``set_state``."""
+        return from_numpy(compute(_state_bytes, self))
+
+    def set_state(self, new_state) -> Generator:
+        """Put back a state ``get_state`` gave: the draws that followed it come again."""
+        if not isinstance(new_state, TensorBase) or new_state.dtype is not dtypes.uint8:
+            got = new_state.dtype.name if isinstance(new_state, TensorBase) else None
+            raise TypeError(
+                "set_state takes the uint8 tensor get_state gives, got "
+                f"{got or type(new_state).__name__}"
+            )
+        if new_state.shape != (_STATE_WORDS * 8,):
+            raise ValueError(
+                f"set_state: a generator's state has {_STATE_WORDS * 8} bytes, got shape "
+                f"{new_state.shape}"
+            )
+        run(_load_state, self, new_state.numpy())
+        return self
+
+
+def _restart(generator: Generator, seed: int) -> None:
+    generator.bit_generator.state = np.random.PCG64(seed).state
+    generator._initial_seed = seed
+
+
+def _state_bytes(generator: Generator) -> np.ndarray:
+    state = generator.bit_generator.state
+    words = [
+        state["state"]["state"] % 2**64,
+        state["state"]["state"] >> 64,
+        state["state"]["inc"] % 2**64,
+        state["state"]["inc"] >> 64,
+        state["has_uint32"],
+        state["uinteger"],
+        generator._initial_seed,
+    ]
+    return np.array(words, dtype="<u8").view(np.uint8)
+
+
+def _load_state(generator: Generator, state_bytes: np.ndarray) -> None:
+    words = [int(w) for w in np.ascontiguousarray(state_bytes).view("<u8")]
+    generator.bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": words[0] | words[1] << 64, "inc": words[2] | words[3] << 64},
+        "has_uint32": words[4],
+        "uinteger": words[5],
+    }
+    generator._initial_seed = words[6]
+
+
+default_generator = Generator()
 
 
 def manual_seed(seed: int) -> Generator:
     """Restart the default generator from ``seed`` (an int; PCG64 seeded as numpy's
     ``default_rng(seed)``), and return it."""
-    global _initial_seed
-    if isinstance(seed, bool) or not hasattr(seed, "__index__"):
-        raise TypeError(f"manual_seed takes an int, got {type(seed).__name__} {seed!r}")
-    _initial_seed = operator.index(seed)
-    _default.bit_generator.state = np.random.PCG64(_initial_seed).state
-    return _default
+    return default_generator.manual_seed(seed)
 
 
-def initial_seed() -> int | None:
-    """The seed given to the last ``manual_seed`` (None before any)."""
-    return _initial_seed
+def initial_seed() -> int:
+    """The seed the default generator was last started from."""
+    return default_generator.initial_seed()
 
 
-def resolve(generator) -> Generator:
+def resolve(generator) -> numpy_generator.Generator:
     """``generator``, or the default generator for None."""
     if generator is None:
-        return _default
-    if isinstance(generator, Generator):
+        return default_generator
+    if isinstance(generator, numpy_generator.Generator):
         return generator
     raise TypeError(
-        f"generator must be a jg.random.Generator or None, got {type(generator).__name__}"
+        "generator must be a jg.Generator (or a jg.random.Generator) or None, got "
+        f"{type(generator).__name__}"
     )
 
 
@@ -165,6 +264,7 @@ def randint_like(input, *args, low=None, high=None, generator=None, dtype=None):
 
 
 __all__ = [
+    "Generator",
     "default_generator",
     "manual_seed",
     "initial_seed",
