@@ -8,14 +8,9 @@ numpy's casting rules at compile time, so one kernel body serves every dtype pai
 from __future__ import annotations
 
 import ctypes
-import os
 
-import llvmlite.binding as llvm
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
 
 from .. import threads, tiers
 from .._config import config
@@ -38,72 +33,6 @@ def _fill_range(a, start, stop, value):
 def _copy_range(src, src_half, src_start, dst, dst_half, dst_start, first, last):
     for i in range(first, last):
         cast(dst, np.uint64(dst_start + i), src[np.uint64(src_start + i)], dst_half, src_half)
-
-
-_X86 = llvm.get_process_triple().startswith(("x86_64", "i386", "i686"))
-
-
-@intrinsic
-def _stream(typingctx, a, start, stop, value):
-    """``a[start:stop] = value`` with non-temporal stores of whole 64-byte vectors on the
-    aligned middle (plain stores on the ends), which write memory without first reading
-    each line into the cache, as memset does for one repeated byte; ``a`` is a contiguous
-    integer or float array (a storage's)."""
-    if not (
-        isinstance(a, types.Array)
-        and a.layout == "C"
-        and isinstance(a.dtype, (types.Integer, types.Float))
-    ):
-        return None
-
-    def codegen(context, builder, signature, args):
-        array, first, last, value = args
-        element = context.get_data_type(a.dtype)
-        itemsize = context.get_abi_sizeof(element)
-        lanes = 64 // itemsize
-        intp = context.get_value_type(types.intp)
-        data = context.make_array(signature.args[0])(context, builder, array).data
-        vector_type = ir.VectorType(element, lanes)
-        vector = ir.Constant(vector_type, ir.Undefined)
-        for lane in range(lanes):
-            vector = builder.insert_element(vector, value, ir.Constant(ir.IntType(32), lane))
-
-        def store_each(begin, count):
-            with cgutils.for_range(builder, count) as loop:
-                builder.store(value, builder.gep(data, [builder.add(begin, loop.index)]))
-
-        n = builder.sub(last, first)
-        address = builder.ptrtoint(builder.gep(data, [first]), intp)
-        to_boundary = builder.and_(builder.neg(address), ir.Constant(intp, 63))
-        head = builder.udiv(to_boundary, ir.Constant(intp, itemsize))
-        head = builder.select(builder.icmp_signed("<", n, head), n, head)
-        store_each(first, head)
-        middle = builder.add(first, head)
-        vectors = builder.sdiv(builder.sub(last, middle), ir.Constant(intp, lanes))
-        nontemporal = builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)])
-        with cgutils.for_range(builder, vectors) as loop:
-            at = builder.add(middle, builder.mul(loop.index, ir.Constant(intp, lanes)))
-            pointer = builder.bitcast(builder.gep(data, [at]), vector_type.as_pointer())
-            builder.store(vector, pointer, align=64).set_metadata("nontemporal", nontemporal)
-        tail = builder.add(middle, builder.mul(vectors, ir.Constant(intp, lanes)))
-        store_each(tail, builder.sub(last, tail))
-        # Non-temporal stores are weakly ordered: fenced before the kernel returns (on x86
-        # by sfence, which the architecture asks for them).
-        if _X86:
-            sfence = ir.FunctionType(ir.VoidType(), [])
-            builder.call(
-                cgutils.get_or_insert_function(builder.module, sfence, "llvm.x86.sse.sfence"), []
-            )
-        else:
-            builder.fence("seq_cst")
-        return context.get_dummy_value()
-
-    return types.void(a, types.intp, types.intp, a.dtype), codegen
-
-
-@njit(**_JIT)
-def _stream_fill(a, start, stop, value):
-    _stream(a, start, stop, value)
 
 
 @njit(**_JIT)
@@ -135,20 +64,6 @@ def _byteswap(data, width):
             data[lo], data[hi] = data[hi], data[lo]
 
 
-def _last_level_cache() -> int:
-    try:
-        size = os.sysconf("SC_LEVEL3_CACHE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        size = 0
-    return size if size > 0 else 32 << 20
-
-
-# Fills larger than the last-level cache stream past it. Below, plain stores win: the
-# lines they read stay cached for whoever reads the result (here, float32: non-temporal
-# 2.6x slower at 1-16 MiB, even at 32 MiB, the L3's size; 14% faster at 64 MiB).
-STREAM_FROM = _last_level_cache()
-
-
 def fill(a, start: int, stop: int, value) -> None:
     """Set ``a[start:stop] = value``; ``value`` is already of ``a``'s kernel dtype.
 
@@ -156,7 +71,7 @@ def fill(a, start: int, stop: int, value) -> None:
     one-byte dtype) goes to memset, which writes a range larger than the cache without
     first reading each line it writes, as stores in a loop do: a 64 MiB zero fill took
     0.8 ms instead of 1.85 here, and memset is as fast or faster at every size from 1 MiB.
-    Other values stream the same way past STREAM_FROM bytes (``_stream``).
+    Other values take a store loop (non-temporal stores were no faster at any size).
     """
     n = stop - start
     if tiers.small(n):  # numpy's fill: no kernel to load for small work
@@ -165,8 +80,6 @@ def fill(a, start: int, stop: int, value) -> None:
     byte = _repeated_byte(value)
     if byte >= 0:
         _in_pieces(n, a.itemsize, lambda lo, hi: _set_bytes(a, start + lo, start + hi, byte))
-    elif n * a.itemsize > STREAM_FROM and a.dtype.kind in "iuf":
-        _in_pieces(n, a.itemsize, lambda lo, hi: _stream_fill(a, start + lo, start + hi, value))
     else:
         _in_pieces(n, a.itemsize, lambda lo, hi: _fill(a, start + lo, start + hi, value))
 

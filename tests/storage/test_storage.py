@@ -165,18 +165,13 @@ def test_sequence_fill_get_set_tolist(dtype):
     assert s.tolist() == [values[3].item()] * len(values)
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["cached", "streamed"])
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
-def test_large_fills_of_a_range_match_numpy(dtype, stream, monkeypatch):
+def test_large_fills_of_a_range_match_numpy(dtype, monkeypatch):
     """Large fills run in parallel; a value that is one byte repeated (0, -1, any bool or
-    byte) goes to memset, others to a store loop, or past the cache's size to streaming
-    stores. Either way only the range is written."""
+    byte) goes to memset, others to a store loop. Either way only the range is written."""
     from jitgrad._config import config
-    from jitgrad.storage import kernels
 
     monkeypatch.setattr(config, "parallel_threshold", 64)  # large: from 256 elements
-    if stream:
-        monkeypatch.setattr(kernels, "STREAM_FROM", 0)
     values = sample_values(dtype.numpy)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
