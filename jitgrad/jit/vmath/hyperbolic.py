@@ -76,7 +76,9 @@ def tanh_f64(x):
 def sigmoid_f32(x):
     """1 / (1 + e**-x), = e**x / (1 + e**x) for x < 0: no overflow, the tiny values exact.
     Natively in float32 (8 lanes per AVX2 register, not float64's 4): the rounding of
-    1 + e is corrected, e's own error (1 ulp) passes through for x < 0."""
+    1 + e is corrected, e's own error (1 ulp) passes through for x < 0. One division (a
+    vector division costs as much as the rest of the function): the quotient is its
+    reciprocal's product, corrected by one Newton step."""
     a = abs(x)
     a = _F32(104.0) if a > _F32(104.0) else a  # sigmoid rounds to 0 from -103.98 on
     p, k = _expm1_core_f32(-a)
@@ -84,8 +86,11 @@ def sigmoid_f32(x):
     e = (_F32(1.0) + p) * s1 * s2  # e**-|x|
     d = _F32(1.0) + e
     t = (_F32(1.0) - d) + e  # d + t = 1 + e exactly
-    q = (_F32(1.0) if x >= _F32(0.0) else e) / d
-    y = _fma(-q, t / d, q)  # n / (d + t) = q (1 - t / d) to first order
+    n = _F32(1.0) if x >= _F32(0.0) else e
+    inv = _F32(1.0) / d
+    q = n * inv
+    q = _fma(_fma(-q, d, n), inv, q)  # n / d
+    y = _fma(-q, t * inv, q)  # n / (d + t) = q (1 - t / d) to first order
     return y if x == x else x + x
 
 
