@@ -55,6 +55,7 @@ from .. import tiers
 from .._config import config
 from ..autograd.tensor import Tensor
 from ..ops import blas
+from ..ops.numpy_tier import new_tensor
 from ..storage import kernels
 from ..strided import layout
 from ..tensor import TensorBase
@@ -347,7 +348,7 @@ class Jitted:
             config.thread.grad_enabled,
             config.default_dtype,
             bool(kwargs),
-            _signature(args, {}),
+            _tensors_signature(args) or _signature(args, {}),
         )
         with self._lock:
             if self._memory_epoch != config.memory_epoch:
@@ -549,6 +550,24 @@ def _signature(value, seen: dict):
     return ("object", id(value))
 
 
+def _tensors_signature(args):
+    """``_signature(args, {})`` of the commonest call, a tuple of tensors over storages of
+    their own, worked out without its bookkeeping; None for any other call."""
+    if args.__class__ is not tuple:
+        return None
+    described, storages = [], []
+    for t in args:
+        if t.__class__ is not Tensor:
+            return None
+        storage = t._storage
+        for seen in storages:
+            if seen is storage:  # (a tensor passed twice, or views of one storage)
+                return None
+        storages.append(storage)
+        described.append((t._shape, storage.dtype, t._strides, t._requires_grad))
+    return (tuple, tuple(described))
+
+
 def _by_identity(args) -> list:
     """The arguments a signature knows by their id (a module, an optimizer, any object):
     a plan holds on to them, or once one was freed another object could take its id and
@@ -673,6 +692,8 @@ def _copy_out(value, handed=None, passed=None):
     returned twice is one tensor, and copied results over one storage leave over one copy
     of it, views of each other as they are eagerly (``_shared_spans``)."""
     handed = {} if handed is None else handed
+    if not passed and isinstance(value, TensorBase):  # one result (a loss), no argument
+        return _give(value, handed)
     given = {id(buffer): argument for buffer, argument in passed or ()}
     # A buffer holds its argument's elements shifted by one offset where it has its
     # strides (a contiguous argument's clone, or a span of a storage several share).
@@ -727,13 +748,13 @@ def _give(t: TensorBase, handed: dict) -> Tensor:
     storage = handed.get(id(t))
     if storage is not None:
         return Tensor._make(storage, t._shape, t._strides, t._offset)
-    if not t.is_contiguous():
+    if not layout.is_contiguous(t._shape, t._strides):
         return Tensor._make(*_cloned(t))
-    n = t.numel()
+    n = layout.numel(t._shape)
     kind = type(t._storage)
     if kind._holds_small(n):  # (a loss): numpy's copy is the storage's whole array
         elements = t._storage.kernel_array[t._offset : t._offset + n].copy()
-        return Tensor._make(kind._holding(elements), t._shape, t._strides, 0)
+        return new_tensor(kind, elements, t._shape, t._strides)
     copy = binding.fresh_storage_like(t._storage, n)
     flag = t._storage.half_flag
     kernels.copy(t._storage.kernel_array, flag, t._offset, copy.kernel_array, flag, 0, n)

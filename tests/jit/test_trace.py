@@ -1119,3 +1119,27 @@ def test_the_count_of_running_traces_returns_to_zero():
         step(jg.ones(3))
     assert seen == [1, 1] and config.tracing == 0
     np.testing.assert_allclose((jg.tanh(jg.ones(2)) * 2.0).numpy(), np.tanh(np.ones(2)) * 2.0)
+
+
+def test_the_tensors_signature_is_the_general_one_or_none():
+    """Calls of tensors over storages of their own take a shortcut to their signature: it
+    must be the general one, or a plan traced by one would not be found by the other."""
+    from jitgrad.jit.trace import _signature, _tensors_signature
+
+    x, w = jg.ones((3, 4)), jg.zeros(4, requires_grad=True)
+    empty, half = jg.ones((0, 2)), jg.ones(5, dtype=jg.float16)
+    for args in [(), (x,), (x, w), (x.T, w, empty, half), (x[1:], jg.tensor(2.0))]:
+        assert _tensors_signature(args) == _signature(args, {})
+    for args in [(x, x), (x, x.T), (x, 1.0), [x, w], (x.numpy(),)]:
+        assert _tensors_signature(args) is None
+
+    @jg.jit
+    def f(a, b):
+        return a * b
+
+    f(x, w.detach())
+    f(x, jg.zeros(4))  # (the shortcut's signature)
+    assert f.traces == 1
+    f(x, x)  # (the general path's)
+    f(jg.ones((3, 4)), jg.zeros(4))
+    assert f.traces == 2
