@@ -141,6 +141,29 @@ class Tape:
         for key, (tensor, _) in self.grad_outputs.items():
             self.grad_outputs[key] = (tensor, tensor.grad)
 
+    def forget_own_leaves(self, buffers: set[int]) -> None:
+        """Once the function has returned: the leaves that nothing but the tape holds
+        (``x.detach().requires_grad_()`` inside the function) were the call's own, made
+        anew by each call with no gradient yet; the plan neither hands them gradients nor
+        guards on them. Others (an argument's buffer, a closure's parameter, a returned
+        leaf) are kept."""
+        held = {}
+        for key in [key for key in self.grad_outputs if key not in buffers]:
+            tensor, grad = self.grad_outputs.pop(key)
+            guard = self.guards.pop(key, None)  # (object, state, its state then)
+            reset = self.reset.pop(key, None) is not None
+            held[key] = (weakref.ref(tensor), grad, guard and guard[1:], reset)
+            guard = tensor = None
+        for key, (ref, grad, guard, reset) in held.items():
+            tensor = ref()
+            if tensor is None:
+                continue
+            self.grad_outputs[key] = (tensor, grad)
+            if guard:
+                self.guards[key] = (tensor, *guard)
+            if reset:
+                self.reset[key] = tensor
+
 
 class Plan:
     """One traced signature: input buffers, the tape, and where results live."""
@@ -426,6 +449,7 @@ class Jitted:
             with _TRACING:
                 config.tracing -= 1
         tape.settle()
+        tape.forget_own_leaves({id(buffer) for buffer, _ in inputs})
         written = [
             (buffer, path)
             for (buffer, path), version in zip(inputs, versions)

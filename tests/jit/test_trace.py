@@ -1143,3 +1143,29 @@ def test_the_tensors_signature_is_the_general_one_or_none():
     f(x, x)  # (the general path's)
     f(jg.ones((3, 4)), jg.zeros(4))
     assert f.traces == 2
+
+
+def test_a_leaf_the_function_makes_itself_is_made_anew_by_each_replay():
+    """``x.detach().requires_grad_()`` inside the step is the call's own leaf, with no
+    gradient at each call: replays find their plan instead of tracing again."""
+
+    @jg.jit
+    def input_grad(x):
+        x = x.detach().requires_grad_()
+        (jg.sin(x) * x).sum().backward()
+        return x.grad
+
+    @jg.jit
+    def leaf_and_grad(x):  # (a returned leaf: kept, its values right)
+        x = x.detach().requires_grad_()
+        (x * x).sum().backward()
+        return x, x.grad
+
+    for k in range(4):
+        v = np.linspace(-1, 1, 5) + k
+        expected = np.cos(v) * v + np.sin(v)
+        np.testing.assert_allclose(input_grad(jg.tensor(v)).numpy(), expected, rtol=1e-12)
+        leaf, grad = leaf_and_grad(jg.tensor(v))
+        np.testing.assert_allclose(leaf.numpy(), v)
+        np.testing.assert_allclose(grad.numpy(), 2 * v)
+    assert input_grad.traces == 1
