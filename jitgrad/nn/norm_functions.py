@@ -292,7 +292,13 @@ def _norm(x: Tensor, p, dim: int, keepdims: bool, who: str) -> Tensor:
         return reduce.max(unary.abs(x), axis, keepdims=keepdims)
     if not p > 0:
         raise ValueError(f"{who}: p must be positive (or inf), got {p}")
-    powered = x * x if p == 2 else unary.abs(x) ** p
+    if p == 2:
+        powered = x * x
+    elif p < 1:  # |x|**p's derivative is infinite at 0: zero entries are taken at 1, then 0
+        nonzero = x != 0
+        powered = where(nonzero, where(nonzero, unary.abs(x), 1) ** p, 0)
+    else:
+        powered = unary.abs(x) ** p
     total = reduce.sum(powered, axis, keepdims=keepdims)
     # The root of a zero sum is taken at 1 instead (and its result replaced by 0): the
     # root's derivative at 0 is infinite, and eps gives that entry a zero gradient.

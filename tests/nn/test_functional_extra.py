@@ -187,11 +187,14 @@ def test_padding_layer_errors():
 # -- normalize ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("p, dim", [(2.0, 1), (1.0, 1), (3.0, -1), (2.0, 0), (float("inf"), 1)])
+@pytest.mark.parametrize(
+    "p, dim", [(2.0, 1), (1.0, 1), (3.0, -1), (2.0, 0), (float("inf"), 1), (0.5, 1), (1.5, 0)]
+)
 def test_normalize_like_torch(p, dim):
     x = data((4, 5), 4)
     x[1] = 0.0  # a zero vector stays zero, with a finite gradient
     x[2] *= 1e-14  # a vector shorter than eps
+    x[3, 1] = 0.0  # a zero entry: |x|**p's derivative there is infinite for p < 1
     assert_matches_torch(
         lambda x: F.normalize(x, p=p, dim=dim), lambda x: TF.normalize(x, p=p, dim=dim), x
     )
