@@ -125,7 +125,8 @@ def test_softmax_methods(name):
     (ours * jg.arange(4.0)).sum().backward()
     (theirs * torch.arange(4.0, dtype=torch.float64)).sum().backward()
     check(a.grad, b.grad, rtol=1e-10, atol=1e-14)
-    check(getattr(a, name)(0, dtype=jg.float32), getattr(b, name)(0, dtype=torch.float32))
+    float32 = getattr(a, name)(0, dtype=jg.float32), getattr(b, name)(0, dtype=torch.float32)
+    check(*float32, rtol=1e-6)  # (float32 rounding: the two libraries order sums apart)
 
 
 def test_new_tensors():
