@@ -31,64 +31,6 @@ from .fusion import _same_value, users
 from .lowering import Launch
 from .reduction import Reduce
 
-# v's max (or min), NaN if it holds one: eight running values, a select each, which LLVM
-# vectorises (a compare and branch per element ran 3x slower), then one pass looking for
-# NaN. A function of its own that LLVM inlines: numba's own inlining of it (and of a
-# select helper) took about 1 s of compile time per kernel using it.
-_EXTREME = """
-@njit(cache=True, error_model="numpy", nogil=True)
-def row_{name}(v, n):
-    whole = n - n % 8
-    r0 = r1 = r2 = r3 = r4 = r5 = r6 = r7 = v[0]
-    for i in range(0, whole, 8):
-        r0 = v[i] if v[i] {cmp} r0 else r0
-        r1 = v[i + 1] if v[i + 1] {cmp} r1 else r1
-        r2 = v[i + 2] if v[i + 2] {cmp} r2 else r2
-        r3 = v[i + 3] if v[i + 3] {cmp} r3 else r3
-        r4 = v[i + 4] if v[i + 4] {cmp} r4 else r4
-        r5 = v[i + 5] if v[i + 5] {cmp} r5 else r5
-        r6 = v[i + 6] if v[i + 6] {cmp} r6 else r6
-        r7 = v[i + 7] if v[i + 7] {cmp} r7 else r7
-    r0 = r1 if r1 {cmp} r0 else r0
-    r2 = r3 if r3 {cmp} r2 else r2
-    r4 = r5 if r5 {cmp} r4 else r4
-    r6 = r7 if r7 {cmp} r6 else r6
-    r0 = r2 if r2 {cmp} r0 else r0
-    r4 = r6 if r6 {cmp} r4 else r4
-    acc = r4 if r4 {cmp} r0 else r0
-    for i in range(whole, n):
-        acc = v[i] if v[i] {cmp} acc else acc
-    nan = False
-    for i in range(n):
-        nan |= v[i] != v[i]
-    return np.nan if nan else acc
-"""
-
-ROW_HELPERS = """
-
-# A float64 total in any order: the one float operation allowed to reassociate, so that
-# LLVM vectorises the loop (strict order, even with eight running sums, ran 4x slower).
-@njit(cache=True, error_model="numpy", nogil=True, fastmath={"reassoc", "nsz"})
-def row_sum(v, n):
-    total = 0.0
-    for i in range(n):
-        total += v[i]
-    return total
-
-{extremes}
-
-@njit(cache=True, error_model="numpy", nogil=True)
-def combine(parts, out):
-    # The pieces' partial sums over the rows, added up in order.
-    for j in range(parts.shape[1]):
-        total = 0.0
-        for p in range(parts.shape[0]):
-            total += parts[p, j]
-        out[j] = DT(total)
-""".replace(
-    "{extremes}", _EXTREME.format(name="max", cmp=">") + _EXTREME.format(name="min", cmp="<")
-)
-
 
 def fuse_rows(steps: list, keep: list) -> list:
     """``steps`` with each reduction over the rows' last axis, or summing over the rows, fused
@@ -636,11 +578,12 @@ def _source(group: _Group, stored: list, accumulated: list) -> str:
         "import numpy as np",
         "from numba import njit",
         "from jitgrad.jit import vmath as vm",
+        "from jitgrad.jit.row_reductions import combine, row_max, row_min, row_sum",
         "from jitgrad.storage.convert import half_to_float, store, store_half",
         "",
         f"DT = np.{group.ct}",
     ]
-    source = "\n".join(header) + "\n" + ROW_HELPERS + "\n\n" + "\n".join(lines) + "\n"
+    source = "\n".join(header) + "\n\n\n" + "\n".join(lines) + "\n"
     # Node ids name the held buffers: renumbered, so equal kernels have equal sources.
     for n, node_id in enumerate(heavy):
         source = re.sub(rf"\bh(v?){node_id}\b", rf"h\g<1>_{n}", source)

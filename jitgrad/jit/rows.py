@@ -22,12 +22,12 @@ from .._config import config
 from ..autograd.tensor import Tensor, uninitialised
 from . import cache, numpy_launch
 from .binding import accesses, owner
-from .row_fusion import ROW_HELPERS
 
 _TEMPLATE = '''\
 import numpy as np
 from numba import njit
 from jitgrad.jit import vmath as vm
+from jitgrad.jit.row_reductions import row_max, row_sum
 
 DT = np.{dtype}
 
@@ -306,7 +306,7 @@ def _kernel(d):
     suffix = {"float32": "f32", "float64": "f64"}[d.name]
     return cache.get(
         ("cross_entropy", d.name),
-        lambda: _TEMPLATE.format(dtype=d.name, suffix=suffix) + ROW_HELPERS,
+        lambda: _TEMPLATE.format(dtype=d.name, suffix=suffix),
     )
 
 
