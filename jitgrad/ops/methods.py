@@ -42,11 +42,12 @@ def _getitem(x, key):
         n = shape[0]
         if -n <= key < n:
             at = x._offset + (key + n if key < 0 else key) * x._strides[0]
-            if len(shape) == 1 and not x._storage._half:
-                storage = x._storage
-                return _new_tensor(type(storage), storage.kernel_array[at : at + 1].copy(), (), ())
-            view = x._view(shape[1:], x._strides[1:], at)
-            return view._copied() if len(shape) == 1 else view
+            if len(shape) > 1:
+                return x._view(shape[1:], x._strides[1:], at)
+            storage = x._storage
+            if storage._half:  # (float16 is stored as its bits: the general copy)
+                return x._view((), (), at)._copied()
+            return _new_tensor(type(storage), storage.kernel_array[at : at + 1].copy(), (), ())
     if key.__class__ is not Tensor and _is_basic(key):
         element = _selects_element(key, len(x._shape))
         if records_nothing(x):  # a view is recorded only for gradients to flow through it
