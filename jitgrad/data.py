@@ -1,4 +1,5 @@
-"""Feeding training loops: ``TensorDataset`` and ``DataLoader`` (PyTorch's spelling).
+"""Feeding training loops: ``TensorDataset``, ``Subset``, ``random_split`` and
+``DataLoader`` (PyTorch's spelling).
 
 A ``DataLoader`` yields batches as stacked tensors. Shuffling draws one permutation per
 epoch from its ``generator`` (a ``jg.random.Generator`` or an int seed), so a seeded loader
@@ -14,6 +15,7 @@ gives the same sequence of epochs in every run, and each epoch a different order
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -48,6 +50,68 @@ class TensorDataset:
     def take(self, indices: np.ndarray) -> tuple[Tensor, ...]:
         """The samples at ``indices``, each tensor gathered at once (one copy, no graph)."""
         return tuple(from_numpy(np.ascontiguousarray(t.numpy()[indices])) for t in self.tensors)
+
+
+class Subset:
+    """The samples of ``dataset`` at ``indices``, in that order (PyTorch's ``Subset``)."""
+
+    def __init__(self, dataset, indices):
+        self.dataset, self.indices = dataset, [operator.index(i) for i in indices]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, index):
+        if isinstance(index, list):
+            return [self.dataset[self.indices[i]] for i in index]
+        return self.dataset[self.indices[index]]
+
+    def take(self, indices: np.ndarray) -> tuple[Tensor, ...]:
+        """The samples at ``indices`` of a subset of a dataset that gathers batches."""
+        return self.dataset.take(np.asarray(self.indices, dtype=np.int64)[indices])
+
+
+def random_split(dataset, lengths, generator=None) -> list[Subset]:
+    """``dataset`` cut into non-overlapping ``Subset``s of ``lengths`` (counts summing to
+    its length, or fractions summing to 1, whose remainder goes one sample at a time to
+    the first subsets) in an order drawn from ``generator`` (``jg.default_generator`` for
+    None), as PyTorch's ``random_split``.
+
+    >>> import jitgrad as jg
+    >>> train, test = random_split(range(10), [0.8, 0.2], generator=jg.Generator().manual_seed(0))
+    >>> len(train), len(test), sorted(list(train) + list(test)) == list(range(10))
+    (8, 2, True)
+    """
+    from .random.default import resolve
+
+    n, lengths = len(dataset), list(lengths)
+    if lengths and all(isinstance(f, float) and 0 <= f <= 1 for f in lengths):
+        if not math.isclose(sum(lengths), 1.0, abs_tol=1e-9):
+            raise ValueError(f"random_split: fractions must sum to 1, got {sum(lengths)}")
+        counts = [math.floor(n * f) for f in lengths]
+        for k in range(n - sum(counts)):
+            counts[k % len(counts)] += 1
+    else:
+        counts = [operator.index(k) for k in lengths]
+        if any(k < 0 for k in counts) or sum(counts) != n:
+            raise ValueError(
+                f"random_split: lengths {counts} must be non-negative and sum to the "
+                f"dataset's length {n}"
+            )
+    order = resolve(generator).permutation(n).numpy().tolist()
+    bounds = np.cumsum([0, *counts]).tolist()
+    return [Subset(dataset, order[lo:hi]) for lo, hi in zip(bounds, bounds[1:])]
+
+
+def _gathers_batches(dataset) -> bool:
+    """Whether a batch of ``dataset`` is gathered at once (``take``): what indexing it
+    sample by sample would give, with no ``__getitem__`` of a subclass (a transform)."""
+    if isinstance(dataset, Subset):
+        return type(dataset).__getitem__ is Subset.__getitem__ and _gathers_batches(dataset.dataset)
+    return (
+        isinstance(dataset, TensorDataset)
+        and type(dataset).__getitem__ is TensorDataset.__getitem__
+    )
 
 
 def collate(samples: list):
@@ -138,14 +202,7 @@ class DataLoader:
 
     def __iter__(self):
         order = self._order()
-        # Whole batches are gathered at once only when that is what indexing the dataset
-        # would give: a subclass with its own __getitem__ (a transform) is indexed sample by
-        # sample.
-        fast = (
-            isinstance(self.dataset, TensorDataset)
-            and self.collate_fn is collate
-            and type(self.dataset).__getitem__ is TensorDataset.__getitem__
-        )
+        fast = self.collate_fn is collate and _gathers_batches(self.dataset)
         for k in range(len(self)):
             indices = order[k * self.batch_size : (k + 1) * self.batch_size]
             if fast:
@@ -154,4 +211,4 @@ class DataLoader:
                 yield self.collate_fn([self.dataset[int(i)] for i in indices])
 
 
-__all__ = ["TensorDataset", "DataLoader", "collate"]
+__all__ = ["TensorDataset", "Subset", "random_split", "DataLoader", "collate"]

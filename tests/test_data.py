@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import jitgrad as jg
-from jitgrad.data import DataLoader, TensorDataset, collate
+from jitgrad.data import DataLoader, TensorDataset, collate, random_split
 
 
 def dataset(n=10):
@@ -131,3 +131,35 @@ def test_collate_namedtuples_and_refuses_samples_of_unequal_size():
     for samples in ([(1,), (3, 4)], [(1, 2), (3,)]):
         with pytest.raises(ValueError, match="same number of fields"):
             collate(samples)
+
+
+# fractions: PyTorch's floors, the remainder one at a time to the first subsets
+@pytest.mark.parametrize(
+    "lengths, sizes",
+    [([6, 3, 1], [6, 3, 1]), ([0.5, 0.3, 0.2], [5, 3, 2]), ([0.34, 0.33, 0.33], [4, 3, 3])],
+)
+def test_random_split_covers_the_dataset_once_in_a_seeded_order(lengths, sizes):
+    ds = TensorDataset(jg.arange(20.0).reshape(10, 2), jg.arange(10))
+    parts = random_split(ds, lengths, generator=jg.Generator().manual_seed(4))
+    again = random_split(ds, lengths, generator=jg.Generator().manual_seed(4))
+    assert [len(p) for p in parts] == sizes
+    assert sorted(i for p in parts for i in p.indices) == list(range(10))
+    assert [p.indices for p in parts] == [p.indices for p in again]
+    first = parts[0]
+    x, y = first[1]
+    assert y.item() == first.indices[1] and x.tolist() == [2.0 * y.item(), 2.0 * y.item() + 1]
+    # a loader over a subset gathers its batches at once, the same samples as one by one
+    batches = list(DataLoader(first, batch_size=4))
+    assert [y.tolist() for _, y in batches] == [
+        first.indices[k : k + 4] for k in range(0, len(first), 4)
+    ]
+    assert batches[0][0].tolist() == [first[i][0].tolist() for i in range(len(batches[0][1]))]
+
+
+def test_random_split_refuses_lengths_that_do_not_cover_the_dataset():
+    with pytest.raises(ValueError, match="must be non-negative and sum to the dataset's length 5"):
+        random_split(range(5), [2, 2])
+    with pytest.raises(ValueError, match="fractions must sum to 1"):
+        random_split(range(5), [0.5, 0.3])
+    with pytest.raises(TypeError, match="generator must be a jg.Generator"):
+        random_split(range(5), [3, 2], generator="0")

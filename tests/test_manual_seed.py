@@ -6,6 +6,7 @@ import pytest
 
 import jitgrad as jg
 from jitgrad import nn
+from jitgrad.data import random_split
 
 
 def _model():
@@ -188,6 +189,11 @@ DRAWS = {
     "init.normal_": lambda g: nn.init.normal_(jg.empty(4), generator=g),
     "dropout": lambda g: nn.functional.dropout(jg.ones(12), 0.5, generator=g),
     "DataLoader": _loader_order,
+    "normal": lambda g: jg.normal(jg.zeros(4), 2.0, generator=g),
+    "multinomial": lambda g: jg.multinomial(jg.ones(20), 5, generator=g),
+    "random_split": lambda g: jg.tensor(
+        [i for part in random_split(range(10), [6, 4], generator=g) for i in part.indices]
+    ),
 }
 
 
@@ -225,3 +231,62 @@ def test_a_generator_seeded_inside_a_jitted_function_restarts_each_call():
     for _ in range(3):
         np.testing.assert_array_equal(noisy(jg.zeros(3)).numpy(), expected)
     assert noisy.traces == 1
+
+
+def test_normal_draws_each_element_from_its_own_distribution():
+    g = jg.Generator().manual_seed(0)
+    mean = jg.tensor([-3.0, 0.0, 5.0], dtype=jg.float32).reshape(3, 1, 1)
+    std = jg.tensor([0.5, 1.0, 2.0, 4.0], dtype=jg.float32).reshape(1, 4, 1)
+    x = jg.normal(mean + jg.zeros((3, 4, 20000), dtype=jg.float32), std, generator=g)
+    assert x.shape == (3, 4, 20000) and x.dtype is jg.float32
+    expected_mean, expected_std = np.broadcast_arrays(mean.numpy()[..., 0], std.numpy()[..., 0])
+    np.testing.assert_allclose(x.mean(axis=2).numpy(), expected_mean, atol=0.1)
+    np.testing.assert_allclose(x.std(axis=2).numpy(), expected_std, rtol=0.03)
+    y = jg.normal(1.0, 0.0, (2, 3), generator=g)
+    assert y.shape == (2, 3) and y.tolist() == [[1.0] * 3] * 2 and y.dtype is jg.float64
+    weighted = jg.tensor([1.0, 2.0], requires_grad=True)
+    assert not jg.normal(weighted, 1.0).requires_grad  # (a draw: no gradient flows)
+    with pytest.raises(ValueError, match="std must be non-negative"):
+        jg.normal(jg.zeros(2), jg.tensor([1.0, -1.0]))
+    with pytest.raises(TypeError, match="need a size"):
+        jg.normal(0.0, 1.0)
+
+
+def test_multinomial_draws_in_proportion_and_without_replacement_in_order():
+    g = jg.Generator().manual_seed(1)
+    p = np.array([0.1, 0.2, 0.0, 0.7])
+    drawn = jg.multinomial(jg.tensor(p * 3), 100000, replacement=True, generator=g)
+    assert drawn.shape == (100000,) and drawn.dtype is jg.int64
+    np.testing.assert_allclose(np.bincount(drawn.numpy(), minlength=4) / 1e5, p, atol=0.006)
+    rows = jg.multinomial(jg.tensor(np.tile(p, (40000, 1))), 3, generator=g).numpy()
+    assert rows.shape == (40000, 3)
+    assert all(len(set(r)) == 3 and 2 not in r for r in rows[:100])  # (never twice, never 0)
+    # the second draw picks among those left: P(k) = sum over j of p_j p_k / (1 - p_j)
+    second = [sum(p[j] * p[k] / (1 - p[j]) for j in range(4) if j != k) for k in range(4)]
+    np.testing.assert_allclose(np.bincount(rows[:, 0], minlength=4) / 4e4, p, atol=0.01)
+    np.testing.assert_allclose(np.bincount(rows[:, 1], minlength=4) / 4e4, second, atol=0.01)
+    for bad, message in [
+        (lambda: jg.multinomial(jg.tensor([1.0, -1.0]), 1), "non-negative"),
+        (lambda: jg.multinomial(jg.zeros(3), 1), "sums to 0"),
+        (lambda: jg.multinomial(jg.tensor([1.0, 0.0, 1.0]), 3), "fewer than 3 categories"),
+        (lambda: jg.multinomial(jg.ones(2), 3), "cannot draw 3 samples from 2"),
+        (lambda: jg.multinomial(jg.ones(2), 0), "num_samples must be positive"),
+        (lambda: jg.multinomial(jg.ones((2, 2, 2)), 1), "1-d or 2-d"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            bad()
+
+
+def test_normal_and_multinomial_draw_afresh_inside_a_jitted_function():
+    @jg.jit
+    def sample(weights):
+        return jg.multinomial(weights, 4, replacement=True), jg.normal(weights, 1.0)
+
+    jg.manual_seed(3)
+    eager = [(jg.multinomial(jg.ones(50), 4, replacement=True), jg.normal(jg.ones(50), 1.0))]
+    eager += [(jg.multinomial(jg.ones(50), 4, replacement=True), jg.normal(jg.ones(50), 1.0))]
+    jg.manual_seed(3)
+    jitted = [sample(jg.ones(50)) for _ in range(2)]
+    for (e_index, e_value), (j_index, j_value) in zip(eager, jitted, strict=True):
+        np.testing.assert_array_equal(e_index.numpy(), j_index.numpy())
+        np.testing.assert_array_equal(e_value.numpy(), j_value.numpy())

@@ -1,7 +1,8 @@
 """PyTorch's module functions that numpy has no name for, with PyTorch's meaning: splitting
 into chunks (``chunk``, ``tensor_split``), batched and fused products (``bmm``,
-``addmm``), pairwise distances (``cdist``), ``movedim``, ``lerp`` and ``rsqrt``. Each is
-composed of differentiable ops (the pieces of a split are views).
+``addmm``), pairwise distances (``cdist``), ``movedim``, ``lerp``, ``rsqrt``, and PyTorch's draws
+``normal`` and ``multinomial``. Each is composed of jitgrad ops (the pieces of a split
+are views), so gradients flow and ``jg.jit`` replays draw afresh.
 
 >>> import jitgrad as jg
 >>> [t.tolist() for t in jg.chunk(jg.arange(5), 2)]
@@ -15,11 +16,16 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
+from .. import dtypes
+from .._config import config
+from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor
 from ..autograd.tensor import as_tensor as _tensor
 from ..strided import layout
 from . import elementwise as ew
-from . import movement, shaping, unary
+from . import movement, reduce, shaping, unary
 from .indexing import split_views
 from .linalg import matmul
 
@@ -38,8 +44,10 @@ __all__ = [
     "masked_select",
     "mm",
     "movedim",
+    "multinomial",
     "mv",
     "norm",
+    "normal",
     "numel",
     "rsqrt",
     "scatter_reduce",
@@ -222,6 +230,88 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     from ..creation import asarray  # (creation builds on ops)
 
     return asarray(data, dtype=dtype, device=device)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None) -> Tensor:
+    """PyTorch's ``normal``: draws from N(mean, std), ``mean`` and ``std`` tensors or
+    numbers broadcast together (an element's own mean and deviation), or two numbers and
+    a ``size``. A draw: no gradient flows to ``mean`` or ``std`` (PyTorch's are zeros).
+
+    >>> import jitgrad as jg
+    >>> jg.normal(jg.zeros(3), jg.tensor([0.0, 0.0, 0.0])).tolist()
+    [0.0, 0.0, 0.0]
+    """
+    from ..random.default import randn  # (random builds on creation, which builds on ops)
+
+    tensors = [_tensor(v) for v in (mean, std) if isinstance(v, (Tensor, np.ndarray))]
+    if tensors:
+        if size is not None:
+            raise TypeError("normal: size= is for a number mean and std; tensors give the shape")
+        shape = layout.broadcast_shapes(*(t.shape for t in tensors))
+        if dtype is None:
+            dtype = dtypes.result_type(*tensors)
+    elif size is None:
+        raise TypeError("normal: a number mean and std need a size")
+    else:
+        shape = size
+    if not config.tracing and bool(reduce.any(_tensor(std) < 0)):
+        raise ValueError("normal: std must be non-negative")
+    with no_grad():
+        drawn = randn(shape, generator=generator, dtype=dtype)
+        return drawn * std + mean
+
+
+def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None):  # noqa: A002
+    """PyTorch's ``multinomial``: ``num_samples`` category indices drawn from each row of
+    ``input`` (1-d, or 2-d rows: non-negative weights, summing to anything positive), as
+    int64. Without ``replacement`` a category is drawn at most once per row, each draw
+    among those left in proportion to their weights.
+
+    Each category's log-weight plus Gumbel noise ranks it: the largest is a draw from the
+    weights, and the ``num_samples`` largest in order are draws without replacement.
+
+    >>> import jitgrad as jg
+    >>> sorted(jg.multinomial(jg.tensor([0.0, 1.0, 1.0, 0.0]), 2).tolist())
+    [1, 2]
+    """
+    from ..random.default import rand  # (random builds on creation, which builds on ops)
+
+    weights = _tensor(input)
+    if weights.ndim not in (1, 2) or not weights.dtype.is_floating_point:
+        raise ValueError(
+            "multinomial: input must be 1-d or 2-d floating-point weights, got "
+            f"{weights.dtype.name} of shape {weights.shape}"
+        )
+    n = operator.index(num_samples)
+    if n <= 0:
+        raise ValueError(f"multinomial: num_samples must be positive, got {n}")
+    categories = weights.shape[-1]
+    if not replacement and n > categories:
+        raise ValueError(
+            f"multinomial: cannot draw {n} samples from {categories} categories without replacement"
+        )
+    rows = weights.detach().reshape(-1, categories)
+    if not config.tracing:  # (the values a trace sees are only its first call's)
+        values = rows.numpy()
+        if not np.isfinite(values).all() or (values < 0).any():
+            raise ValueError("multinomial: weights must be finite and non-negative")
+        nonzero = (values > 0).sum(axis=1)
+        if (nonzero == 0).any():
+            raise ValueError("multinomial: a row of weights sums to 0")
+        if not replacement and (nonzero < n).any():
+            raise ValueError(
+                f"multinomial: a row has fewer than {n} categories of positive weight to "
+                "draw without replacement"
+            )
+    with no_grad():
+        drawn = (len(rows), n if replacement else 1, categories)
+        gumbel = -unary.log(-unary.log(rand(drawn, generator=generator, dtype=rows.dtype)))
+        keys = unary.log(rows).reshape(len(rows), 1, categories) + gumbel
+        if replacement:
+            picked = reduce.argmax(keys, axis=-1)
+        else:
+            picked = keys.reshape(len(rows), categories).topk(n, dim=-1).indices
+        return picked.reshape(weights.shape[:-1] + (n,))
 
 
 def _method(name: str, doc: str):
