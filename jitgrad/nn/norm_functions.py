@@ -40,6 +40,24 @@ def _checked(name: str, what: str, t, shape: tuple, x: Tensor):
     return t
 
 
+def _per_channel_arguments(name: str, x: Tensor, running_mean, running_var, weight, bias):
+    """A per-channel norm's running statistics, weight and bias, each checked to be one
+    entry per channel of ``x`` (axis 1), or None."""
+    shape = (x.shape[1],)
+    return (
+        _checked(name, "running_mean", running_mean, shape, x),
+        _checked(name, "running_var", running_var, shape, x),
+        _checked(name, "weight", weight, shape, x),
+        _checked(name, "bias", bias, shape, x),
+    )
+
+
+def _channel_shape(x: Tensor) -> tuple[int, ...]:
+    """(1, C, 1, ...): the shape in which a per-channel (C,) tensor broadcasts against
+    ``x``."""
+    return (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
 def _scale_and_shift(y: Tensor, weight, bias, shape: tuple) -> Tensor:
     """y·weight + bias, each (when given) reshaped to ``shape`` to broadcast."""
     if weight is not None:
@@ -79,16 +97,10 @@ def batch_norm(
     if x.ndim < 2:
         raise ValueError(f"batch_norm: input must be (N, C, ...), got shape {x.shape}")
     channels = x.shape[1]
-    running_mean, running_var, weight, bias = (
-        _checked(name, what, t, (channels,), x)
-        for what, t in (
-            ("running_mean", running_mean),
-            ("running_var", running_var),
-            ("weight", weight),
-            ("bias", bias),
-        )
+    running_mean, running_var, weight, bias = _per_channel_arguments(
+        name, x, running_mean, running_var, weight, bias
     )
-    channel = (1, channels) + (1,) * (x.ndim - 2)
+    channel = _channel_shape(x)
     if training:
         n = x.numel() // channels if channels else 0
         # Batch statistics of one value normalise everything to 0: PyTorch refuses them.
@@ -119,7 +131,7 @@ def _by_running_stats(name: str, x: Tensor, running_mean, running_var, eps, hint
             f"{name}: running_mean and running_var are required when not using the input's "
             f"statistics (pass {hint} to normalise by them)"
         )
-    channel = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    channel = _channel_shape(x)
     return (x - running_mean.reshape(channel)) / unary.sqrt(running_var.reshape(channel) + eps)
 
 
@@ -153,17 +165,10 @@ def instance_norm(
             f"instance_norm: input must be (N, C, ...) with at least one spatial dimension, "
             f"got shape {x.shape}"
         )
-    channels = x.shape[1]
-    running_mean, running_var, weight, bias = (
-        _checked(name, what, t, (channels,), x)
-        for what, t in (
-            ("running_mean", running_mean),
-            ("running_var", running_var),
-            ("weight", weight),
-            ("bias", bias),
-        )
+    running_mean, running_var, weight, bias = _per_channel_arguments(
+        name, x, running_mean, running_var, weight, bias
     )
-    channel = (1, channels) + (1,) * (x.ndim - 2)
+    channel = _channel_shape(x)
     if not use_input_stats:
         y = _by_running_stats(name, x, running_mean, running_var, eps, "use_input_stats=True")
         return _scale_and_shift(y, weight, bias, channel)
@@ -268,7 +273,7 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     y, _, _ = normalized(grouped, (2,), eps)
     weight = _checked("group_norm", "weight", weight, (channels,), x)
     bias = _checked("group_norm", "bias", bias, (channels,), x)
-    channel = (1, channels) + (1,) * (x.ndim - 2)
+    channel = _channel_shape(x)
     return _scale_and_shift(y.reshape(x.shape), weight, bias, channel)
 
 

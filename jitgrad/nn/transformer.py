@@ -503,7 +503,40 @@ def _copies(name: str, argument: str, layer, num_layers: int) -> ModuleList:
     return ModuleList(copy.deepcopy(layer, dict(shared)) for _ in range(num_layers))
 
 
-class TransformerEncoder(Module):
+class _LayerStack(Module):
+    """``num_layers`` copies of one layer, then ``norm`` if given. A subclass names the
+    layer's argument in ``layer_argument``, which is also the layer's key in its config."""
+
+    layer_argument: str
+
+    def __init__(self, layer: Module, num_layers: int, norm: Module | None = None):
+        super().__init__()
+        self.layers = _copies(type(self).__name__, self.layer_argument, layer, num_layers)
+        self.num_layers = int(num_layers)
+        self.norm = norm
+
+    def get_config(self) -> dict:
+        if not self.num_layers:
+            raise NotImplementedError(
+                f"a {type(self).__name__} of no layers has no layer to describe"
+            )
+        return {
+            self.layer_argument: self.layers[0].config(),
+            "num_layers": self.num_layers,
+            "norm": None if self.norm is None else self.norm.config(),
+        }
+
+    @classmethod
+    def from_config(cls, args: dict) -> _LayerStack:
+        norm = args.get("norm")
+        return cls(
+            registry.from_config(args[cls.layer_argument]),
+            args["num_layers"],
+            None if norm is None else registry.from_config(norm),
+        )
+
+
+class TransformerEncoder(_LayerStack):
     """``num_layers`` copies of ``encoder_layer`` applied in turn, then ``norm`` if given.
 
     ``forward(src, mask=None, src_key_padding_mask=None, is_causal=None)`` passes the
@@ -518,6 +551,8 @@ class TransformerEncoder(Module):
     ['layers.1.norm2.weight', 'layers.1.norm2.bias']
     """
 
+    layer_argument = "encoder_layer"
+
     def __init__(
         self,
         encoder_layer: Module,
@@ -526,10 +561,7 @@ class TransformerEncoder(Module):
         enable_nested_tensor: bool = True,
         mask_check: bool = True,
     ):
-        super().__init__()
-        self.layers = _copies("TransformerEncoder", "encoder_layer", encoder_layer, num_layers)
-        self.num_layers = int(num_layers)
-        self.norm = norm
+        super().__init__(encoder_layer, num_layers, norm)
         self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal: bool | None = None):
@@ -543,26 +575,8 @@ class TransformerEncoder(Module):
             )
         return x if self.norm is None else self.norm(x)
 
-    def get_config(self) -> dict:
-        if not self.num_layers:
-            raise NotImplementedError("a TransformerEncoder of no layers has no layer to describe")
-        return {
-            "encoder_layer": self.layers[0].config(),
-            "num_layers": self.num_layers,
-            "norm": None if self.norm is None else self.norm.config(),
-        }
 
-    @classmethod
-    def from_config(cls, args: dict) -> TransformerEncoder:
-        norm = args.get("norm")
-        return cls(
-            registry.from_config(args["encoder_layer"]),
-            args["num_layers"],
-            None if norm is None else registry.from_config(norm),
-        )
-
-
-class TransformerDecoder(Module):
+class TransformerDecoder(_LayerStack):
     """``num_layers`` copies of ``decoder_layer`` applied in turn, each attending to
     ``memory``, then ``norm`` if given, as PyTorch's.
 
@@ -577,11 +591,10 @@ class TransformerDecoder(Module):
     ['layers.1.norm3.weight', 'layers.1.norm3.bias']
     """
 
+    layer_argument = "decoder_layer"
+
     def __init__(self, decoder_layer: Module, num_layers: int, norm: Module | None = None):
-        super().__init__()
-        self.layers = _copies("TransformerDecoder", "decoder_layer", decoder_layer, num_layers)
-        self.num_layers = int(num_layers)
-        self.norm = norm
+        super().__init__(decoder_layer, num_layers, norm)
 
     def forward(
         self,
@@ -607,24 +620,6 @@ class TransformerDecoder(Module):
                 memory_is_causal=memory_is_causal,
             )
         return x if self.norm is None else self.norm(x)
-
-    def get_config(self) -> dict:
-        if not self.num_layers:
-            raise NotImplementedError("a TransformerDecoder of no layers has no layer to describe")
-        return {
-            "decoder_layer": self.layers[0].config(),
-            "num_layers": self.num_layers,
-            "norm": None if self.norm is None else self.norm.config(),
-        }
-
-    @classmethod
-    def from_config(cls, args: dict) -> TransformerDecoder:
-        norm = args.get("norm")
-        return cls(
-            registry.from_config(args["decoder_layer"]),
-            args["num_layers"],
-            None if norm is None else registry.from_config(norm),
-        )
 
 
 __all__ = [

@@ -325,6 +325,13 @@ def _from_2d(y: Tensor, unbatched: bool) -> Tensor:
     return reshape(y, y.shape[1:]) if unbatched else y
 
 
+def _max_from_2d(result, unbatched: bool, return_indices: bool):
+    """A 1-d max pool's result from its 2-d pool's: the values, and the indices if asked."""
+    if not return_indices:
+        return _from_2d(result, unbatched)
+    return _from_2d(result[0], unbatched), _from_2d(result[1], unbatched)
+
+
 # -- functional ------------------------------------------------------------------------------
 
 
@@ -383,9 +390,7 @@ def max_pool1d(
         name, input, kernel_size, stride, padding, dilation
     )
     result = max_pool2d(x, kernel, stride, padding, dilation, ceil_mode, return_indices)
-    if not return_indices:
-        return _from_2d(result, unbatched)
-    return _from_2d(result[0], unbatched), _from_2d(result[1], unbatched)
+    return _max_from_2d(result, unbatched, return_indices)
 
 
 def _window_sizes(n, p, k, s, count, include_pad) -> np.ndarray:
@@ -490,11 +495,30 @@ def _adaptive_size(name: str, image: tuple, output_size) -> tuple[int, ...]:
     return pair(name, "output_size", size, spatial)
 
 
-def _one_row(name: str, input):  # noqa: A002
-    """A 1-d input (N, C, L) or (C, L) as a batch of one-row images (N, C, 1, L)."""
+def _adaptive_input_2d(name: str, input, output_size):  # noqa: A002
+    """An adaptive 2-d pool's input as (N, C, H, W), whether it was unbatched, and its
+    ``output_size`` as a pair of ints."""
+    x, unbatched = image_input(name, input, 2)
+    check_floating(name, x)
+    return x, unbatched, _adaptive_size(name, x.shape[2:], output_size)
+
+
+def _adaptive_input_1d(name: str, input, output_size):  # noqa: A002
+    """An adaptive 1-d pool's input (N, C, L) or (C, L) as a batch of one-row images
+    (N, C, 1, L), whether it was unbatched, and its ``output_size`` as an int."""
     x, unbatched = image_input(name, input, 1)
     check_floating(name, x)
-    return reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2])), unbatched
+    (size,) = _adaptive_size(name, x.shape[2:], output_size)
+    return reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2])), unbatched, size
+
+
+def _even_kernel(image: tuple, size: tuple) -> tuple[int, int] | None:
+    """The kernel of the windows that tile ``image`` evenly into ``size`` (so that plain
+    pooling with that kernel as its stride is the adaptive pool), or None if they do not."""
+    h, w = image
+    if h % size[0] == 0 and w % size[1] == 0 and h and w:
+        return h // size[0], w // size[1]
+    return None
 
 
 def adaptive_avg_pool2d(input, output_size) -> Tensor:  # noqa: A002
@@ -508,16 +532,13 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:  # noqa: A002
     [[[[7.5]]]]
     """
     name = "adaptive_avg_pool2d"
-    x, unbatched = image_input(name, input, 2)
-    check_floating(name, x)
-    size = _adaptive_size(name, x.shape[2:], output_size)
-    h, w = x.shape[2:]
-    if h % size[0] == 0 and w % size[1] == 0 and h and w:
-        # Windows that tile the input evenly: plain average pooling.
-        kernel = (h // size[0], w // size[1])
+    x, unbatched, size = _adaptive_input_2d(name, input, output_size)
+    kernel = _even_kernel(x.shape[2:], size)
+    if kernel is not None:
         y = avg_pool2d(x, kernel, kernel)
     else:
         # Windows of uneven sizes: one averaging matrix per dimension.
+        h, w = x.shape[2:]
         dtype = x.dtype.numpy
         rows = as_tensor(_averaging_matrix(h, size[0], dtype))
         columns = as_tensor(_averaging_matrix(w, size[1], dtype).T.copy())
@@ -536,8 +557,7 @@ def adaptive_avg_pool1d(input, output_size) -> Tensor:  # noqa: A002
     [[[2.0, 2.0]]]
     """
     name = "adaptive_avg_pool1d"
-    x, unbatched = _one_row(name, input)
-    (size,) = _adaptive_size(name, x.shape[3:], output_size)
+    x, unbatched, size = _adaptive_input_1d(name, input, output_size)
     return _from_2d(adaptive_avg_pool2d(x, (1, size)), unbatched)
 
 
@@ -575,18 +595,15 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002
     [[[[4.0, 5.0], [7.0, 8.0]]]]
     """
     name = "adaptive_max_pool2d"
-    x, unbatched = image_input(name, input, 2)
-    check_floating(name, x)
-    size = _adaptive_size(name, x.shape[2:], output_size)
-    h, w = x.shape[2:]
-    if h % size[0] == 0 and w % size[1] == 0 and h and w:
-        # Windows that tile the input evenly: plain max pooling.
-        kernel = (h // size[0], w // size[1])
+    x, unbatched, size = _adaptive_input_2d(name, input, output_size)
+    kernel = _even_kernel(x.shape[2:], size)
+    if kernel is not None:
         result = max_pool2d(x, kernel, kernel, return_indices=return_indices)
         y, indices = result if return_indices else (result, None)
     else:
         # A rectangle's maximum is the maximum over rows of each row's maximum. Columns
         # first, so that of equal maxima the first row's wins, as in PyTorch's scan.
+        w = x.shape[3]
         by_column, columns = _max_along(x, 3, size[1])
         y, rows = _max_along(by_column, 2, size[0])
         if return_indices:
@@ -609,12 +626,9 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):  # noqa: A002
     [[[3.0, 5.0]]]
     """
     name = "adaptive_max_pool1d"
-    x, unbatched = _one_row(name, input)
-    (size,) = _adaptive_size(name, x.shape[3:], output_size)
+    x, unbatched, size = _adaptive_input_1d(name, input, output_size)
     result = adaptive_max_pool2d(x, (1, size), return_indices)
-    if not return_indices:
-        return _from_2d(result, unbatched)
-    return _from_2d(result[0], unbatched), _from_2d(result[1], unbatched)
+    return _max_from_2d(result, unbatched, return_indices)
 
 
 __all__ = [

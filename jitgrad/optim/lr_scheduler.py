@@ -439,6 +439,28 @@ def _set_momentum(group: dict, value: float, use_beta1: bool) -> None:
         group["momentum"] = value
 
 
+def _cycles_beta1(optimizer: Optimizer) -> bool:
+    """Whether a momentum cycle moves Adam's beta1 (True) or SGD's ``momentum`` (False);
+    refuses an optimizer that has neither."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError(
+            f"cycle_momentum: {type(optimizer).__name__} has neither 'momentum' nor "
+            "'betas'; pass cycle_momentum=False"
+        )
+    return "betas" in optimizer.defaults
+
+
+def _start_momentum_cycle(
+    optimizer: Optimizer, use_beta1: bool, max_momentums: list, base_momentums: list
+) -> None:
+    """Start every group at its top momentum and record both ends of its cycle."""
+    for group, top, bottom in zip(
+        optimizer.param_groups, max_momentums, base_momentums, strict=True
+    ):
+        _set_momentum(group, top, use_beta1)
+        group["max_momentum"], group["base_momentum"] = top, bottom
+
+
 class OneCycleLR(LRScheduler):
     """The 1cycle policy (Smith & Topin): the rate rises from max_lr/div_factor to
     ``max_lr`` over the first ``pct_start`` of ``total_steps``, then anneals down to
@@ -516,21 +538,14 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = bool(cycle_momentum)
         if self.cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError(
-                    f"cycle_momentum: {type(optimizer).__name__} has neither 'momentum' nor "
-                    "'betas'; pass cycle_momentum=False"
-                )
-            self.use_beta1 = "betas" in optimizer.defaults
+            self.use_beta1 = _cycles_beta1(optimizer)
             if last_epoch == -1:
-                for group, top, bottom in zip(
-                    optimizer.param_groups,
+                _start_momentum_cycle(
+                    optimizer,
+                    self.use_beta1,
                     _per_group("max_momentum", optimizer, max_momentum),
                     _per_group("base_momentum", optimizer, base_momentum),
-                    strict=True,
-                ):
-                    _set_momentum(group, top, self.use_beta1)
-                    group["max_momentum"], group["base_momentum"] = top, bottom
+                )
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -625,20 +640,13 @@ class CyclicLR(LRScheduler):
         self._scale_fn_custom = scale_fn
         self.cycle_momentum = bool(cycle_momentum)
         if self.cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError(
-                    f"cycle_momentum: {type(optimizer).__name__} has neither 'momentum' nor "
-                    "'betas'; pass cycle_momentum=False"
-                )
-            self.use_beta1 = "betas" in optimizer.defaults
+            self.use_beta1 = _cycles_beta1(optimizer)
             self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
             self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
             if last_epoch == -1:
-                for group, top, bottom in zip(
-                    optimizer.param_groups, self.max_momentums, self.base_momentums, strict=True
-                ):
-                    _set_momentum(group, top, self.use_beta1)
-                    group["max_momentum"], group["base_momentum"] = top, bottom
+                _start_momentum_cycle(
+                    optimizer, self.use_beta1, self.max_momentums, self.base_momentums
+                )
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
