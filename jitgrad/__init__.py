@@ -67,6 +67,7 @@ from .printing import *  # noqa: F403  numpy's print options and formatters
 from .random.default import (
     Generator,
     default_generator,
+    get_rng_state,
     initial_seed,
     manual_seed,
     rand,
@@ -76,6 +77,8 @@ from .random.default import (
     randn,
     randn_like,
     randperm,
+    seed,
+    set_rng_state,
 )
 from .storage import (
     BoolStorage,

@@ -290,3 +290,16 @@ def test_normal_and_multinomial_draw_afresh_inside_a_jitted_function():
     for (e_index, e_value), (j_index, j_value) in zip(eager, jitted, strict=True):
         np.testing.assert_array_equal(e_index.numpy(), j_index.numpy())
         np.testing.assert_array_equal(e_value.numpy(), j_value.numpy())
+
+
+def test_seed_and_the_rng_state_of_the_default_generator():
+    drawn = jg.seed()
+    assert jg.initial_seed() == drawn and jg.default_generator.initial_seed() == drawn
+    state = jg.get_rng_state()
+    assert state.dtype is jg.uint8
+    first = jg.randn(4).tolist()
+    jg.randn(3)
+    jg.set_rng_state(state)
+    assert jg.randn(4).tolist() == first
+    with pytest.raises(TypeError, match="uint8 tensor"):
+        jg.set_rng_state([1, 2, 3])

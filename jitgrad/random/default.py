@@ -1,6 +1,6 @@
 """PyTorch's generators and random creation functions: ``jg.Generator``,
-``jg.default_generator``, ``jg.manual_seed``, ``jg.randn``, ``jg.rand``, ``jg.randint``,
-``jg.randperm``.
+``jg.default_generator``, ``jg.manual_seed``, ``jg.seed``, ``jg.get_rng_state`` /
+``jg.set_rng_state``, ``jg.randn``, ``jg.rand``, ``jg.randint``, ``jg.randperm``.
 
 Everything that draws without being given a generator (these functions, ``nn.init`` and
 the layers' initialisation, ``nn.Dropout``) draws from one ``Generator``,
@@ -146,6 +146,21 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
+def seed() -> int:
+    """Restart the default generator from a seed drawn from fresh entropy; returns it."""
+    return default_generator.seed()
+
+
+def get_rng_state():
+    """The default generator's state, a uint8 tensor for ``set_rng_state``."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state) -> None:
+    """Put back a state ``get_rng_state`` gave: the draws that followed it come again."""
+    default_generator.set_state(new_state)
+
+
 def resolve(generator) -> numpy_generator.Generator:
     """``generator``, or the default generator for None."""
     if generator is None:
@@ -268,6 +283,9 @@ __all__ = [
     "default_generator",
     "manual_seed",
     "initial_seed",
+    "seed",
+    "get_rng_state",
+    "set_rng_state",
     "randn",
     "rand",
     "randint",
