@@ -54,6 +54,9 @@ class Elementwise(Function):
     integer_only = False
     saves_output = False
     differentiates_complex = True
+    # The kinds of the dtype the formula computes in ("b", "i", "u", "f") for which numpy
+    # raises no floating-point error on any values: its error state need not be set.
+    quiet_kinds = ""
     # The call's description, set by each call and read by the tier that runs it (the
     # numpy tier, or the kernel ``Backend``): per operand, ``slots`` its index among the
     # tensor inputs or None for a constant, and ``constants`` the constant's value or None
@@ -555,6 +558,7 @@ class Binary(Elementwise):
 
 
 class Comparison(Binary):
+    quiet_kinds = "biuf"
     result = "bool"
     grad_rules = (None, None)
     beyond_int64 = True  # logical ops: numpy raises OverflowError for ints beyond int64
@@ -693,6 +697,7 @@ def entry(cls):
 
 
 class Add(Binary):
+    quiet_kinds = "biu"
     needs_input_values = False
 
     def f(self, m, a, b):
@@ -706,6 +711,7 @@ class Add(Binary):
 
 
 class Subtract(Binary):
+    quiet_kinds = "biu"
     needs_input_values = False
     on_bool = (
         "boolean subtract, the `-` operator, is not supported (as in numpy); use "
@@ -723,6 +729,8 @@ class Subtract(Binary):
 
 
 class Multiply(Binary):
+    quiet_kinds = "biu"
+
     def f(self, m, a, b):
         return a * b
 
@@ -794,6 +802,8 @@ def _refuse_negative_exponents(exponents: np.ndarray) -> None:
 # PyTorch's rules: ties share the gradient, and only an input that loses a comparison gets
 # none, so both get all of it where either is NaN (no comparison holds).
 class Maximum(Binary):
+    quiet_kinds = "biuf"
+
     def f(self, m, a, b):
         return m.maximum(a, b)
 
@@ -805,6 +815,8 @@ class Maximum(Binary):
 
 
 class Minimum(Binary):
+    quiet_kinds = "biuf"
+
     def f(self, m, a, b):
         return m.minimum(a, b)
 
@@ -1221,6 +1233,8 @@ class Bitwise(Binary):
     bool). Piecewise constant in integers: no gradient (an input requiring grad is a
     float, and floats are refused)."""
 
+    quiet_kinds = "biu"
+
     integer_only = True
     grad_rules = (None, None)
 
@@ -1266,6 +1280,7 @@ RightShift, right_shift = _named_binary(
 
 
 class Where(Elementwise):
+    quiet_kinds = "biuf"
     grad_rules = (None, "da", "db")
 
     def __call__(self, c, a, b):

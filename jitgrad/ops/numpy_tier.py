@@ -186,7 +186,16 @@ class ElementwiseLaunch:
     signature, with no op object: the hot path of calls that record nothing
     (``elementwise.entry``)."""
 
-    __slots__ = ("storage_type", "out_dtype", "shape", "strides", "f", "specs", "direct")
+    __slots__ = (
+        "storage_type",
+        "out_dtype",
+        "shape",
+        "strides",
+        "f",
+        "specs",
+        "quiet",
+        "direct",
+    )
 
     def __init__(self, op, out_dtype, shape, xs):
         self.storage_type = storage_class(out_dtype)
@@ -197,6 +206,8 @@ class ElementwiseLaunch:
         compute = np.dtype(
             np.float32 if op.result_dtype.numpy == np.float16 else op.result_dtype.numpy
         )
+        # (no floating-point error to silence: numpy's error state is left as it is)
+        self.quiet = compute.kind in type(op).quiet_kinds
         self.specs = []
         for position, slot in enumerate(op.slots):
             if slot is None:
@@ -296,7 +307,7 @@ def _two_operands(decision: ElementwiseLaunch, f, xs):
     computed = shape or (1,)
     one_dim = len(computed) == 1
     specs = spec0, spec1 = decision.specs
-    errors, ignore = numpy_errors, IGNORE_ERRORS
+    errors, ignore, quiet = numpy_errors, IGNORE_ERRORS, decision.quiet
     # Two flat tensors (whole 0-d or 1-d ones, no cast), the commonest call, read their
     # arrays inline.
     flat = all(
@@ -317,11 +328,14 @@ def _two_operands(decision: ElementwiseLaunch, f, xs):
         else:
             a0 = x0 if get0 is None else get0(x0)
             a1 = x1 if get1 is None else get1(x1)
-        token = errors.set(ignore)
-        try:
+        if quiet:
             y = f(a0, a1)
-        finally:
-            errors.reset(token)
+        else:
+            token = errors.set(ignore)
+            try:
+                y = f(a0, a1)
+            finally:
+                errors.reset(token)
         if (
             y.__class__ is not _ndarray
             or y.dtype is not out
@@ -348,15 +362,18 @@ def _operands(decision: ElementwiseLaunch, f, xs):
     computed = shape or (1,)  # (0-d operands read as arrays of one element, as above)
     one_dim = len(computed) == 1
     getters = [_operand_getter(spec, xs) for spec in decision.specs]
-    errors, ignore = numpy_errors, IGNORE_ERRORS
+    errors, ignore, quiet = numpy_errors, IGNORE_ERRORS, decision.quiet
 
     def direct(*operands):
         arrays = [x if get is None else get(x) for x, get in zip(operands, getters)]
-        token = errors.set(ignore)
-        try:
+        if quiet:
             y = f(*arrays)
-        finally:
-            errors.reset(token)
+        else:
+            token = errors.set(ignore)
+            try:
+                y = f(*arrays)
+            finally:
+                errors.reset(token)
         if (
             y.__class__ is not _ndarray
             or y.dtype is not out

@@ -599,3 +599,30 @@ def test_relu_keeps_nan_as_pytorch_and_numpy_maximum(monkeypatch, backend):
     np.testing.assert_array_equal(y.numpy(), [np.nan, 0.0, 2.0, 0.0, 0.0])
     y.backward(jg.ones(5))
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 1.0, 0.0, 0.0])
+
+
+def test_quiet_ops_need_no_error_state_and_others_stay_silent():
+    """Comparisons, integer arithmetic, max/min, bitwise ops and where raise no
+    floating-point error on any values, so their direct calls leave numpy's error state
+    alone: even under a user's ``errstate(all="raise")`` they raise nothing. Ops that can
+    raise one (float overflow) stay as silent as the kernels."""
+    f = jg.tensor([np.nan, np.inf, -np.inf, 0.0, 1e38], dtype=jg.float32)
+    i = jg.tensor([2**62, -(2**62), 3, 0, 1], dtype=jg.int64)
+    quiet = [
+        lambda: f < f,
+        lambda: f == 0.5,
+        lambda: jg.maximum(f, 1.0),
+        lambda: jg.minimum(f, f),
+        lambda: jg.where(f > 0, f, -f),
+        lambda: i * i + i - 7,
+        lambda: (i & 6) | (i << 2),
+        lambda: jg.logical_and(f, i),
+    ]
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        for _ in range(2):  # (the second call runs the remembered direct call)
+            for op in quiet:
+                op()
+            overflowed = f * 1e10
+            assert np.isinf(overflowed.numpy()[4])
+        assert np.geterr()["over"] == "raise"
