@@ -153,7 +153,7 @@ class Tape:
             guard = self.guards.pop(key, None)  # (object, state, its state then)
             reset = self.reset.pop(key, None) is not None
             held[key] = (weakref.ref(tensor), grad, guard and guard[1:], reset)
-            guard = tensor = None
+            guard = tensor = None  # (the loop's names would hold the last leaf alive)
         for key, (ref, grad, guard, reset) in held.items():
             tensor = ref()
             if tensor is None:
