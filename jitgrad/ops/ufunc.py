@@ -26,6 +26,7 @@ loop's dtypes and raises its own errors for bad ``dtype=``/``casting=``.
 
 from __future__ import annotations
 
+import functools
 import types
 
 import numpy as np
@@ -156,39 +157,39 @@ def _call_with_keywords(uf, inputs, out, where, casting, order, dtype, subok):
     return done[0] if uf.nout == 1 else done
 
 
-# The dtypes whose arithmetic with Python numbers or tensors of the same dtype keeps the
-# dtype: numpy's ufunc writes the result where it belongs, with no cast to check.
-_WRITTEN_BY_NUMPY = (dtypes.float32, dtypes.float64, dtypes.complex64, dtypes.complex128)
-
-
 def written_by_numpy(uf, out: Tensor, inputs) -> Tensor | None:
-    """``uf(*inputs, out=out)`` by numpy's ufunc into ``out``'s memory, for a float ``out``
-    that holds no element twice (no zero stride), operands that are Python numbers or
-    tensors of its dtype, and a call that records nothing (no trace, nothing that
-    requires grad with grad mode on); None for any other call. numpy stages operands
-    that overlap ``out``."""
+    """``uf(*inputs, out=out)`` by numpy's ufunc into ``out``'s memory, where numpy's loop
+    for the operands gives ``out``'s dtype (nothing to cast): ``out`` holds no element
+    twice (no zero stride), the operands are Python numbers or tensors of its dtype, and
+    the call records nothing (no trace, nothing that requires grad with grad mode on);
+    None for any other call. numpy stages operands that overlap ``out``."""
     grad = config.thread.grad_enabled
     if (
         uf._numpy is None
         or uf.nout != 1
         or out.__class__ is not Tensor
-        or out._storage.dtype not in _WRITTEN_BY_NUMPY
+        or out._storage._half
         or (grad and out._requires_grad)
         or config.tracing
         or 0 in out._strides
     ):
         return None
-    arrays = []
+    dtype = out._storage.dtype
+    arrays, kinds = [], []
     for x in inputs:
         kind = x.__class__
-        if kind is Tensor and x._storage.dtype is out._storage.dtype:
+        if kind is Tensor and x._storage.dtype is dtype:
             if grad and x._requires_grad:
                 return None
             arrays.append(x.numpy())
-        elif kind is float or kind is int:
+            kinds.append(dtype.numpy)
+        elif kind is float or kind is int or kind is bool:
             arrays.append(x)
+            kinds.append(_BOOL if kind is bool else kind)
         else:
             return None
+    if not _gives(uf._numpy, tuple(kinds), dtype.numpy):
+        return None
     target = out.numpy()
     if not target.flags.writeable:
         out._check_writable()  # raises, naming the problem
@@ -198,6 +199,19 @@ def written_by_numpy(uf, out: Tensor, inputs) -> Tensor | None:
         return None
     out._storage._written()
     return out
+
+
+_BOOL = np.dtype(bool)  # (a Python bool is numpy's bool, not a weak number as int is)
+
+
+@functools.cache
+def _gives(ufunc, kinds: tuple, dtype: np.dtype) -> bool:
+    """Whether numpy's loop of ``ufunc`` for operands of ``kinds`` (numpy dtypes, or the
+    types int and float: Python numbers, weak as NEP 50 makes them) gives ``dtype``."""
+    try:
+        return ufunc.resolve_dtypes((*kinds, None))[-1] == dtype
+    except TypeError:  # (no loop for these operands)
+        return False
 
 
 def written_in_place(uf, x, other) -> Tensor | None:
@@ -224,7 +238,7 @@ def written_in_place(uf, x, other) -> Tensor | None:
             other._shape,
             other._strides,
         )
-    elif kind is float or kind is int:
+    elif kind is float or kind is int or kind is bool:
         signature = ("in place", uf, x._storage.dtype, x._shape, x._strides, kind)
     else:
         return written_by_numpy(uf, x, (x, other))
