@@ -404,7 +404,7 @@ class _KnownCall:
 
     def __init__(self, dtype, slots, decision, converts, out):
         """``out``: the first call's output (its shape and dtype are every call's)."""
-        self.dtype, self.slots, self.decision, self.reads = dtype, slots, decision, {}
+        self.dtype, self.slots, self.reads = dtype, slots, {}
         self.converts, self.backward = converts, {}
         self.no_constants = (None,) * len(slots)  # (the constants of calls without any)
         # Where the call's tensors are among its operands: None when all are tensors, the
@@ -422,10 +422,14 @@ class _KnownCall:
         # Integer and bool outputs never carry gradients.
         self.differentiable = out_dtype.kind in "fc"
         self.output_meta = ((out._shape, out_dtype),)
-        # The numpy tier's call of the operands as given, for calls that record nothing
-        # (``entry``); None where a call needs the op (kernels, converted constants).
-        self.direct = None
-        if decision.__class__ is numpy_tier.ElementwiseLaunch and not converts:
+        self.use(decision)
+
+    def use(self, decision) -> None:
+        """Make ``decision`` the signature's, with ``direct``: the numpy tier's call of the
+        operands as given, for calls that record nothing (``entry``); None where a call
+        needs the op (kernels, converted constants)."""
+        self.decision, self.direct = decision, None
+        if decision.__class__ is numpy_tier.ElementwiseLaunch and not self.converts:
             self.direct = decision.direct
 
 

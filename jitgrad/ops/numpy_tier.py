@@ -166,9 +166,9 @@ class UntilCompiled:
         op._lowered = True
         out = backend.kernels().elementwise_forward(op, tensors)  # compiles (op.decision)
         if out is None:  # no kernel applies: numpy for good
-            known.decision = self.numpy_launch
+            known.use(self.numpy_launch)
             return self.numpy_launch.launch(op, tensors)
-        known.decision = op.decision
+        known.use(op.decision)
         return out
 
 

@@ -107,3 +107,22 @@ def test_repeated_small_calls_match_numpy(case, dtype):
         got[...] = 0  # a tensor of its own: the operands stay as they were
         np.testing.assert_array_equal(ja.numpy(), a)
         np.testing.assert_array_equal(jb.numpy(), b)
+
+
+def test_a_signature_no_kernel_takes_settles_on_the_direct_call():
+    """Complex powers have no kernel: once the kernel is tried and refused, the signature's
+    later calls take the numpy tier's direct call, which computes numpy's ``z ** 2``
+    (numpy's square, not its general power: they differ where a square overflows)."""
+    from jitgrad import tiers
+    from jitgrad.ops import elementwise
+
+    z = np.full(1 << 16, 1 + 2j)
+    z[:2] = [1e200 + 1e200j, np.inf + 1j]
+    with np.errstate(all="ignore"):
+        want = z**2
+    tz = jg.asarray(z)
+    signature = (elementwise.Power, tz._storage.dtype, tz._shape, tz._strides, int)
+    for _ in range(jg.config.compile_after_calls + 1):
+        np.testing.assert_array_equal((tz**2).numpy(), want)
+    assert tiers.calls[signature].direct is not None
+    np.testing.assert_array_equal((tz**2).numpy(), want)
