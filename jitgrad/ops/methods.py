@@ -162,6 +162,8 @@ def _clip(self, min=None, max=None):  # noqa: A002  numpy's and PyTorch's keywor
 
 
 def _setitem(self, key, value):
+    if _numpy_writes(self, value) and _is_basic(key) and _assigned_by_numpy(self, key, value):
+        return None
     value_requires = isinstance(value, Tensor) and value.requires_grad
     if self._check_inplace(value_requires):
         value = movement.astype(as_tensor(value), self.dtype, copy=False)
@@ -172,6 +174,37 @@ def _setitem(self, key, value):
         return None
     indexing.advanced_assign(self, key, value)
     return None
+
+
+def _numpy_writes(x, value) -> bool:
+    """Whether numpy's assignment into ``x``'s array may do ``x[key] = value`` for a basic
+    key: nothing is recorded, ``x`` holds no element twice (no zero stride) and is not
+    float16 (stored as its bits), and ``value`` is a Python number or a tensor of ``x``'s
+    dtype (numpy converts numbers as jitgrad does; other dtypes cast in jitgrad's copy)."""
+    kind = value.__class__
+    if kind is Tensor:
+        if value._storage.dtype is not x._storage.dtype or value._requires_grad:
+            return False
+    elif not (kind is float or kind is int or kind is bool):
+        return False
+    return records_nothing(x) and not x._storage._half and 0 not in x._strides
+
+
+def _assigned_by_numpy(x, key, value) -> bool:
+    """``x[key] = value`` by numpy's assignment (``_numpy_writes``), or False for a tensor
+    value numpy refuses: extra size-1 dimensions for one element, which torch takes."""
+    target = x.numpy()
+    if not target.flags.writeable:
+        x._check_writable()  # raises, naming the problem
+    if value.__class__ is not Tensor:
+        target[key] = value
+    else:
+        try:
+            target[key] = value.numpy()
+        except ValueError:
+            return False
+    x._storage._written()
+    return True
 
 
 def _setitem_method(self, key, value) -> None:

@@ -332,6 +332,70 @@ def test_assigned_python_values_are_checked_as_numpy_checks_them(dtype, value, k
     np.testing.assert_array_equal(tensor.numpy(), expected)
 
 
+@st.composite
+def _basic_keys(draw, ndim):
+    """A basic key of up to ``ndim`` integers and slices (steps of either sign), with an
+    Ellipsis or a None among them at times."""
+    parts = []
+    for size in (3, 4, 5)[:ndim]:
+        if draw(st.booleans()):
+            parts.append(draw(st.integers(-size, size - 1)))
+        else:
+            start, stop = draw(st.integers(-size, size)), draw(st.integers(-size, size))
+            parts.append(slice(start, stop, draw(st.sampled_from([1, 2, -1, -2]))))
+    parts = parts[: draw(st.integers(1, ndim))]
+    extra = draw(st.sampled_from([None, Ellipsis, "none"]))
+    if extra != "none":
+        parts.insert(draw(st.integers(0, len(parts))), extra)
+    return tuple(parts)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    key=_basic_keys(3),
+    dtype=st.sampled_from(["float64", "float32", "int32", "bool"]),
+    value_kind=st.sampled_from(["number", "tensor", "last axis", "overlapping view"]),
+    view=st.sampled_from(["whole", "transposed"]),
+)
+def test_basic_assignment_equals_numpy(key, dtype, value_kind, view):
+    """``x[key] = value`` for basic keys writes as numpy's assignment does: through views
+    of the base, from values that overlap it, counting the write."""
+    base = (BASE % 7 > 2) if dtype == "bool" else BASE.astype(dtype)  # (3, 4, 5)
+    if view == "transposed":  # the (3, 4, 5) transposed view of a (5, 4, 3) base
+        base = base.T.copy()
+    expected, tensor_base = base.copy(), jg.tensor(base)
+    a, x = (expected.T, tensor_base.T) if view == "transposed" else (expected, tensor_base)
+    target_shape = a[key].shape
+    if value_kind == "number":
+        value = value_t = True if dtype == "bool" else 3
+    elif value_kind == "overlapping view":
+        value = a[(slice(None, None, -1),) * a.ndim][key].copy()  # (numpy's own copy first)
+        value_t = x[(slice(None, None, -1),) * x.ndim][key]
+    else:
+        shape = target_shape if value_kind == "tensor" else target_shape[-1:]
+        value = (np.arange(np.prod(shape)) % 2 + 5).astype(base.dtype).reshape(shape)
+        value_t = jg.tensor(value)
+    version = tensor_base._storage._version
+    a[key] = value
+    x[key] = value_t
+    np.testing.assert_array_equal(tensor_base.numpy(), expected)
+    assert tensor_base._storage._version > version or not a[key].size
+
+
+def test_basic_assignment_refusals():
+    a = np.arange(6.0)
+    a.flags.writeable = False
+    frozen = jg.from_numpy(a)
+    for value in (1.0, jg.ones(2, dtype=jg.float64)):
+        with pytest.raises(ValueError, match="read-only"):
+            frozen[1:3] = value
+        with pytest.raises(ValueError, match="broadcast view"):
+            jg.zeros((1, 3)).expand(2, 3)[:, :2] = value
+    assert a.tolist() == [0, 1, 2, 3, 4, 5]
+    with pytest.raises(IndexError, match="out of bounds"):
+        jg.zeros(3)[3] = 1.0
+
+
 def test_assignment_into_a_leaf_under_no_grad():
     x = leaf(4)
     with jg.no_grad():
