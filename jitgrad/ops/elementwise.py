@@ -57,6 +57,9 @@ class Elementwise(Function):
     # The kinds of the dtype the formula computes in ("b", "i", "u", "f") for which numpy
     # raises no floating-point error on any values: its error state need not be set.
     quiet_kinds = ""
+    # The op on Python floats, where Python computes numpy's float64 result (IEEE
+    # arithmetic and comparisons): the numpy tier's calls of 0-d float64 tensors use it.
+    on_python_floats = None
     # The call's description, set by each call and read by the tier that runs it (the
     # numpy tier, or the kernel ``Backend``): per operand, ``slots`` its index among the
     # tensor inputs or None for a constant, and ``constants`` the constant's value or None
@@ -701,6 +704,7 @@ def entry(cls):
 
 
 class Add(Binary):
+    on_python_floats = operator.add
     quiet_kinds = "biu"
     needs_input_values = False
 
@@ -715,6 +719,7 @@ class Add(Binary):
 
 
 class Subtract(Binary):
+    on_python_floats = operator.sub
     quiet_kinds = "biu"
     needs_input_values = False
     on_bool = (
@@ -733,6 +738,7 @@ class Subtract(Binary):
 
 
 class Multiply(Binary):
+    on_python_floats = operator.mul
     quiet_kinds = "biu"
 
     def f(self, m, a, b):
@@ -746,6 +752,7 @@ class Multiply(Binary):
 
 
 class Divide(Binary):
+    on_python_floats = operator.truediv
     result = "float"
 
     def f(self, m, a, b):
@@ -1206,7 +1213,7 @@ def _named_binary(base: type, name: str, doc: str, example=None, **attributes):
     return cls, _op(cls, name, doc, example=example)
 
 
-def _comparison(name: str, symbol: str, result: str, beyond_int64: bool = True):
+def _comparison(name: str, symbol: str, result: str, beyond_int64: bool = True, **attributes):
     """``name``'s op class and function; ``result`` is its example's, on [0, 1, 2] and 1."""
     return _named_binary(
         Comparison,
@@ -1214,15 +1221,22 @@ def _comparison(name: str, symbol: str, result: str, beyond_int64: bool = True):
         f"a {symbol} b elementwise, as a bool tensor.",
         (f"jg.{name}(jg.tensor([0, 1, 2]), 1).tolist()", result),
         beyond_int64=beyond_int64,
+        **attributes,
     )
 
 
-Equal, equal = _comparison("equal", "==", "[False, True, False]")
-NotEqual, not_equal = _comparison("not_equal", "!=", "[True, False, True]")
-Less, less = _comparison("less", "<", "[True, False, False]")
-LessEqual, less_equal = _comparison("less_equal", "<=", "[True, True, False]")
-Greater, greater = _comparison("greater", ">", "[False, False, True]")
-GreaterEqual, greater_equal = _comparison("greater_equal", ">=", "[False, True, True]")
+Equal, equal = _comparison("equal", "==", "[False, True, False]", on_python_floats=operator.eq)
+NotEqual, not_equal = _comparison(
+    "not_equal", "!=", "[True, False, True]", on_python_floats=operator.ne
+)
+Less, less = _comparison("less", "<", "[True, False, False]", on_python_floats=operator.lt)
+LessEqual, less_equal = _comparison(
+    "less_equal", "<=", "[True, True, False]", on_python_floats=operator.le
+)
+Greater, greater = _comparison("greater", ">", "[False, False, True]", on_python_floats=operator.gt)
+GreaterEqual, greater_equal = _comparison(
+    "greater_equal", ">=", "[False, True, True]", on_python_floats=operator.ge
+)
 LogicalAnd, logical_and = _comparison(
     "logical_and", "and", "[False, True, True]", beyond_int64=False
 )

@@ -237,6 +237,8 @@ class ElementwiseLaunch:
         ):
             if len(self.specs) == 2:
                 self.direct = _two_operands(self, _formula_of(op), xs)
+                if not self.shape and type(op).on_python_floats is not None:
+                    self.direct = _on_python_floats(self, type(op).on_python_floats) or self.direct
             elif len(self.specs) == 1:
                 self.direct = _one_operand(self, _formula_of(op), xs)
             else:
@@ -349,6 +351,40 @@ def _two_operands(decision: ElementwiseLaunch, f, xs):
         s.kernel_array, s._version = y if one_dim else y.reshape(-1), 0
         t = _new(Tensor)
         t._storage, t._shape, t._strides, t._offset = s, shape, strides, 0
+        t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = _FRESH
+        return t
+
+    return direct
+
+
+def _on_python_floats(decision: ElementwiseLaunch, python_op):
+    """The call of two operands, 0-d float64 tensors and Python numbers, computed on Python
+    floats (numbers converted as numpy converts them, weak, to float64): numpy's ufunc on
+    0-d arrays, its error state and its result's checks cost twice the rest of the call.
+    None for other operands. What Python refuses (a division by zero, where numpy gives
+    inf or nan; an int too large for a float) takes ``decision.direct``, numpy's call."""
+    if not all(
+        spec is None or (spec[4] == np.float64 and spec[6] is None) for spec in decision.specs
+    ):
+        return None
+    numpy_call, storage_type = decision.direct, decision.storage_type
+    template = np.zeros(1, decision.out_dtype)
+    tensor0, tensor1 = (spec is not None for spec in decision.specs)
+
+    def direct(x0, x1):
+        try:
+            y = python_op(
+                x0._storage.kernel_array.item(x0._offset) if tensor0 else float(x0),
+                x1._storage.kernel_array.item(x1._offset) if tensor1 else float(x1),
+            )
+        except (ZeroDivisionError, OverflowError):
+            return numpy_call(x0, x1)
+        a = template.copy()
+        a[0] = y
+        s = _new(storage_type)
+        s.kernel_array, s._version = a, 0
+        t = _new(Tensor)
+        t._storage, t._shape, t._strides, t._offset = s, (), (), 0
         t._requires_grad, t._grad, t._grad_fn, t._output_nr, t._accumulator = _FRESH
         return t
 

@@ -1,6 +1,8 @@
 """The numpy tier gives what kernels give: values and dtypes of small eager work, with the
 tier on and off, against numpy."""
 
+import operator
+
 import numpy as np
 import pytest
 
@@ -126,3 +128,44 @@ def test_a_signature_no_kernel_takes_settles_on_the_direct_call():
         np.testing.assert_array_equal((tz**2).numpy(), want)
     assert tiers.calls[signature].direct is not None
     np.testing.assert_array_equal((tz**2).numpy(), want)
+
+
+SPECIAL_FLOATS = [0.0, -0.0, 1.5, -2.0, 1e308, 5e-324, np.inf, -np.inf, np.nan]
+PYTHON_FLOAT_OPS = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+@pytest.mark.parametrize("symbol", PYTHON_FLOAT_OPS)
+def test_zero_d_float64_calls_equal_numpy_bit_for_bit(symbol):
+    """0-d float64 tensors and Python numbers compute on Python floats: the result's bits
+    (the sign of zero, inf, nan) and dtype are numpy's, a division by zero included, and
+    Python ints convert as numpy converts them."""
+    op = PYTHON_FLOAT_OPS[symbol]
+    values = np.array(SPECIAL_FLOATS)
+    tensors = jg.asarray(values)
+    views = jg.asarray(values.reshape(3, 3))  # 0-d views at an offset: x[i, j, ...]
+    constants = [2.5, -0.0, 3, 2**53 + 1, True]
+    for _ in range(2):  # the second pass runs the remembered calls
+        for i, a in enumerate(values):
+            pairs = []
+            with np.errstate(all="ignore"):
+                for j, b in enumerate(values):
+                    pairs.append((op(values[i], b), op(tensors[i], views[j // 3, j % 3, ...])))
+                for c in constants:
+                    pairs.append((op(values[i], c), op(tensors[i], c)))
+                    pairs.append((op(c, values[i]), op(c, tensors[i])))
+            for want, got in pairs:
+                assert got.dtype.numpy == np.asarray(want).dtype
+                assert np.asarray(want).tobytes() == got.numpy().tobytes(), (a, symbol)
+    with pytest.raises(OverflowError, match="too large"):
+        op(tensors[2], 10**400)
