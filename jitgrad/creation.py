@@ -177,6 +177,11 @@ def array(
     >>> jg.array([1, 2], ndmin=3).shape
     (1, 1, 2)
     """
+    if object.__class__ is list and dtype is None and copy is True and order == "K" and not ndmax:
+        elements = _elements_of_scalars(object) if config.thread.tape is None else None
+        if elements is not None and not ndmin:  # (``np.array([x[1], -x[0]])`` in scalar code)
+            t = numpy_tier.tensor_of(elements)
+            return t.requires_grad_(True) if requires_grad else t
     if ndmax:
         # numpy reads nested sequences only ``ndmax`` levels deep: deeper ones would be
         # Python objects, which a tensor cannot hold.
@@ -243,7 +248,9 @@ def _elements_of_scalars(seq):
     for x in seq:
         if x.__class__ is not Tensor or x._shape or x._storage.__class__ is not storage_type:
             return None
-    return np.array([x._storage.array[x._offset] for x in seq], first._storage.array.dtype)
+    if storage_type._half:  # (stored as its bits: read through the float16 view)
+        return np.array([x._storage.array[x._offset] for x in seq], np.float16)
+    return np.array([x._storage.kernel_array[x._offset] for x in seq], storage_type._numpy)
 
 
 def _is_tensor(x) -> bool:

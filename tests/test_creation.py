@@ -213,3 +213,8 @@ def test_arrays_of_zero_dimensional_tensors_keep_their_dtype():
     assert mixed.dtype is jg.float32 and mixed.tolist() == [1.0, 1.5]
     halves = jg.tensor([0.5, 2.0], dtype=jg.float16)
     assert jg.array([halves[1], halves[0]]).tolist() == [2.0, 0.5]
+    grid = jg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    corner = grid[1, 1, ...]  # a 0-d view at an offset
+    copied = jg.array([corner, grid[0, 1, ...]])
+    copied += 10  # (a new tensor: the views and their base keep their values)
+    assert copied.tolist() == [14.0, 12.0] and grid.tolist() == [[1.0, 2.0], [3.0, 4.0]]

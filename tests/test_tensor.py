@@ -94,6 +94,11 @@ def test_an_element_is_a_copy_as_numpys_scalar_is(dtype, requires_grad):
     element = t[0, 1]
     element += 5  # (a copy: the tensor keeps its value)
     assert t[0, 1].item() == 1 and element.item() == 6
+    first, second, third = t[0]  # (iterated elements: copies, none sharing another's value)
+    first += 5
+    second *= 2
+    assert [first.item(), second.item(), third.item()] == [5, 2, 2]
+    assert t[0].tolist() == [0, 1, 2]
     if requires_grad:
         (t[0, 1] * 3 + t[1][2] * t[1][2]).backward()
         expected = np.zeros((2, 3))

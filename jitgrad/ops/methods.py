@@ -243,6 +243,10 @@ def _iterate(self):
     as ``x[i]``'s are); under autograd PyTorch's ``unbind``, whose backward stacks their
     gradients."""
     if records_nothing(self) or not self._shape:
+        if len(self._shape) == 1 and not self._storage._half:
+            # one copy of the vector, each element the storage of one of its items
+            values, kind = self.numpy().copy(), type(self._storage)
+            return (_new_tensor(kind, values[k : k + 1], (), ()) for k in range(len(values)))
         return TensorBase.__iter__(self)
     if len(self._shape) == 1:
         return (movement.clone(e) for e in movement.unbind(self))
