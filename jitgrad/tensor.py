@@ -25,6 +25,8 @@ from .storage import kernels as storage_kernels
 from .strided import layout
 from .strided.copy import copy_strided
 
+_ndarray = np.ndarray
+
 
 class TensorBase:
     """An n-dimensional view of a flat storage.
@@ -517,14 +519,15 @@ class TensorBase:
         """A numpy array sharing this tensor's memory (same data pointer, no copy)."""
         # Eager ops call this on every array they hand to BLAS or a kernel: no property
         # calls and no generator frame beyond the storage's array.
-        array = self._storage.array
-        if self._strides == (1,) and array.shape == self._shape and not self._offset:
+        array, strides = self._storage.array, self._strides
+        if strides == (1,) and array.shape == self._shape and not self._offset:
             return array.view()  # (the whole of its storage, flat: the commonest)
         itemsize = array.itemsize
-        strides = []
-        for s in self._strides:
-            strides.append(s * itemsize)
-        return np.ndarray(self._shape, array.dtype, array, self._offset * itemsize, tuple(strides))
+        if len(strides) == 2:  # (the commonest view after a vector: a matrix's)
+            in_bytes = (strides[0] * itemsize, strides[1] * itemsize)
+        else:
+            in_bytes = tuple([s * itemsize for s in strides])
+        return _ndarray(self._shape, array.dtype, array, self._offset * itemsize, in_bytes)
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
@@ -839,8 +842,18 @@ def array_getter(like: TensorBase):
     it fills its storage, else its view (``numpy()``); a 0-d tensor's element as an array
     of one element, which broadcasts as the 0-d array does."""
     shape = like._shape
-    if like._storage._half or like._strides != layout.contiguous_strides(shape):
+    if like._storage._half:
         return TensorBase.numpy
+    if like._strides != layout.contiguous_strides(shape):  # a view: its byte strides fixed
+        dtype = like._storage.kernel_array.dtype
+        in_bytes = tuple(s * dtype.itemsize for s in like._strides)
+
+        def view(x):
+            return _ndarray(
+                shape, dtype, x._storage.kernel_array, x._offset * dtype.itemsize, in_bytes
+            )
+
+        return view
     if not shape:  # (as an array of one element: no view to make, numpy's result an array)
 
         def element(x):

@@ -70,6 +70,8 @@ def test_compile_after_one_call_waits_for_the_kernel_at_the_first(monkeypatch):
 
 REPEATED = {  # calls whose second run of a signature takes a remembered shortcut
     "where": lambda m, a, b: m.where(a > 0.5, a, b),
+    "views at offsets": lambda m, a, b: a[1:, ::2] * 2 + b[:-1, 1::2],
+    "transposed views": lambda m, a, b: m.maximum(a.T[::-1], b.T),
     "where, a number": lambda m, a, b: m.where(b > 0.5, a, 0),
     "clip": lambda m, a, b: m.clip(a, 0.25, 0.75),
     "clip, integer bounds beyond uint8": lambda m, a, b: m.clip((b * 9).astype(m.uint8), -1, 300),
