@@ -127,7 +127,7 @@ def is_ufunc(fn) -> bool:
 def _call_with_keywords(uf, inputs, out, where, casting, order, dtype, subok):
     if where is True and dtype is None and casting == "same_kind" and out is not None:
         target = out[0] if out.__class__ is tuple and len(out) == 1 else out  # (numpy's form)
-        written = written_by_numpy(uf, target, inputs)
+        written = written_into(uf, target, inputs)
         if written is not None:
             return written
     if casting not in _CASTINGS:
@@ -217,7 +217,7 @@ def _gives(ufunc, kinds: tuple, dtype: np.dtype) -> bool:
 def written_in_place(uf, x, other) -> Tensor | None:
     """``x op= other`` as ``written_by_numpy`` writes it, or None where it does not. A
     signature written before (the ufunc, x's and other's dtypes and layouts) runs its
-    remembered call (``_in_place_call``): in-place updates are among numpy scripts'
+    remembered call (``_write_call``): in-place updates are among numpy scripts'
     commonest small calls."""
     if x.__class__ is not Tensor or config.tracing or tiers.numpy_errors is None:
         return None
@@ -244,34 +244,78 @@ def written_in_place(uf, x, other) -> Tensor | None:
         return written_by_numpy(uf, x, (x, other))
     call = tiers.calls.get(signature)
     if call is not None:
-        return call(x, other)
+        return call(x, x, other)
     written = written_by_numpy(uf, x, (x, other))
     if written is not None:  # (its checks hold for every call of the signature)
-        tiers.remember(signature, _in_place_call(uf, x, other))
+        tiers.remember(signature, _write_call(uf, x, (x, other)))
     return written
 
 
-def _in_place_call(uf, like, other_like):
-    """``written_by_numpy``'s write for tensors laid out as ``like`` and ``other_like`` (a
-    tensor or a Python number), every fixed value bound."""
+def written_into(uf, out, inputs) -> Tensor | None:
+    """``uf(*inputs, out=out)`` as ``written_by_numpy`` writes it, or None where it does
+    not; a signature written before (the ufunc, the tensors' dtypes and layouts, which
+    input is ``out`` itself) runs its remembered call (``_write_call``)."""
+    if (
+        out.__class__ is not Tensor
+        or len(inputs) != uf.nin
+        or uf.nin > 2
+        or config.tracing
+        or tiers.numpy_errors is None
+    ):
+        return written_by_numpy(uf, out, inputs)
+    grad = config.thread.grad_enabled
+    signature = ["out", uf, out._storage.dtype, out._shape, out._strides]
+    for x in inputs:
+        kind = x.__class__
+        if kind is Tensor:
+            if grad and x._requires_grad:
+                return None
+            signature += (x is out, x._storage.dtype, x._shape, x._strides)
+        elif kind is float or kind is int or kind is bool:
+            signature.append(kind)
+        else:
+            return written_by_numpy(uf, out, inputs)
+    signature = tuple(signature)
+    call = tiers.calls.get(signature)
+    if call is not None:
+        return call(out, *inputs)
+    written = written_by_numpy(uf, out, inputs)
+    if written is not None:  # (its checks hold for every call of the signature)
+        tiers.remember(signature, _write_call(uf, out, inputs))
+    return written
+
+
+def _write_call(uf, like, inputs_like):
+    """``written_by_numpy``'s write into tensors laid out as ``like`` from one or two
+    inputs laid out as ``inputs_like`` (tensors, ``like`` itself, Python numbers), every
+    fixed value bound: ``call(out, x0[, x1])``."""
     target = array_getter(like)
-    source = array_getter(other_like) if other_like.__class__ is Tensor else None
+    get0, get1 = (
+        _OUT if x is like else array_getter(x) if x.__class__ is Tensor else None
+        for x in (*inputs_like, None)[:2]
+    )
     ufunc, errors, ignore = uf._numpy, tiers.numpy_errors, tiers.IGNORE_ERRORS
 
-    def call(x, other):
-        a = target(x)
+    def call(out, x0, x1=None):
+        a = target(out)
         if not a.flags.writeable:
-            x._check_writable()  # raises, naming the problem
-        b = other if source is None else source(other)
+            out._check_writable()  # raises, naming the problem
+        a0 = a if get0 is _OUT else x0 if get0 is None else get0(x0)
         token = errors.set(ignore)
         try:
-            ufunc(a, b, out=a)
+            if x1 is None:
+                ufunc(a0, out=a)
+            else:
+                ufunc(a0, a if get1 is _OUT else x1 if get1 is None else get1(x1), out=a)
         finally:
             errors.reset(token)
-        x._storage._written()
-        return x
+        out._storage._written()
+        return out
 
     return call
+
+
+_OUT = object()  # (an input that is the output tensor itself: its array, read once)
 
 
 def _outs(uf, out) -> tuple:

@@ -401,6 +401,39 @@ def test_repeated_in_place_writes_match_numpy(layout, dtype_op, other_kind):
     assert read_only.tolist() == [1, 1, 1]
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    layout=st.sampled_from(sorted(_IN_PLACE_LAYOUTS)),
+    name=st.sampled_from(["add", "subtract", "maximum", "exp", "negative"]),
+    kinds=st.tuples(*[st.sampled_from(["out itself", "tensor", "python number"])] * 2),
+    dtype=st.sampled_from([np.float32, np.float64]),
+)
+def test_repeated_ufunc_writes_into_out_match_numpy(layout, name, kinds, dtype):
+    """``uf(..., out=t)`` is worked out once per signature, then runs its remembered
+    call: each write lands in ``t``'s memory as numpy's does, and counts."""
+    rng = np.random.default_rng(0)
+    nin = getattr(np, name).nin
+    for _ in range(3):
+        base = rng.uniform(1, 2, (4, 6)).astype(dtype)
+        tensor_base = jg.tensor(base)
+        out, out_t = _IN_PLACE_LAYOUTS[layout](base), _IN_PLACE_LAYOUTS[layout](tensor_base)
+        inputs, inputs_t = [], []
+        for kind in kinds[:nin]:
+            if kind == "out itself":
+                inputs.append(out), inputs_t.append(out_t)
+            elif kind == "python number":
+                value = float(rng.uniform(1, 2))
+                inputs.append(value), inputs_t.append(value)
+            else:
+                value = rng.uniform(1, 2, out.shape).astype(dtype)
+                inputs.append(value), inputs_t.append(jg.tensor(value))
+        version = tensor_base._storage._version
+        assert getattr(jg, name)(*inputs_t, out=out_t) is out_t
+        getattr(np, name)(*inputs, out=out)
+        np.testing.assert_allclose(tensor_base.numpy(), base, rtol=1e-6)
+        assert tensor_base._storage._version > version
+
+
 def test_in_place_bitwise_operators_write_through_views():
     flags = jg.tensor([True, False, False])
     view = flags[1:]
