@@ -482,7 +482,7 @@ class _ProbeMath:
         value = getattr(reference, name)
         if not callable(value):
             return value
-        weight = 1 if isinstance(value, np.ufunc) or name == "where" else _HEAVY
+        weight = 1 if isinstance(value, np.ufunc) or name in _ONE_NUMPY_CALL else _HEAVY
 
         def call(*args):
             _mark(self.trace, args, weight)
@@ -492,6 +492,7 @@ class _ProbeMath:
 
 
 _HEAVY = 8  # numpy calls counted for a reference function written from several
+_ONE_NUMPY_CALL = ("where", "power")  # reference functions that are one numpy call each
 
 
 def _mark(trace: _Trace, values, calls: int) -> None:

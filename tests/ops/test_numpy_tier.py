@@ -171,3 +171,25 @@ def test_zero_d_float64_calls_equal_numpy_bit_for_bit(symbol):
                 assert np.asarray(want).tobytes() == got.numpy().tobytes(), (a, symbol)
     with pytest.raises(OverflowError, match="too large"):
         op(tensors[2], 10**400)
+
+
+@pytest.mark.parametrize("name", ["add", "multiply", "power", "exp", "maximum", "where"])
+def test_a_formula_of_one_numpy_call_weighs_one(name):
+    from jitgrad.ops.elementwise import numpy_calls
+    from jitgrad.ops.primitives import PRIMITIVES
+
+    assert numpy_calls(PRIMITIVES[name].op_class) == 1
+
+
+def test_small_integer_powers_called_again_compile_nothing(monkeypatch):
+    """``(xx - 16) ** 2`` on a 24x32 grid is one numpy call of 768 elements: the numpy
+    tier's work however often it is called."""
+    from jitgrad.jit import cache
+
+    monkeypatch.setattr(cache.stats, "kernels", {})
+    grid = jg.asarray(np.arange(768).reshape(24, 32))
+    for _ in range(jg.config.compile_after_calls + 1):
+        np.testing.assert_array_equal(
+            ((grid - 16) ** 2).numpy(), (np.arange(768) - 16).reshape(24, 32) ** 2
+        )
+    assert not cache.stats.kernels
