@@ -512,17 +512,22 @@ def arange(
         start, stop = 0, start
     if step is None:
         step = 1
-    # numpy and PyTorch take only the kind of typed bounds (np.int8(5), a 0-d tensor):
-    # arange(np.int8(5)) is int64, as arange(5).
-    start, stop, step = (
-        v.item() if isinstance(v, (np.generic, np.ndarray, TensorBase)) and np.ndim(v) == 0 else v
-        for v in (start, stop, step)
-    )
+    integers = start.__class__ is int and stop.__class__ is int and step.__class__ is int
+    if not integers:
+        # numpy and PyTorch take only the kind of typed bounds (np.int8(5), a 0-d tensor):
+        # arange(np.int8(5)) is int64, as arange(5).
+        start, stop, step = (
+            v.item()
+            if isinstance(v, (np.generic, np.ndarray, TensorBase)) and np.ndim(v) == 0
+            else v
+            for v in (start, stop, step)
+        )
+        integers = start.__class__ is int and stop.__class__ is int and step.__class__ is int
     if step == 0:
         raise ValueError("arange: step must not be zero")
     if dtype is not None:
         d = dtypes.as_dtype(dtype)
-    elif start.__class__ is int and stop.__class__ is int and step.__class__ is int:
+    elif integers:
         d = dtypes.int64
     else:
         d = dtypes.result_type(start, stop, step)

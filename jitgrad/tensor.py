@@ -876,7 +876,7 @@ def _numpy_copy(like: TensorBase, storage_type):
     """The contiguous copy of tensors laid out as ``like`` into a new storage of
     ``storage_type``, by numpy's copy and cast loops, as one call of the tensor."""
     shape, strides = like._shape, layout.contiguous_strides(like._shape)
-    dtype, cls, array = storage_type._numpy, like.__class__, array_getter(like)
+    dtype, make, array = storage_type._numpy, like.__class__._make, array_getter(like)
     # A cast that keeps every value raises no floating-point error: no error state to set.
     safe, errors = np.can_cast(array(like).dtype, dtype, "safe"), tiers.numpy_errors
 
@@ -892,7 +892,9 @@ def _numpy_copy(like: TensorBase, storage_type):
                 copied = source.astype(dtype, "C")
             finally:
                 errors.reset(token)
-        return cls._make(storage_type._holding(copied.reshape(-1)), shape, strides, 0)
+        storage = object.__new__(storage_type)  # (``_holding``'s and ``_make``'s work inline)
+        storage.kernel_array, storage._version = copied.reshape(-1), 0
+        return make(storage, shape, strides, 0)
 
     return call
 
