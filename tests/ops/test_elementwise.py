@@ -434,6 +434,16 @@ def test_repeated_ufunc_writes_into_out_match_numpy(layout, name, kinds, dtype):
         assert tensor_base._storage._version > version
 
 
+def test_a_remembered_out_write_refuses_a_leaf_that_requires_grad():
+    a, b, plain = jg.ones(3), jg.ones(3), jg.zeros(3)
+    for _ in range(2):  # (the signature's write is remembered)
+        jg.add(a, b, out=plain)
+    leaf = jg.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+        jg.add(a, b, out=leaf)
+    assert leaf.tolist() == [0.0, 0.0, 0.0]
+
+
 def test_in_place_bitwise_operators_write_through_views():
     flags = jg.tensor([True, False, False])
     view = flags[1:]
