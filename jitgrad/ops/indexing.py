@@ -351,7 +351,7 @@ def advanced_index(x, key) -> Tensor:
         # mismatched mask), a new array either way.
         if key.__class__ is Tensor:
             return numpy_tier.tensor_of(x.numpy()[key.numpy()])
-        parts = tuple(k.numpy() if k.__class__ is Tensor else k for k in key)
+        parts = tuple([k.numpy() if k.__class__ is Tensor else k for k in key])
         return numpy_tier.tensor_of(x.numpy()[parts])
     return GetItem(index_key(x.shape, key))(x)
 
@@ -388,12 +388,13 @@ def advanced_assign(x, key, value) -> None:
     eager = config.thread.tape is None and _numpy_key(key)
     if eager:
         parts = key if key.__class__ is tuple else (key,)
-        key = tuple(k.numpy() if k.__class__ is Tensor else k for k in parts)
+        key = tuple([k.numpy() if k.__class__ is Tensor else k for k in parts])
     else:
         key = index_key(x.shape, key)
-    TensorBase._check_writable(x)
     target = TensorBase.numpy(x)
-    if any(s == 0 and n > 1 for n, s in zip(x._shape, x._strides, strict=True)):
+    if not target.flags.writeable:
+        TensorBase._check_writable(x)  # raises, naming the problem
+    if 0 in x._strides and any(s == 0 and n > 1 for n, s in zip(x._shape, x._strides)):
         raise ValueError(
             f"cannot write into a broadcast view (shape {x.shape}, strides {x.stride()}): "
             "several elements share one memory location"

@@ -162,14 +162,15 @@ def _clip(self, min=None, max=None):  # noqa: A002  numpy's and PyTorch's keywor
 
 
 def _setitem(self, key, value):
-    if _numpy_writes(self, value) and _is_basic(key) and _assigned_by_numpy(self, key, value):
+    basic = _is_basic(key)
+    if basic and _numpy_writes(self, value) and _assigned_by_numpy(self, key, value):
         return None
     value_requires = isinstance(value, Tensor) and value.requires_grad
     if self._check_inplace(value_requires):
         value = movement.astype(as_tensor(value), self.dtype, copy=False)
-        put = movement.set_item if _is_basic(key) else indexing.index_put
+        put = movement.set_item if basic else indexing.index_put
         return movement.write_through(self, put(self, key, value))
-    if _is_basic(key):
+    if basic:
         TensorBase.__setitem__(self, key, value.detach() if isinstance(value, Tensor) else value)
         return None
     indexing.advanced_assign(self, key, value)
