@@ -919,8 +919,11 @@ def wrap_numpy(a: np.ndarray, cls: type[TensorBase]):
     if a.size == 0:
         return cls._make(storage_class(dtype)(0), a.shape, strides, 0)
     if a.flags.c_contiguous:  # the common case (every op result): no stride walk
-        untyped = UntypedStorage._wrap(a.reshape(-1).view(np.uint8))
-        return cls._make(storage_class(dtype).from_untyped(untyped), a.shape, strides, 0)
+        storage_type = storage_class(dtype)
+        if storage_type._half:  # (kernels take float16 as its bits: the untyped storage's)
+            untyped = UntypedStorage._wrap(a.reshape(-1).view(np.uint8))
+            return cls._make(storage_type.from_untyped(untyped), a.shape, strides, 0)
+        return cls._make(storage_type._borrowing(a.reshape(-1)), a.shape, strides, 0)
     lo, hi = layout.extent(a.shape, strides, 0)
     # Walk every negatively strided dim backwards: the view starts at the lowest address.
     # (Ellipsis keeps a 0-d array a view: a[()] would return a numpy scalar copy.)

@@ -93,6 +93,15 @@ class Storage(ElementOps):
         return self
 
     @classmethod
+    def _borrowing(cls, elements: np.ndarray) -> Storage:
+        """A storage of ``elements``, a flat array of this type whose memory another array
+        owns (``from_numpy``'s): held as a small result's are, its untyped storage made
+        only when something asks for it, and never resizable."""
+        self = object.__new__(cls)
+        self.kernel_array, self._version, self._borrowed = elements, 0, True
+        return self
+
+    @classmethod
     def _holds_small(cls, numel: int) -> bool:
         """Whether ``_uninitialised(numel)`` makes a storage of only its elements' array."""
         return numel * cls._itemsize < buffers.SMALL_BYTES and not cls._half
@@ -112,7 +121,7 @@ class Storage(ElementOps):
             return untyped
         elements = attributes["kernel_array"]
         untyped = object.__new__(UntypedStorage)
-        untyped._bytes, untyped._resizable = elements, True
+        untyped._bytes, untyped._resizable = elements, not attributes.pop("_borrowed", False)
         untyped._typed = {self._numpy: (elements, elements)}
         # setdefault: two threads materialising at once agree on one untyped storage; from
         # here on it alone says where the elements are (it may be resized)

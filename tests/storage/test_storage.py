@@ -249,6 +249,25 @@ def test_resize_keeps_prefix_and_refuses_views_and_mappings(tmp_path):
         jg.LongStorage.from_file(path).resize_(3)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.float16, np.bool_])
+def test_a_wrapped_arrays_storage_shares_its_memory_and_never_resizes(dtype):
+    a = np.arange(6).astype(dtype)
+    t = jg.from_numpy(a)
+    storage = t.storage()
+    t[1] = 0
+    a[2] = 0
+    assert t.tolist() == a.tolist() and t.data_ptr() == a.ctypes.data
+    for _ in range(2):  # before and after its untyped storage is asked for
+        with pytest.raises(RuntimeError, match="wraps a numpy array"):
+            storage.resize_(3)
+        with pytest.raises(RuntimeError, match="owns its bytes"):
+            storage.share_memory_()
+        assert storage.nbytes() == a.nbytes and storage.untyped().data_ptr() == a.ctypes.data
+    (t * 0 + 1).numpy()  # (a kernel or numpy call reads it after that)
+    t += 1 if dtype is not np.bool_ else True
+    assert t.tolist() == a.tolist() and a.tolist() != np.arange(6).astype(dtype).tolist()
+
+
 def test_string_only_on_byte_storages_and_latin1():
     assert jg.ByteStorage().string(b"\x00\xffab").tolist() == [0, 255, 97, 98]
     assert jg.ByteStorage().string("\xe9").string() == "\xe9"
