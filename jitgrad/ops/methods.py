@@ -63,9 +63,12 @@ def _selects_element(key, ndim: int) -> bool:
     of the ``ndim`` dimensions, nothing else (``a[()]`` of a 0-d ``a`` too)."""
     if key.__class__ is not tuple:
         key = (key,)
-    return len(key) == ndim and all(
-        k.__class__ is not slice and k is not None and k is not Ellipsis for k in key
-    )
+    if len(key) != ndim:
+        return False
+    for k in key:  # (a loop: slicing is among the most frequent calls)
+        if k.__class__ is slice or k is None or k is Ellipsis:
+            return False
+    return True
 
 
 def _is_basic(key) -> bool:
