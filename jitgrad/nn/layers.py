@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from .. import creation
 from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, as_tensor
+from ..device import check_device
 from ..ops import linalg
 from . import functional as F
 from . import init
 from ._common import param_dtype
 from .activation import written_into
 from .conv import config_value
+from .embedding_functions import check_bag_mode, padding_index, renorm_options
 from .module import Module, Parameter
 
 
@@ -82,8 +82,15 @@ class Linear(Module):
 
 class Embedding(Module):
     """A lookup table: row ``i`` of ``weight`` for each index ``i`` (weights start as
-    N(0, 1)). Gradients of repeated indices add up. Row ``padding_idx``, if given, starts
-    as zeros and gets no gradient, as in PyTorch: a padding token keeps its embedding.
+    N(0, 1)), with PyTorch's ``nn.Embedding`` arguments. Gradients of repeated indices add
+    up. Row ``padding_idx``, if given, starts as zeros and gets no gradient, as in
+    PyTorch: a padding token keeps its embedding.
+
+    ``max_norm``, ``norm_type``, ``scale_grad_by_freq`` and ``sparse`` are those of
+    ``F.embedding``: with ``max_norm`` each lookup first renormalises in place the rows
+    it reads. ``_weight`` is the table itself (its memory, not a copy; ``padding_idx``'s
+    row is left as it is), ``_freeze`` makes it need no gradient. ``device`` can only be
+    the CPU.
 
     >>> import jitgrad as jg
     >>> emb = jg.nn.Embedding(10, 3, padding_idx=0, generator=0)
@@ -96,29 +103,53 @@ class Embedding(Module):
         num_embeddings: int,
         embedding_dim: int,
         padding_idx: int | None = None,
-        *,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight=None,
+        _freeze: bool = False,
+        device=None,
         dtype=None,
+        *,
         generator=None,
     ):
         super().__init__()
-        d = param_dtype(dtype)
+        check_device(device)
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
-        self.padding_idx = _padding_index(padding_idx, self.num_embeddings)
-        self.weight = Parameter(creation.empty((self.num_embeddings, self.embedding_dim), d))
-        self.reset_parameters(generator)
+        self.padding_idx = padding_index(padding_idx, self.num_embeddings)
+        renorm_options(max_norm, norm_type, type(self).__name__)
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = bool(scale_grad_by_freq), bool(sparse)
+        _set_table(self, _weight, dtype, generator)
+        self.weight.requires_grad_(not _freeze)
 
     @classmethod
-    def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx=None) -> Embedding:
-        """A table holding ``embeddings`` (a matrix, copied), fixed unless ``freeze`` is
-        False."""
-        embeddings = as_tensor(embeddings)
-        if embeddings.ndim != 2:
-            raise ValueError(f"embeddings must be a matrix, got shape {embeddings.shape}")
-        table = cls(*embeddings.shape, padding_idx=padding_idx, dtype=embeddings.dtype)
-        with no_grad():
-            table.weight.copy_(embeddings)
-        table.weight.requires_grad_(not freeze)
-        return table
+    def from_pretrained(
+        cls,
+        embeddings,
+        freeze: bool = True,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+    ) -> Embedding:
+        """A table holding a copy of ``embeddings`` (a matrix), fixed unless ``freeze`` is
+        False; the other arguments are the constructor's. (PyTorch's table shares the
+        matrix's memory; jitgrad's copy leaves the matrix alone, ``max_norm`` included.)
+        """
+        embeddings = _pretrained(embeddings)
+        return cls(
+            *embeddings.shape,
+            padding_idx=padding_idx,
+            max_norm=max_norm,
+            norm_type=norm_type,
+            scale_grad_by_freq=scale_grad_by_freq,
+            sparse=sparse,
+            _weight=embeddings,
+            _freeze=freeze,
+        )
 
     def reset_parameters(self, generator=None) -> None:
         init.normal_(self.weight, generator=generator)
@@ -127,40 +158,81 @@ class Embedding(Module):
                 self.weight[self.padding_idx] = 0
 
     def forward(self, indices) -> Tensor:
-        return F.embedding(indices, self.weight, self.padding_idx)
+        return F.embedding(
+            indices,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
+        )
 
     def get_config(self) -> dict:
         return {
             "num_embeddings": self.num_embeddings,
             "embedding_dim": self.embedding_dim,
             "padding_idx": self.padding_idx,
+            **_norm_config(self),
             "dtype": self.weight.dtype.name,
         }
 
     def extra_repr(self) -> str:
-        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
-        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
+        # PyTorch's wording, so that a printed model reads the same in both.
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            text += ", scale_grad_by_freq=True"
+        if self.sparse:
+            text += ", sparse=True"
+        return text
 
 
-def _padding_index(padding_idx, num_embeddings: int) -> int | None:
-    """``padding_idx`` checked against the table's size, a negative one counted from the
-    end."""
-    if padding_idx is None:
-        return None
-    if isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)):
-        raise TypeError(f"padding_idx must be an integer, got {padding_idx!r}")
-    if not -num_embeddings <= padding_idx < num_embeddings:
+def _set_table(layer, weight, dtype, generator) -> None:
+    """Give an embedding layer its weight: ``weight`` itself when given (checked against
+    the layer's shape), else a new one that the layer's ``reset_parameters`` fills."""
+    shape = (layer.num_embeddings, layer.embedding_dim)
+    if weight is None:
+        layer.weight = Parameter(creation.empty(shape, param_dtype(dtype)))
+        layer.reset_parameters(generator)
+        return
+    weight = as_tensor(weight)
+    if weight.shape != shape:
         raise ValueError(
-            f"padding_idx {padding_idx} is out of range for {num_embeddings} embeddings"
+            f"{type(layer).__name__}: _weight must have shape {shape} (num_embeddings, "
+            f"embedding_dim), got {weight.shape}"
         )
-    return int(padding_idx) % num_embeddings
+    layer.weight = Parameter(weight)
+
+
+def _pretrained(embeddings) -> Tensor:
+    embeddings = as_tensor(embeddings)
+    if embeddings.ndim != 2:
+        raise ValueError(f"embeddings must be a matrix, got shape {embeddings.shape}")
+    return embeddings.detach().clone()
+
+
+def _norm_config(layer) -> dict:
+    max_norm = None if layer.max_norm is None else float(layer.max_norm)
+    return {
+        "max_norm": max_norm,
+        "norm_type": float(layer.norm_type),
+        "scale_grad_by_freq": layer.scale_grad_by_freq,
+        "sparse": layer.sparse,
+    }
 
 
 class EmbeddingBag(Module):
     """The sum, mean or max of the embeddings of each bag of indices, as PyTorch's
-    ``nn.EmbeddingBag`` (see ``F.embedding_bag``): ``forward(input, offsets=None,
-    per_sample_weights=None)`` takes (B, N) bags, or 1-d indices with the bags' start
-    ``offsets``. Weights start as N(0, 1), row ``padding_idx`` as zeros, as ``Embedding``.
+    ``nn.EmbeddingBag`` (see ``F.embedding_bag``, whose options it takes):
+    ``forward(input, offsets=None, per_sample_weights=None)`` takes (B, N) bags, or 1-d
+    indices with the bags' start ``offsets``. Weights start as N(0, 1), row
+    ``padding_idx`` as zeros, as ``Embedding``; ``_weight`` is the table itself.
 
     >>> import jitgrad as jg
     >>> bag = jg.nn.EmbeddingBag(10, 3, mode="sum", generator=0)
@@ -172,7 +244,7 @@ class EmbeddingBag(Module):
         self,
         num_embeddings: int,
         embedding_dim: int,
-        max_norm=None,
+        max_norm: float | None = None,
         norm_type: float = 2.0,
         scale_grad_by_freq: bool = False,
         mode: str = "mean",
@@ -180,31 +252,52 @@ class EmbeddingBag(Module):
         _weight=None,
         include_last_offset: bool = False,
         padding_idx: int | None = None,
-        *,
+        device=None,
         dtype=None,
+        *,
         generator=None,
     ):
         super().__init__()
-        if mode not in ("sum", "mean", "max"):
-            raise ValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
-        if max_norm is not None or scale_grad_by_freq:
-            raise ValueError("EmbeddingBag: max_norm and scale_grad_by_freq are not supported")
-        d = param_dtype(dtype)
+        check_device(device)
+        check_bag_mode(mode, scale_grad_by_freq, sparse, type(self).__name__)
+        renorm_options(max_norm, norm_type, type(self).__name__)
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
-        self.norm_type, self.mode, self.sparse = float(norm_type), mode, bool(sparse)
-        self.include_last_offset = bool(include_last_offset)
-        self.padding_idx = _padding_index(padding_idx, self.num_embeddings)
-        shape = (self.num_embeddings, self.embedding_dim)
-        if _weight is None:
-            self.weight = Parameter(creation.empty(shape, d))
-            self.reset_parameters(generator)
-        else:
-            _weight = as_tensor(_weight)
-            if _weight.shape != shape:
-                raise ValueError(
-                    f"EmbeddingBag: _weight must have shape {shape}, got {_weight.shape}"
-                )
-            self.weight = Parameter(_weight)
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = bool(scale_grad_by_freq), bool(sparse)
+        self.mode, self.include_last_offset = mode, bool(include_last_offset)
+        self.padding_idx = padding_index(padding_idx, self.num_embeddings)
+        _set_table(self, _weight, dtype, generator)
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings,
+        freeze: bool = True,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+    ) -> EmbeddingBag:
+        """Bags over a copy of ``embeddings`` (a matrix), fixed unless ``freeze`` is
+        False; the other arguments are the constructor's (as ``Embedding.from_pretrained``).
+        """
+        embeddings = _pretrained(embeddings)
+        bag = cls(
+            *embeddings.shape,
+            max_norm=max_norm,
+            norm_type=norm_type,
+            scale_grad_by_freq=scale_grad_by_freq,
+            mode=mode,
+            sparse=sparse,
+            _weight=embeddings,
+            include_last_offset=include_last_offset,
+            padding_idx=padding_idx,
+        )
+        bag.weight.requires_grad_(not freeze)
+        return bag
 
     reset_parameters = Embedding.reset_parameters
 
@@ -213,17 +306,21 @@ class EmbeddingBag(Module):
             input,
             self.weight,
             offsets,
-            mode=self.mode,
-            sparse=self.sparse,
-            per_sample_weights=per_sample_weights,
-            include_last_offset=self.include_last_offset,
-            padding_idx=self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.mode,
+            self.sparse,
+            per_sample_weights,
+            self.include_last_offset,
+            self.padding_idx,
         )
 
     def get_config(self) -> dict:
         return {
             "num_embeddings": self.num_embeddings,
             "embedding_dim": self.embedding_dim,
+            **_norm_config(self),
             "mode": self.mode,
             "include_last_offset": self.include_last_offset,
             "padding_idx": self.padding_idx,
@@ -231,9 +328,14 @@ class EmbeddingBag(Module):
         }
 
     def extra_repr(self) -> str:
+        # PyTorch's wording, so that a printed model reads the same in both.
         text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm!r}"
         if self.norm_type != 2:
-            text += f", norm_type={self.norm_type}"
+            text += f", norm_type={self.norm_type!r}"
+        if self.scale_grad_by_freq:
+            text += ", scale_grad_by_freq=True"
         text += f", mode={self.mode!r}"
         if self.padding_idx is not None:
             text += f", padding_idx={self.padding_idx}"

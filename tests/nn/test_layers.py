@@ -239,6 +239,161 @@ def test_embedding_init_is_standard_normal():
     assert abs(w.mean()) < 0.05 and abs(w.std() - 1) < 0.05
 
 
+# -- Embedding's options against PyTorch -------------------------------------------------------
+
+# (max_norm, norm_type, padding_idx, scale_grad_by_freq, sparse); shapes are drawn per case.
+EMBEDDING_OPTIONS = [
+    (1.0, 2.0, None, False, False),
+    (0.7, 1.0, -1, True, False),
+    (1.5, math.inf, 0, True, True),
+    (0.0, 3.0, None, False, True),
+    (None, 2.0, 2, True, False),
+    (2.0, 0.5, None, True, False),
+]
+
+
+def _lookup_case(seed, dtype=np.float64):
+    """A table whose rows' norms straddle 1 and indices (1 to 3 dimensions) that repeat
+    some rows and pass others by (never the last), with an output gradient."""
+    rng = np.random.default_rng(seed)
+    n, dim = int(rng.integers(4, 9)), int(rng.integers(1, 5))
+    table = (rng.standard_normal((n, dim)) * rng.uniform(0.2, 2.0, (n, 1))).astype(dtype)
+    shape = tuple(int(s) for s in rng.integers(1, 5, rng.integers(1, 4)))
+    indices = rng.integers(0, n - 1, shape)
+    indices.flat[:2] = indices.flat[-1]  # (a repeated index, whatever the draw)
+    return table, indices, rng.standard_normal((*shape, dim)).astype(dtype)
+
+
+def _torch_dense(grad):
+    return (grad.to_dense() if grad.is_sparse else grad).numpy()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", range(len(EMBEDDING_OPTIONS)))
+def test_functional_embedding_options_like_torch(case, dtype):
+    torch = pytest.importorskip("torch")
+    max_norm, norm_type, padding_idx, by_freq, sparse = EMBEDDING_OPTIONS[case]
+    table, indices, g = _lookup_case(case, dtype)
+    w, tw = jg.tensor(table, requires_grad=True), torch.tensor(table, requires_grad=True)
+    version, torch_version = w._storage._version, tw._version
+    options = (padding_idx, max_norm, norm_type, by_freq)
+    y = nn.functional.embedding(jg.tensor(indices), w, *options, sparse)
+    # PyTorch refuses a sparse gradient scaled by frequency; jitgrad's dense gradient is
+    # then the one PyTorch gives without sparse.
+    expected = torch.nn.functional.embedding(
+        torch.tensor(indices), tw, *options, sparse and not by_freq
+    )
+    tol = {"rtol": 1e-12, "atol": 1e-12} if dtype == np.float64 else {"rtol": 2e-6, "atol": 1e-6}
+    np.testing.assert_allclose(y.detach().numpy(), expected.detach().numpy(), **tol)
+    # The rows looked up, renormalised in place as PyTorch's are, one write counted.
+    np.testing.assert_allclose(w.detach().numpy(), tw.detach().numpy(), **tol)
+    assert w._storage._version - version == tw._version - torch_version == (max_norm is not None)
+    assert (w.detach().numpy() != table).any() == (max_norm is not None)
+    y.backward(jg.tensor(g))
+    expected.backward(torch.tensor(g))
+    np.testing.assert_allclose(w.grad.numpy(), _torch_dense(tw.grad), **tol)
+
+
+@pytest.mark.parametrize("case", range(len(EMBEDDING_OPTIONS)))
+def test_embedding_layer_options_and_from_pretrained_like_torch(case):
+    torch = pytest.importorskip("torch")
+    max_norm, norm_type, padding_idx, by_freq, sparse = EMBEDDING_OPTIONS[case]
+    table, indices, g = _lookup_case(10 + case)
+    args = (padding_idx, max_norm, norm_type, by_freq, sparse)
+    layer = nn.Embedding(*table.shape, *args, generator=0)
+    torch_layer = torch.nn.Embedding(*table.shape, *args, dtype=torch.float64)
+    assert repr(layer) == repr(torch_layer)
+    rebuilt = nn.from_config(layer.config())
+    assert rebuilt.config() == layer.config() and repr(rebuilt) == repr(layer)
+    pretrained = nn.Embedding.from_pretrained(jg.tensor(table), False, *args)
+    torch_pretrained = torch.nn.Embedding.from_pretrained(torch.tensor(table), False, *args)
+    assert repr(pretrained) == repr(torch_pretrained)
+    for ours, theirs in [(layer, torch_layer), (pretrained, torch_pretrained)]:
+        with jg.no_grad():
+            ours.weight.copy_(jg.tensor(table))
+        with torch.no_grad():
+            theirs.weight.copy_(torch.tensor(table))
+        y, expected = ours(jg.tensor(indices)), theirs(torch.tensor(indices))
+        np.testing.assert_allclose(y.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy())
+        y.backward(jg.tensor(g))
+        if sparse and by_freq:  # (PyTorch refuses them together; see the functional test)
+            continue
+        expected.backward(torch.tensor(g))
+        np.testing.assert_allclose(ours.weight.grad.numpy(), _torch_dense(theirs.weight.grad))
+
+
+def test_embedding_takes_its_weight_freezes_and_checks_the_device_as_pytorch():
+    torch = pytest.importorskip("torch")
+    table = jg.tensor(data((5, 3), 3))
+    layer = nn.Embedding(5, 3, 1, None, 2.0, False, False, table, True, "cpu", jg.float32)
+    reference = torch.nn.Embedding(5, 3, 1, _weight=torch.tensor(table.numpy()), _freeze=True)
+    assert layer.weight.storage() is table.storage()  # the table itself, padding row kept
+    assert layer.weight.dtype == jg.float64 and not layer.weight.requires_grad
+    assert not reference.weight.requires_grad and repr(layer) == repr(reference)
+    np.testing.assert_array_equal(layer.weight.numpy(), data((5, 3), 3))
+    assert nn.Embedding(5, 3, _weight=table).weight.requires_grad
+    assert nn.Embedding(5, 3, device=torch.device("cpu")).weight.shape == (5, 3)
+    with pytest.raises(ValueError, match="CPU only; device 'cuda'"):
+        nn.Embedding(5, 3, device="cuda")
+    with pytest.raises(ValueError, match=r"_weight must have shape \(4, 3\)"):
+        nn.Embedding(4, 3, _weight=table)
+    # from_pretrained copies: the matrix passed keeps its values under max_norm.
+    frozen = nn.Embedding.from_pretrained(table, max_norm=0.1)
+    frozen(jg.tensor([0, 1, 2]))
+    np.testing.assert_array_equal(table.numpy(), data((5, 3), 3))
+    assert not frozen.weight.requires_grad and (frozen.weight.numpy() != table.numpy()).any()
+
+
+def test_embedding_gradient_scaled_by_frequency_by_hand():
+    layer = nn.Embedding(4, 2, padding_idx=0, scale_grad_by_freq=True, generator=0)
+    layer(jg.tensor([[1, 1, 3], [0, 1, 0]])).sum().backward()
+    # Index 1 three times, 3 once, padding 0 twice: each row's gradient is the mean of
+    # its contributions, and the padding row gets none.
+    assert layer.weight.grad.tolist() == [[0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [1.0, 1.0]]
+    layer.weight.grad = None
+    with jg.no_grad():
+        assert layer(jg.tensor([1, 1])).shape == (2, 2)  # (no gradient: nothing to scale)
+    double = jg.autograd.grad(layer(jg.tensor([2, 2])).sum(), layer.weight, create_graph=True)
+    assert double[0].tolist() == [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0]]
+
+
+def test_a_renorm_counts_as_a_write_for_autograd_as_in_pytorch():
+    w = leaf((4, 3), 5)
+    saved = (w * w).sum()  # (saves w for its backward)
+    nn.functional.embedding(jg.tensor([1]), w, max_norm=0.5)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        saved.backward()
+    kept = (w * w).sum()
+    nn.functional.embedding(jg.tensor([1]), w)  # no max_norm: no write
+    kept.backward()
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"max_norm": -1.0}, ValueError, "max_norm must be a non-negative number"),
+        ({"max_norm": math.nan}, ValueError, "max_norm must be a non-negative number"),
+        ({"max_norm": "1"}, TypeError, "max_norm must be a number or None, got '1'"),
+        ({"max_norm": 1.0, "norm_type": "fro"}, TypeError, "norm_type must be a number"),
+        ({"norm_type": None}, TypeError, "norm_type must be a number"),
+        ({"max_norm": 1.0, "norm_type": math.nan}, ValueError, "norm_type must be a number"),
+        ({"padding_idx": 5}, ValueError, "padding_idx 5 is out of range for 5 embeddings"),
+    ],
+)
+def test_embedding_options_refused_with_the_reason(kwargs, error, match):
+    w = jg.tensor(data((5, 2)))
+    with pytest.raises(error, match=match):
+        nn.functional.embedding(jg.tensor([0, 1]), w, **kwargs)
+    with pytest.raises(error, match=match):
+        nn.Embedding(5, 2, **kwargs)
+    with pytest.raises(error, match=match.replace("5 embeddings", "")):
+        nn.functional.embedding_bag(jg.tensor([[0, 1]]), w, **kwargs)
+    np.testing.assert_array_equal(w.numpy(), data((5, 2)))  # nothing renormalised
+    with pytest.raises(TypeError, match="max_norm needs a floating-point weight"):
+        nn.functional.embedding(jg.tensor([0]), jg.tensor([[3, 4]]), max_norm=1.0)
+
+
 # -- Dropout -----------------------------------------------------------------------------------
 
 
@@ -655,6 +810,61 @@ def test_a_jitted_embedding_checks_the_indices_of_every_call():
             lookup(jg.tensor([[bad, 2]]))
 
 
+def _embedding_training_step():
+    """An embedding with max_norm (and scale_grad_by_freq) under a linear head, and one
+    SGD step of it; most rows start above max_norm, and the steps push them out again."""
+    emb = nn.Embedding(12, 4, 3, max_norm=1.0, norm_type=1.5, scale_grad_by_freq=True, generator=0)
+    with jg.no_grad():
+        emb.weight.mul_(3.0)
+    head = nn.Linear(4, 1, generator=1)
+    optimizer = jg.optim.SGD([*emb.parameters(), *head.parameters()], lr=0.5)
+
+    def step(indices, target):
+        optimizer.zero_grad()
+        loss = ((head(emb(indices)).squeeze(-1) - target) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return emb, step
+
+
+def test_a_jitted_training_step_renorms_each_call_s_rows_as_the_eager_step():
+    (eager_emb, eager_step), (emb, step) = _embedding_training_step(), _embedding_training_step()
+    step = jg.jit(step)
+    rng, renormed = np.random.default_rng(0), []
+    for _ in range(4):
+        indices = rng.integers(0, 12, (2, 5))
+        target = jg.tensor(rng.standard_normal((2, 5)))
+        norms = np.linalg.norm(eager_emb.weight.numpy(), 1.5, axis=1)
+        renormed.append({int(i) for i in np.unique(indices) if norms[i] > 1.0})
+        eager_loss = eager_step(jg.tensor(indices), target)
+        loss = step(jg.tensor(indices), target)
+        np.testing.assert_allclose(loss.item(), eager_loss.item(), rtol=1e-12)
+        np.testing.assert_allclose(
+            emb.weight.numpy(), eager_emb.weight.numpy(), rtol=1e-12, atol=1e-15
+        )
+    assert step.traces == 1
+    assert all(renormed) and len({frozenset(r) for r in renormed}) == len(renormed)
+
+
+def test_a_jitted_lookup_renorms_the_weight_passed_in_as_torch_does():
+    torch = pytest.importorskip("torch")
+    table = data((9, 3), 4) * 2
+    w, tw = jg.tensor(table), torch.tensor(table)
+    lookup = jg.jit(lambda i, w: nn.functional.embedding(i, w, max_norm=1.5).sum(0))
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        indices = rng.integers(0, 9, 4)
+        version = w._storage._version
+        y = lookup(jg.tensor(indices), w)
+        expected = torch.nn.functional.embedding(torch.tensor(indices), tw, max_norm=1.5)
+        np.testing.assert_allclose(y.numpy(), expected.sum(0).numpy(), rtol=1e-12)
+        np.testing.assert_allclose(w.numpy(), tw.numpy(), rtol=1e-12)
+        assert w._storage._version > version
+    assert lookup.traces == 1 and (w.numpy() != table).any()
+
+
 @pytest.mark.parametrize("momentum", [None, 0.1])
 def test_batchnorm_running_stats_under_jit_follow_eager(momentum):
     rng = np.random.default_rng(0)
@@ -999,6 +1209,138 @@ def test_embedding_bag_weights_and_last_offset_like_torch():
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("bags, offsets", BAGS)
+def test_embedding_bag_max_norm_and_sparse_like_torch(mode, bags, offsets):
+    torch = pytest.importorskip("torch")
+    norm_type, sparse = {"sum": (2.0, True), "mean": (1.0, True), "max": (math.inf, False)}[mode]
+    options = {"max_norm": 1.2, "norm_type": norm_type, "mode": mode, "sparse": sparse}
+    layer = nn.EmbeddingBag(6, 3, **options, padding_idx=2, generator=2)
+    torch_layer = _torch_copy(layer, torch.nn.EmbeddingBag(6, 3, **options, padding_idx=2))
+    assert repr(layer) == repr(torch_layer)
+    with jg.no_grad():
+        layer.weight.mul_(2.0)  # (most rows' norms above max_norm)
+    with torch.no_grad():
+        torch_layer.weight.mul_(2.0)
+    version = layer.weight._storage._version
+    args = [jg.tensor(bags)] + ([] if offsets is None else [jg.tensor(offsets)])
+    torch_args = [torch.tensor(bags)] + ([] if offsets is None else [torch.tensor(offsets)])
+    y, expected = layer(*args), torch_layer(*torch_args)
+    np.testing.assert_allclose(y.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    # Every row the input holds renormalised in place (the padding row too), once.
+    np.testing.assert_allclose(
+        layer.weight.detach().numpy(), torch_layer.weight.detach().numpy(), rtol=1e-12
+    )
+    assert layer.weight._storage._version == version + 1
+    g = data(y.shape, 5)
+    y.backward(jg.tensor(g))
+    expected.backward(torch.tensor(g))
+    np.testing.assert_allclose(
+        layer.weight.grad.numpy(), _torch_dense(torch_layer.weight.grad), rtol=1e-12, atol=1e-15
+    )
+
+
+def _each_index_times(rng, n, times, length):
+    """``length`` indices in [0, n), each index that occurs occurring ``times`` times."""
+    return rng.permutation(np.repeat(rng.choice(n, length // times, replace=False), times))
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+@pytest.mark.parametrize("times", [1, 2, 3])
+def test_embedding_bag_scale_grad_by_freq_like_torch(mode, times):
+    # PyTorch's CPU kernel divides some rows by another index's count when counts differ
+    # (see the test by hand below); with every index held equally often it is right.
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(times)
+    indices = _each_index_times(rng, 12, times, 12)
+    starts = np.concatenate([[0], np.sort(rng.integers(0, 12, 3))])
+    table, weights = data((12, 3), times), data(12, 7 + times)
+    ours = jg.tensor(table, requires_grad=True), jg.tensor(weights)
+    theirs = torch.tensor(table, requires_grad=True), torch.tensor(weights)
+    # (With include_last_offset, the offsets end the input: PyTorch's CPU kernels differ
+    # among modes and dtypes on indices after the last offset.)
+    for last, offsets in [(False, starts), (True, np.append(starts, 12))]:
+        kwargs = {"mode": mode, "scale_grad_by_freq": True, "include_last_offset": last}
+        y = nn.functional.embedding_bag(
+            jg.tensor(indices),
+            ours[0],
+            jg.tensor(offsets),
+            per_sample_weights=ours[1] if mode == "sum" else None,
+            **kwargs,
+        )
+        expected = torch.nn.functional.embedding_bag(
+            torch.tensor(indices),
+            theirs[0],
+            torch.tensor(offsets),
+            per_sample_weights=theirs[1] if mode == "sum" else None,
+            **kwargs,
+        )
+        np.testing.assert_allclose(y.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+        g = data(y.shape, 3)
+        y.backward(jg.tensor(g))
+        expected.backward(torch.tensor(g))
+        np.testing.assert_allclose(ours[0].grad.numpy(), theirs[0].grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+@pytest.mark.parametrize("padding_idx", [None, 1])
+def test_embedding_bag_scale_grad_by_freq_with_mixed_counts_as_torch_lookups(mode, padding_idx):
+    # Bags of a (B, N) input are sums or means of F.embedding's rows over the
+    # non-padding positions: PyTorch's lookup with scale_grad_by_freq is the reference.
+    torch = pytest.importorskip("torch")
+    table, indices = data((6, 4), 8), np.random.default_rng(8).integers(0, 6, (5, 4))
+    indices[:2, :2] = 1  # (the padding index, and counts that differ)
+    layer = nn.EmbeddingBag(
+        6, 4, scale_grad_by_freq=True, mode=mode, padding_idx=padding_idx, _weight=table
+    )
+    tw = torch.tensor(table, requires_grad=True)
+    rows = torch.nn.functional.embedding(
+        torch.tensor(indices), tw, padding_idx, scale_grad_by_freq=True
+    )
+    taken = torch.tensor(indices != (-1 if padding_idx is None else padding_idx))[..., None]
+    expected = (rows * taken).sum(1)
+    if mode == "mean":
+        expected = expected / taken.sum(1).clamp(min=1)
+    y = layer(jg.tensor(indices))
+    np.testing.assert_allclose(y.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    g = data(y.shape, 9)
+    y.backward(jg.tensor(g))
+    expected.backward(torch.tensor(g))
+    np.testing.assert_allclose(layer.weight.grad.numpy(), tw.grad.numpy(), rtol=1e-12)
+
+
+def test_embedding_bag_scale_grad_by_freq_by_hand():
+    # Index 1 twice and 3 once: each row's gradient is the mean of its contributions.
+    # (PyTorch 2.13's CPU kernel gives row 3 a half: it divides by index 1's count.)
+    weight = jg.ones((4, 3), requires_grad=True)
+    y = nn.functional.embedding_bag(
+        jg.tensor([1, 1, 3]), weight, jg.tensor([0]), mode="sum", scale_grad_by_freq=True
+    )
+    y.sum().backward()
+    assert weight.grad[:, 0].tolist() == [0.0, 1.0, 0.0, 1.0]
+
+
+def test_embedding_bag_from_pretrained_like_torch():
+    torch = pytest.importorskip("torch")
+    table = data((6, 3), 11) * 2
+    args = (False, 1.0, 2.0, True, "mean", True, True, 0)  # freeze ... padding_idx
+    bag = nn.EmbeddingBag.from_pretrained(jg.tensor(table), *args)
+    reference = torch.nn.EmbeddingBag.from_pretrained(torch.tensor(table), *args)
+    assert repr(bag) == repr(reference) and bag.weight.requires_grad
+    assert bag.include_last_offset and bag.padding_idx == 0 and bag.sparse
+    indices, offsets = [2, 0, 5, 5, 3, 1], [0, 2, 5, 6]  # the last offset ends the input
+    y = bag(jg.tensor(indices), jg.tensor(offsets))
+    expected = reference(torch.tensor(indices), torch.tensor(offsets))
+    np.testing.assert_allclose(y.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(bag.weight.detach().numpy(), reference.weight.detach().numpy())
+    y.sum().backward()  # (PyTorch's sparse gradient refuses scale_grad_by_freq)
+    frozen = nn.EmbeddingBag.from_pretrained(jg.tensor(table), mode="max")
+    assert not frozen.weight.requires_grad
+    assert frozen(jg.tensor([[1, 2]])).tolist() == [list(table[[1, 2]].max(0))]
+    with pytest.raises(ValueError, match="embeddings must be a matrix"):
+        nn.EmbeddingBag.from_pretrained(jg.ones(3))
+
+
 def test_a_jitted_embedding_bag_reads_every_call_s_bags():
     layer = nn.EmbeddingBag(8, 3, mode="max", generator=0)
     step = jg.jit(lambda i, o: layer(i, o).detach())
@@ -1027,7 +1369,19 @@ def test_a_jitted_embedding_bag_reads_every_call_s_bags():
             "per_sample_weights is only supported for mode='sum'",
         ),
         (lambda b: nn.EmbeddingBag(4, 2, mode="min"), ValueError, "mode must be"),
-        (lambda b: nn.EmbeddingBag(4, 2, max_norm=1.0), ValueError, "max_norm"),
+        (lambda b: nn.EmbeddingBag(4, 2, max_norm=-1.0), ValueError, "max_norm must be a non"),
+        (
+            lambda b: nn.EmbeddingBag(4, 2, mode="max", scale_grad_by_freq=True),
+            ValueError,
+            "mode 'max' does not support scale_grad_by_freq",
+        ),
+        (
+            lambda b: nn.functional.embedding_bag(
+                jg.tensor([[1]]), b.weight, mode="max", sparse=True
+            ),
+            ValueError,
+            "mode 'max' does not support sparse",
+        ),
     ],
 )
 def test_embedding_bag_errors(call, error, match):
