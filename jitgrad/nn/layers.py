@@ -135,10 +135,9 @@ class Embedding(Module):
         scale_grad_by_freq: bool = False,
         sparse: bool = False,
     ) -> Embedding:
-        """A table holding a copy of ``embeddings`` (a matrix), fixed unless ``freeze`` is
-        False; the other arguments are the constructor's. (PyTorch's table shares the
-        matrix's memory; jitgrad's copy leaves the matrix alone, ``max_norm`` included.)
-        """
+        """A table over ``embeddings`` (a matrix, its memory shared as PyTorch's is: an
+        update or a ``max_norm`` renormalisation shows in it), fixed unless ``freeze`` is
+        False; the other arguments are the constructor's."""
         embeddings = _pretrained(embeddings)
         return cls(
             *embeddings.shape,
@@ -214,7 +213,7 @@ def _pretrained(embeddings) -> Tensor:
     embeddings = as_tensor(embeddings)
     if embeddings.ndim != 2:
         raise ValueError(f"embeddings must be a matrix, got shape {embeddings.shape}")
-    return embeddings.detach().clone()
+    return embeddings.detach()
 
 
 def _norm_config(layer) -> dict:
@@ -281,9 +280,9 @@ class EmbeddingBag(Module):
         include_last_offset: bool = False,
         padding_idx: int | None = None,
     ) -> EmbeddingBag:
-        """Bags over a copy of ``embeddings`` (a matrix), fixed unless ``freeze`` is
-        False; the other arguments are the constructor's (as ``Embedding.from_pretrained``).
-        """
+        """Bags over ``embeddings`` (a matrix, its memory shared as
+        ``Embedding.from_pretrained`` shares it), fixed unless ``freeze`` is False; the
+        other arguments are the constructor's."""
         embeddings = _pretrained(embeddings)
         bag = cls(
             *embeddings.shape,

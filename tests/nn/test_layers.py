@@ -338,11 +338,14 @@ def test_embedding_takes_its_weight_freezes_and_checks_the_device_as_pytorch():
         nn.Embedding(5, 3, device="cuda")
     with pytest.raises(ValueError, match=r"_weight must have shape \(4, 3\)"):
         nn.Embedding(4, 3, _weight=table)
-    # from_pretrained copies: the matrix passed keeps its values under max_norm.
+    # from_pretrained shares the matrix's memory, as PyTorch's does: max_norm renorms it.
     frozen = nn.Embedding.from_pretrained(table, max_norm=0.1)
+    torch_table = torch.tensor(data((5, 3), 3))
+    torch.nn.Embedding.from_pretrained(torch_table, max_norm=0.1)(torch.tensor([0, 1, 2]))
     frozen(jg.tensor([0, 1, 2]))
-    np.testing.assert_array_equal(table.numpy(), data((5, 3), 3))
-    assert not frozen.weight.requires_grad and (frozen.weight.numpy() != table.numpy()).any()
+    np.testing.assert_allclose(table.numpy(), torch_table.numpy(), rtol=1e-6)
+    assert not frozen.weight.requires_grad and not table.requires_grad
+    assert frozen.weight.data_ptr() == table.data_ptr()
 
 
 def test_embedding_gradient_scaled_by_frequency_by_hand():
@@ -1081,7 +1084,7 @@ def test_trunc_normal_orthogonal_and_pretrained_embeddings():
     table = jg.arange(6.0).reshape(3, 2)
     frozen = nn.Embedding.from_pretrained(table)
     assert frozen(jg.tensor([2, 0])).tolist() == [[4.0, 5.0], [0.0, 1.0]]
-    assert not frozen.weight.requires_grad and frozen.weight.storage() is not table.storage()
+    assert not frozen.weight.requires_grad and frozen.weight.storage() is table.storage()
     assert nn.Embedding.from_pretrained(table, freeze=False, padding_idx=0).weight.requires_grad
 
 
