@@ -602,6 +602,7 @@ class Comparison(Binary):
 class Test(Unary):
     result = "bool"
     grad_rules = (None,)
+    quiet_kinds = "biuf"  # (isnan, isfinite, isinf, signbit, logical_not: no arithmetic)
 
 
 class Piecewise(Unary):

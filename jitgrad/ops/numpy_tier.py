@@ -437,15 +437,18 @@ def _one_operand(decision: ElementwiseLaunch, f, xs):
     computed = shape or (1,)
     one_dim = len(computed) == 1
     array = _operand_getter(decision.specs[0], xs)
-    errors, ignore = numpy_errors, IGNORE_ERRORS
+    errors, ignore, quiet = numpy_errors, IGNORE_ERRORS, decision.quiet
 
     def direct(x0):
         a0 = array(x0)
-        token = errors.set(ignore)
-        try:
+        if quiet:
             y = f(a0)
-        finally:
-            errors.reset(token)
+        else:
+            token = errors.set(ignore)
+            try:
+                y = f(a0)
+            finally:
+                errors.reset(token)
         if (
             y.__class__ is not _ndarray
             or y.dtype is not out

@@ -15,7 +15,7 @@ import numpy as np
 from ..autograd.function import Function, records_nothing
 from ..autograd.tensor import Tensor, as_tensor
 from ..recording import compute
-from .elementwise import Elementwise, Piecewise, Test, Unary, _op, logical_and, where
+from .elementwise import Elementwise, Piecewise, Test, Unary, _op, entry, logical_and, where
 from .movement import astype, clone
 from .numpy_tier import tensor_of, tensor_over
 from .ufunc import _write, ufunc
@@ -28,6 +28,7 @@ _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 
 
 class Negative(Unary):
+    quiet_kinds = "biuf"
     needs_input_values = False
     on_bool = (
         "boolean negative, the `-` operator, is not supported (as in numpy); use "
@@ -42,6 +43,7 @@ class Negative(Unary):
 
 
 class Positive(Unary):
+    quiet_kinds = "biuf"
     needs_input_values = False
     on_bool = "positive, the unary `+` operator, is not defined for bool (as in numpy)"
 
@@ -53,6 +55,8 @@ class Positive(Unary):
 
 
 class Abs(Unary):
+    quiet_kinds = "biuf"
+
     def f(self, m, x):
         return m.abs(x)
 
@@ -534,16 +538,22 @@ class Sign(Piecewise):
 
 
 class Floor(Piecewise):
+    quiet_kinds = "biuf"
+
     def f(self, m, x):
         return m.floor(x)
 
 
 class Ceil(Piecewise):
+    quiet_kinds = "biuf"
+
     def f(self, m, x):
         return m.ceil(x)
 
 
 class Trunc(Piecewise):
+    quiet_kinds = "biuf"
+
     def f(self, m, x):
         return m.trunc(x)
 
@@ -619,6 +629,7 @@ class NanToNum(Elementwise):
 class Invert(Unary):
     """~x: bitwise not of integers, logical not of bools (numpy's ``invert``)."""
 
+    quiet_kinds = "biu"
     integer_only = True
     grad_rules = (None,)
 
@@ -839,10 +850,11 @@ def abs(x):  # noqa: A001  numpy's spelling
     """
     if _is_complex(x):
         return ComplexAbs()(x)
-    return Abs()(x)
+    return _real_abs(x)
 
 
 absolute = abs
+_real_abs = entry(Abs)  # (a remembered call without the op object)
 
 
 @ufunc(nin=1)

@@ -193,3 +193,33 @@ def test_small_integer_powers_called_again_compile_nothing(monkeypatch):
             ((grid - 16) ** 2).numpy(), (np.arange(768) - 16).reshape(24, 32) ** 2
         )
     assert not cache.stats.kernels
+
+
+QUIET_UNARY = ["negative", "positive", "abs", "floor", "ceil", "trunc", "isnan", "isfinite"]
+QUIET_UNARY += ["isinf", "signbit", "logical_not", "invert"]
+
+
+@pytest.mark.parametrize("name", QUIET_UNARY)
+def test_ops_that_raise_no_floating_point_error_leave_numpys_error_state_alone(name):
+    """Their direct calls skip setting numpy's error state: under the user's
+    ``errstate(all="raise")`` they still raise nothing, on any value, and equal numpy."""
+    values = {
+        "float32": np.array([0.0, -0.0, 1.5, -2.5, np.inf, -np.inf, np.nan, 1e-45, 3e38]),
+        "float64": np.array([0.0, -0.0, 1.5, -2.5, np.inf, -np.inf, np.nan, 5e-324, 1e308]),
+        "int64": np.array([np.iinfo(np.int64).min, -1, 0, 7]),
+        "int8": np.array([-128, 127, 0]),
+    }
+    for dtype, v in values.items():
+        a = v.astype(dtype)
+        try:
+            want = getattr(np, name)(a)
+        except TypeError:  # (invert of floats: numpy refuses them, as jitgrad does)
+            continue
+        t = jg.asarray(a)
+        for _ in range(3):  # the second and later calls run the remembered direct call
+            with np.errstate(all="raise"):
+                got = getattr(jg, name)(t)
+            np.testing.assert_array_equal(got.numpy(), want)
+    with np.errstate(all="raise"):  # (ops that may raise one still silence it)
+        for _ in range(3):
+            assert jg.sign(jg.asarray([np.inf, -np.inf])).tolist() == [1.0, -1.0]
