@@ -892,9 +892,7 @@ def _numpy_copy(like: TensorBase, storage_type):
                 copied = source.astype(dtype, "C")
             finally:
                 errors.reset(token)
-        storage = object.__new__(storage_type)  # (``_holding``'s and ``_make``'s work inline)
-        storage.kernel_array, storage._version = copied.reshape(-1), 0
-        return make(storage, shape, strides, 0)
+        return make(storage_type._holding(copied.reshape(-1)), shape, strides, 0)
 
     return call
 
