@@ -249,3 +249,31 @@ def test_a_forked_child_starts_workers_of_its_own():
         os.waitpid(pid, 0)
         assert os.read(read, 1) == b"1"
         os.close(read)
+
+
+def test_watching_a_counter_sees_another_threads_write():
+    counts = np.zeros(2, np.int64)
+    assert not threads._watch(counts, 1, 1, 10)  # nobody writes it: gives up
+    assert threads._watch(counts, 0, 0, 1)
+
+    def write_soon():
+        time.sleep(0.01)
+        counts[1] = 7
+
+    writer = threading.Thread(target=write_soon)
+    writer.start()
+    # (10^7 turns is seconds: only the write ends the wait this soon)
+    started = time.perf_counter()
+    assert threads._watch(counts, 1, 7, 10**7)
+    assert time.perf_counter() - started < 1
+    writer.join()
+
+
+@pytest.mark.parametrize("turns", [0, threads.SPIN_TURNS])
+def test_launches_in_a_row_hand_over_with_or_without_watching(monkeypatch, turns):
+    monkeypatch.setattr(threads, "SPIN_TURNS", turns)
+    monkeypatch.setattr(threads, "count", lambda: 2)
+    for n in range(2, 40):
+        seen = []
+        threads.run(seen.append, n)
+        assert sorted(seen) == list(range(n))
