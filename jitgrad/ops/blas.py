@@ -87,32 +87,51 @@ def matmul_on_one_thread(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         np.matmul(a, b, out)
 
 
-def split_rows(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    """``np.matmul(a, b, out)`` with the rows of ``a`` and ``out`` cut among jitgrad's
-    threads, each running BLAS on the one thread it is switched to (``switched_once``)."""
-    cuts = threads.bounds(a.shape[-2], _ROW_ALIGN, threads.count())
+def split_product(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``np.matmul(a, b, out)`` cut among jitgrad's threads, each running BLAS on the one
+    thread it is switched to (``switched_once``). A stack of matrices is cut by its first
+    axis, so that each thread gets whole matrices (cutting their rows doubled the calls
+    into BLAS, each with its own fixed cost); a matrix, or a stack shorter than the
+    threads, by the rows of ``a`` and ``out``."""
+    count = threads.count()
+    if out.ndim > 2 and out.shape[0] >= count:
+        cuts = threads.bounds(out.shape[0], 1, count)
 
-    def piece(k):
-        lo, hi = cuts[k]
-        np.matmul(a[..., lo:hi, :], b, out[..., lo:hi, :])
+        def operand(x, lo, hi):  # (one broadcast along that axis stays whole)
+            return x[lo:hi] if x.ndim == out.ndim and x.shape[0] > 1 else x
+
+        def piece(k):
+            lo, hi = cuts[k]
+            np.matmul(operand(a, lo, hi), operand(b, lo, hi), out[lo:hi])
+
+    else:
+        cuts = threads.bounds(a.shape[-2], _ROW_ALIGN, count)
+
+        def piece(k):
+            lo, hi = cuts[k]
+            np.matmul(a[..., lo:hi, :], b, out[..., lo:hi, :])
 
     threads.run(piece, len(cuts))
 
 
-split_rows.shares_threads = True
+split_product.shares_threads = True
 
-# Pieces of a split product start on multiples of this many rows (whole cache lines of
-# a float32 output row of 16 columns and more).
+# Pieces of a product cut by its rows start on multiples of this many rows (whole cache
+# lines of a float32 output row of 16 columns and more).
 _ROW_ALIGN = 16
 
 
 def _splits(fn, args) -> bool:
     """Whether a plan's product is worth cutting among jitgrad's threads: one above
-    ``config.blas_split_from`` multiply-adds over matrices with rows to share."""
+    ``config.blas_split_from`` multiply-adds over a stack of matrices, or matrices with
+    rows to share."""
     if fn is not np.matmul and fn is not matmul_on_one_thread:
         return False
     a, b, out = args
-    if a.ndim < 2 or b.ndim < 2 or a.shape[-2] < 2 * _ROW_ALIGN:
+    if a.ndim < 2 or b.ndim < 2:
+        return False
+    stacked = out.ndim > 2 and out.shape[0] >= threads.count()
+    if not stacked and a.shape[-2] < 2 * _ROW_ALIGN:
         return False
     return out.size * b.shape[-2] >= config.blas_split_from
 
@@ -138,7 +157,7 @@ def _on_one_thread(fn, args, shares: bool):
     """A plan's call ``fn`` as it runs inside ``switched_once``'s block: a large product
     beside launches sharing the threads cut among them, a small one a plain matmul."""
     if shares and _splits(fn, args):
-        return split_rows
+        return split_product
     return np.matmul if fn is matmul_on_one_thread else fn
 
 

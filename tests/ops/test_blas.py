@@ -190,10 +190,10 @@ def test_a_plan_sharing_threads_cuts_its_large_products_among_them(monkeypatch):
     shared, (a, b) = Shared(), operands(64, 64, 128)
     product = (a, b, np.empty((64, 128), np.float32))
     monkeypatch.setattr(config, "blas_split_from", 64 * 64 * 128)
-    assert blas.switched_once([(shared, 1), (np.matmul, product)])[1][0] is blas.split_rows
+    assert blas.switched_once([(shared, 1), (np.matmul, product)])[1][0] is blas.split_product
     assert (
         blas.switched_once([(shared, 1), (blas.matmul_on_one_thread, product)])[1][0]
-        is blas.split_rows
+        is blas.split_product
     )
     monkeypatch.setattr(config, "blas_split_from", 64 * 64 * 128 + 1)
     assert blas.switched_once([(shared, 1), (np.matmul, product)])[1][0] is np.matmul
@@ -202,6 +202,10 @@ def test_a_plan_sharing_threads_cuts_its_large_products_among_them(monkeypatch):
     thin = operands(16, 64, 128)
     thin_product = (*thin, np.empty((16, 128), np.float32))
     assert blas.switched_once([(shared, 1), (np.matmul, thin_product)])[1][0] is np.matmul
+    # a stack of thin matrices, one for each thread at least, is shared by its matrices
+    n = blas.threads.count()
+    stack = (np.stack([thin[0]] * n), thin[1], np.empty((n, 16, 128), np.float32))
+    assert blas.switched_once([(shared, 1), (np.matmul, stack)])[1][0] is blas.split_product
     assert (
         blas.switched_once([(blas.matmul_on_one_thread, product)] * 2) == [(np.matmul, product)] * 2
     )
@@ -209,16 +213,28 @@ def test_a_plan_sharing_threads_cuts_its_large_products_among_them(monkeypatch):
 
 @pytest.mark.parametrize(
     "a_shape, b_shape",
-    [((37, 5), (5, 9)), ((100, 64), (64, 3)), ((3, 50, 8), (8, 7)), ((2, 3, 40, 6), (3, 6, 5))],
+    [
+        ((37, 5), (5, 9)),
+        ((100, 64), (64, 3)),
+        ((3, 50, 8), (8, 7)),
+        ((2, 3, 40, 6), (3, 6, 5)),
+        # stacks cut by their first axis, broadcast operands left whole
+        ((7, 4, 16), (7, 16, 9)),
+        ((1, 3, 8, 6), (5, 3, 6, 4)),
+        ((5, 8, 6), (1, 6, 4)),
+        ((8, 6), (5, 6, 4)),
+    ],
 )
-def test_split_products_equal_numpys(a_shape, b_shape):
+@pytest.mark.parametrize("count", [2, 3])
+def test_split_products_equal_numpys(monkeypatch, a_shape, b_shape, count):
+    monkeypatch.setattr(blas.threads, "count", lambda: count)
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
     out = np.empty(
         np.broadcast_shapes(a.shape[:-1] + (1,), b.shape[:-2] + (1, 1))[:-1] + b.shape[-1:]
     )
     with blas.one_thread:
-        blas.split_rows(a, b, out)
+        blas.split_product(a, b, out)
     np.testing.assert_allclose(out, a @ b, rtol=1e-12)
 
 
@@ -234,7 +250,7 @@ def test_a_jitted_step_shares_its_large_product_and_equals_numpy(monkeypatch):
         np.testing.assert_allclose(y.numpy(), np.tanh((a * scale) @ b), rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(e.numpy(), np.exp(z), rtol=1e-12)
     plan = next(iter(step.plans.values()))
-    assert blas.split_rows in [fn for fn, _ in plan._calls]
+    assert blas.split_product in [fn for fn, _ in plan._calls]
 
 
 @pytest.mark.parametrize("transposed", [False, True])
