@@ -40,6 +40,9 @@ from .movement import reshape
 # Columns of at most this many elements per chunk of the batch: as fast as one product
 # over the whole batch or faster, at a fraction of its memory.
 _CHUNK_ELEMENTS = 1 << 20
+# A batch with columns of at least this many elements is cut into a chunk per thread at
+# least, so that every core packs and multiplies; below, sharing costs more than it saves.
+_SHARED_FROM = 1 << 17
 _SAMPLE_PRODUCTS_FROM = 256  # windows a sample: see sample_products
 _WINDOW_COLUMNS_FROM = 16  # taps a window (C·KH·KW): see column_layout
 _SUMMED_IN_LOOPS = 1 << 14  # elements a sample: see _channel_sums
@@ -136,7 +139,7 @@ def _each_chunk(n: int, per_sample: int, work, make_buffers) -> None:
     threads, each with scratch arrays of its own from ``make_buffers(samples a chunk)``.
     BLAS runs on one thread meanwhile: the chunks keep the cores busy, packing included,
     and no BLAS thread spins waiting for a core another process holds."""
-    step = max(1, min(n, chunk_samples(per_sample)))
+    step = chunk_samples(n, per_sample)
     chunks = [(first, min(first + step, n)) for first in range(0, n, step)]
     idle = []  # buffers of finished chunks, for the next
 
@@ -153,9 +156,13 @@ def _each_chunk(n: int, per_sample: int, work, make_buffers) -> None:
             threads.run(piece, len(chunks))
 
 
-def chunk_samples(per_sample: int) -> int:
-    """How many samples of ``per_sample`` column elements a chunk holds."""
-    return max(1, _CHUNK_ELEMENTS // max(per_sample, 1))
+def chunk_samples(n: int, per_sample: int) -> int:
+    """How many samples of ``per_sample`` column elements a chunk of a batch of ``n``
+    holds."""
+    step = min(n, _CHUNK_ELEMENTS // max(per_sample, 1))
+    if n * per_sample >= _SHARED_FROM:
+        step = min(step, -(-n // threads.count()))
+    return max(1, step)
 
 
 def sample_products(geom: Geometry) -> bool:
@@ -249,7 +256,8 @@ def _buffers(*sizes, dtype):
 def windows_from_image(image, weight, bias, out, geom: Geometry, groups: int, kept=None):
     """``out`` (N, Cs, OH, OW) = the weight (Cs, Ci/groups, KH, KW) applied to the windows
     of ``image`` (N, Ci, H, W), plus ``bias`` (Cs,) or None: conv2d. ``kept``, if given,
-    holds the whole batch's columns (one chunk) for ``weight_from_both`` to reuse."""
+    holds the whole batch's columns, chunk after chunk, for ``weight_from_both`` to
+    reuse."""
     n, ci = image.shape[:2]
     cs = weight.shape[0]
     per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
@@ -260,7 +268,8 @@ def windows_from_image(image, weight, bias, out, geom: Geometry, groups: int, ke
 
     def work(first, stop, buffers):
         b = stop - first
-        cols, packed = _columns(buffers[0] if kept is None else kept, ci, geom, b, layout)
+        buffer = buffers[0] if kept is None else kept[first * per_sample :]
+        cols, packed = _columns(buffer, ci, geom, b, layout)
         _pack(image[first:stop], geom, packed)
         target = out[first:stop].reshape(b, groups, cs // groups, locations)
         if layout == "sample":
@@ -336,7 +345,7 @@ def weight_from_both(image, windows, grad, geom: Geometry, groups: int, kept=Non
             cols, packed = _columns(buffers[0], ci, geom, b, layout)
             _pack(image[first:stop], geom, packed)
         else:
-            cols = _columns(kept, ci, geom, b, layout)[0]
+            cols = _columns(kept[first * per_sample :], ci, geom, b, layout)[0]
         # Each product is the gradient transposed, (C·KH·KW, Cs): BLAS runs the tall,
         # narrow output faster than the wide one (12 against 16 ms at 64×32×32×32 → 64).
         if layout == "sample":
@@ -367,8 +376,9 @@ class Bilinear(Function):
 
     def __init__(self, kind: str, geom: Geometry, groups: int, kept=None):
         self.kind, self.geom, self.groups = kind, geom, groups
-        # The forward's columns of the image, when the batch is one chunk of them and
-        # the weight needs a gradient: "weight" multiplies them again instead of packing.
+        # The forward's columns of the image, when they take no more memory than a chunk's
+        # and the weight needs a gradient: "weight" multiplies them again instead of
+        # packing.
         self.kept = kept
 
     def forward(self, a, b, bias=None):
@@ -380,7 +390,7 @@ class Bilinear(Function):
         if self.kind == "windows":  # (image, weight)
             out = uninitialised((a.shape[0], b.shape[0], *geom.out), a.dtype)
             n, per_sample = a.shape[0], a.shape[1] * math.prod(geom.kernel + geom.out)
-            if b.requires_grad and n <= chunk_samples(per_sample):
+            if b.requires_grad and n * per_sample <= _CHUNK_ELEMENTS:
                 self.kept = np.empty(n * per_sample, a_array.dtype)
             out_array = out.numpy()
             run(

@@ -118,6 +118,18 @@ def test_random_conv2d_geometries_match_pytorch():
         )
 
 
+def test_a_batch_shared_among_threads_keeps_its_columns_chunk_by_chunk(monkeypatch):
+    """Cut into a chunk per thread, the forward's columns are kept for the weight's
+    gradient, each chunk's at its own place."""
+    from jitgrad.ops import convolution
+
+    monkeypatch.setattr(convolution, "_SHARED_FROM", 1)
+    monkeypatch.setattr(convolution.threads, "count", lambda: 3)
+    assert convolution.chunk_samples(7, 72) == 3
+    against_torch(F.conv2d, TF.conv2d, [(7, 2, 5, 5), (4, 2, 3, 3), (4,)], padding=1)
+    against_torch(F.conv2d, TF.conv2d, [(7, 3, 9, 9), (4, 3, 3, 3), (4,)], stride=2)
+
+
 def test_convolutions_in_chunks_of_the_batch_match_pytorch(monkeypatch):
     from jitgrad.ops import convolution
 
