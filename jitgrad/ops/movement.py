@@ -13,9 +13,9 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Function, records_nothing
-from ..autograd.tensor import Tensor, as_tensor, zeros
+from ..autograd.tensor import Tensor, as_tensor, uninitialised, zeros
 from ..device import check_device
-from ..recording import compute
+from ..recording import run
 from ..strided import layout
 from ..tensor import TensorBase, assigned_value, is_dtype_arg, transposed_axes
 from .numpy_tier import tensor_over
@@ -166,8 +166,13 @@ class Concatenate(Function):
         self.axis = axis
 
     def forward(self, *xs):
-        join = partial(np.concatenate, axis=self.axis)
-        return tensor_over(compute(lambda *arrays: join(arrays), *[x.numpy() for x in xs]))
+        arrays = [x.numpy() for x in xs]
+        shape = list(xs[0].shape)
+        shape[self.axis] = sum(x.shape[self.axis] for x in xs)
+        out = uninitialised(tuple(shape), dtypes.from_numpy_dtype(np.result_type(*arrays)))
+        # (written in place: a traced plan's replay joins straight into the result)
+        run(partial(_join_into, axis=self.axis), out.numpy(), *arrays)
+        return out
 
     def backward(self, gy):
         grads, start = [], 0
@@ -176,6 +181,10 @@ class Concatenate(Function):
             grads.append(gy.narrow(self.axis, start, n))
             start += n
         return tuple(grads)
+
+
+def _join_into(out, *arrays, axis):
+    np.concatenate(arrays, axis, out=out)
 
 
 # -- what users call -------------------------------------------------------------------------

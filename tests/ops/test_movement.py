@@ -268,3 +268,16 @@ def test_unbind_backward_stacks_under_jit():
     steps = next(iter(jitted.plans.values())).steps
     filled = [args[2] - args[1] for fn, args in steps if getattr(fn, "__name__", "") == "fill"]
     assert max(filled) == 1  # (the seed of the loss's backward)
+
+
+def test_a_jitted_concatenate_joins_straight_into_its_result():
+    """Replayed, a concatenation writes its result once: no copy of a joined temporary."""
+    step = jg.jit(lambda a, b: jg.concatenate([a * 2, b], axis=1))
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        x, y = rng.standard_normal((3, 2)), rng.standard_normal((3, 4)).astype(np.float32)
+        got = step(jg.asarray(x), jg.asarray(y))
+        assert got.dtype == jg.float64
+        np.testing.assert_array_equal(got.numpy(), np.concatenate([x * 2, y], axis=1))
+    names = [getattr(fn, "__name__", "") for fn, _ in next(iter(step.plans.values())).steps]
+    assert "_into" not in names
