@@ -70,16 +70,22 @@ def scatter(cols, image, stride, dilation, before, after) -> None:
 
 
 def _move(image, cols, stride, dilation, before, after, add) -> None:
-    """The loops take the image's shape (N, C, H, W), the windows (KH, KW, OH, OW, SH, SW,
-    DH, DW, top, left, bottom, right) and, by tap, the columns' strides (N, C, KH, KW, OH)."""
+    fn, args = move_call(image, cols, stride, dilation, before, after, add)
+    fn(*args)
+
+
+def move_call(image, cols, stride, dilation, before, after, add) -> tuple:
+    """``pack`` (``add``: ``scatter``) as the call of its loop kernel, (function,
+    arguments), which a convolution's chunk works out once and runs again. The loops take
+    the image's shape (N, C, H, W), the windows (KH, KW, OH, OW, SH, SW, DH, DW, top,
+    left, bottom, right) and, by tap, the columns' strides (N, C, KH, KW, OH)."""
     window = (*cols.shape[2:], *stride, *dilation, *before, *after)
     if _by_window(cols):
         windows = cols.transpose(0, 4, 5, 1, 2, 3).reshape(-1)
-        _by_windows(image.reshape(-1), windows, image.shape, window, add)
-        return
+        return _by_windows, (image.reshape(-1), windows, image.shape, window, add)
     flat, strides = _flat(cols)
     by_taps = _scatter_taps if add else _pack_taps
-    by_taps(image.reshape(-1), flat, image.shape, tuple(strides[:5]), window)
+    return by_taps, (image.reshape(-1), flat, image.shape, tuple(strides[:5]), window)
 
 
 # Flat arrays and unsigned indices: numba wraps negative indices around, and the select
@@ -279,11 +285,16 @@ def swap_leading(source, target, bias=None) -> None:
     """``target`` (B, A, L) = ``source`` (A, B, L) with its two leading axes swapped, plus
     ``bias`` (A,) along A if given: the products' rows of a batch of windows into the
     windows' (N, C, ...) layout and back, one contiguous run of L at a time."""
+    fn, args = swap_leading_call(source, target, bias)
+    fn(*args)
+
+
+def swap_leading_call(source, target, bias=None) -> tuple:
+    """``swap_leading`` as the call of its loop kernel, (function, arguments)."""
     a, b, length = source.shape
     add = bias is not None
-    _swap_leading(
-        source.reshape(-1), target.reshape(-1), a, b, length, bias if add else source[0, 0], add
-    )
+    flat = source.reshape(-1)
+    return _swap_leading, (flat, target.reshape(-1), a, b, length, bias if add else flat[:1], add)
 
 
 @njit(**_JIT)
@@ -305,10 +316,16 @@ def swap_last(source, target, bias=None) -> None:
     """``target`` (B, Q, P) = ``source`` (B, P, Q) with its last two axes swapped, plus
     ``bias`` (Q,) along Q if given: a product's rows by window (N, L, C) into the
     windows' (N, C, L) layout, and back."""
+    fn, args = swap_last_call(source, target, bias)
+    fn(*args)
+
+
+def swap_last_call(source, target, bias=None) -> tuple:
+    """``swap_last`` as the call of its loop kernel, (function, arguments)."""
     batch, p, q = source.shape
     add = bias is not None
     flat = source.reshape(-1)
-    _swap_last(flat, target.reshape(-1), batch, p, q, bias if add else flat[:1], add)
+    return _swap_last, (flat, target.reshape(-1), batch, p, q, bias if add else flat[:1], add)
 
 
 @njit(**_JIT)

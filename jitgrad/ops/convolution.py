@@ -5,9 +5,10 @@ A convolution packs the input's windows into columns (im2col) and multiplies the
 weight in BLAS; the padding is the packing's own, no padded copy of the input is made. The
 batch goes through in chunks of a few samples, shared among jitgrad's threads, so the
 columns stay in cache instead of growing to kernel-area times the input. Backward keeps
-the input, and the columns only of a batch that packs into one chunk (the weight's
-gradient multiplies them again). How the columns lie, by sample, by window or by tap,
-follows the images' size (``column_layout``).
+the input, and the columns only of a batch whose columns take no more memory than a
+chunk's (the weight's gradient multiplies them again). How the columns lie, by sample, by
+window or by tap, follows the images' size (``column_layout``). A jitted plan replays
+each chunk's kernel and BLAS calls as its trace worked them out (``_Map``).
 
 Three bilinear maps between an "image" (N, Ci, H, W), its "windows" (N, Cs, OH, OW) and a
 weight (Cs, Ci/groups, KH, KW) make up every convolution and both its gradients:
@@ -96,14 +97,25 @@ def loop_kernels(*arrays, columns=None):
     return None if kernels is None else kernels.window_loops(*arrays, columns=columns)
 
 
-def _pack(image: np.ndarray, geom: Geometry, cols: np.ndarray) -> None:
-    """im2col: ``cols`` (N, C, KH, KW, OH, OW), a view of either layout (``_columns``),
-    gets the windows of ``image`` (N, C, H, W) padded with zeros (the kernels pad a plane
-    at a time, numpy's strided passes read a padded copy of the chunk)."""
+def _pack_call(image: np.ndarray, geom: Geometry, cols: np.ndarray) -> tuple:
+    """im2col as a call, (function, arguments): ``cols`` (N, C, KH, KW, OH, OW), a view of
+    either layout (``_columns``), gets the windows of ``image`` (N, C, H, W) padded with
+    zeros (the kernels pad a plane at a time, numpy's strided passes read a padded copy
+    of the chunk)."""
     kernels = loop_kernels(image, columns=cols)
-    if kernels is not None:
-        kernels.pack(image, cols, geom.stride, geom.dilation, geom.pad_before, geom.pad_after)
-        return
+    if kernels is None:
+        return _pack_by_numpy, (image, geom, cols)
+    return kernels.move_call(
+        image, cols, geom.stride, geom.dilation, geom.pad_before, geom.pad_after, False
+    )
+
+
+def _pack(image: np.ndarray, geom: Geometry, cols: np.ndarray) -> None:
+    fn, args = _pack_call(image, geom, cols)
+    fn(*args)
+
+
+def _pack_by_numpy(image: np.ndarray, geom: Geometry, cols: np.ndarray) -> None:
     padded = image
     if geom.is_padded:
         padded = np.zeros((*image.shape[:-2], *geom.padded), image.dtype)
@@ -113,14 +125,24 @@ def _pack(image: np.ndarray, geom: Geometry, cols: np.ndarray) -> None:
 
 
 def _scatter(cols: np.ndarray, geom: Geometry, image: np.ndarray) -> None:
-    """col2im: add ``cols`` (N, C, KH, KW, OH, OW), a view of either layout, into
-    ``image`` (N, C, H, W) at the windows they came from, dropping the taps that lie in
-    the padding. Within one tap the windows never overlap (stride >= 1), so each strided
-    add is exact."""
+    fn, args = _scatter_call(cols, geom, image)
+    fn(*args)
+
+
+def _scatter_call(cols: np.ndarray, geom: Geometry, image: np.ndarray) -> tuple:
+    """col2im as a call, (function, arguments): add ``cols`` (N, C, KH, KW, OH, OW), a
+    view of either layout, into ``image`` (N, C, H, W) at the windows they came from,
+    dropping the taps that lie in the padding. Within one tap the windows never overlap
+    (stride >= 1), so each strided add is exact."""
     kernels = loop_kernels(image, columns=cols)
-    if kernels is not None:
-        kernels.scatter(cols, image, geom.stride, geom.dilation, geom.pad_before, geom.pad_after)
-        return
+    if kernels is None:
+        return _scatter_by_numpy, (cols, geom, image)
+    return kernels.move_call(
+        image, cols, geom.stride, geom.dilation, geom.pad_before, geom.pad_after, True
+    )
+
+
+def _scatter_by_numpy(cols: np.ndarray, geom: Geometry, image: np.ndarray) -> None:
     padded = np.zeros((*image.shape[:-2], *geom.padded), image.dtype) if geom.is_padded else image
     for i, j in geom.offsets():
         view = window(padded, geom, i, j)
@@ -133,27 +155,64 @@ def _one_blas_thread():
     return blas.one_thread if blas.set_blas_threads is not None else contextlib.nullcontext()
 
 
-def _each_chunk(n: int, per_sample: int, work, make_buffers) -> None:
-    """``work(first, stop, buffers)`` over the batch ``range(n)`` in chunks of at most
-    ``_CHUNK_ELEMENTS`` column elements (``per_sample`` a sample), shared among jitgrad's
-    threads, each with scratch arrays of its own from ``make_buffers(samples a chunk)``.
-    BLAS runs on one thread meanwhile: the chunks keep the cores busy, packing included,
-    and no BLAS thread spins waiting for a core another process holds."""
+class _Map:
+    """One of the three maps as the call a Bilinear's forward records (``run``):
+    ``chunks(*arrays)`` works out the calls of every chunk of the batch; a later call with
+    the same arrays (a jitted plan's replay) runs those calls again, with none of the
+    Python that decided them."""
+
+    def __init__(self, chunks):
+        self.chunks, self.arrays, self.runner = chunks, (), None
+
+    def __call__(self, *arrays) -> None:
+        if len(arrays) != len(self.arrays) or any(a is not b for a, b in zip(arrays, self.arrays)):
+            self.runner, self.arrays = self.chunks(*arrays), arrays
+        self.runner()
+
+
+def _chunked(n: int, per_sample: int, calls_of, sizes, dtype, finish=None):
+    """The run of a map over the batch ``range(n)`` in chunks of at most ``_CHUNK_ELEMENTS``
+    column elements (``per_sample`` a sample), shared among jitgrad's threads:
+    ``calls_of(first, stop, buffers)`` gives a chunk's (function, arguments) calls, with
+    ``buffers`` scratch arrays of ``sizes`` elements a sample; then ``finish()``. A batch
+    of at most a chunk per thread works its calls out here, once, each chunk with
+    scratch arrays of its own; a larger one works out each chunk's as a thread takes it,
+    in the scratch arrays of a finished chunk. BLAS runs on one thread meanwhile: the
+    chunks keep the cores busy, packing included, and no BLAS thread spins waiting for a
+    core another process holds."""
     step = chunk_samples(n, per_sample)
     chunks = [(first, min(first + step, n)) for first in range(0, n, step)]
-    idle = []  # buffers of finished chunks, for the next
 
-    def piece(k):
-        try:
-            buffers = idle.pop()  # (atomic: one thread's buffers are never another's)
-        except IndexError:
-            buffers = make_buffers(step)
-        work(*chunks[k], buffers)
-        idle.append(buffers)
+    def make_buffers():
+        return [np.empty(size * step, dtype) for size in sizes]
 
-    if chunks:
-        with _one_blas_thread():
-            threads.run(piece, len(chunks))
+    if len(chunks) <= threads.count():
+        calls = [calls_of(first, stop, make_buffers()) for first, stop in chunks]
+
+        def piece(k):
+            for fn, args in calls[k]:
+                fn(*args)
+
+    else:
+        idle = []  # buffers of finished chunks, for the next
+
+        def piece(k):
+            try:
+                buffers = idle.pop()  # (atomic: one thread's buffers are never another's)
+            except IndexError:
+                buffers = make_buffers()
+            for fn, args in calls_of(*chunks[k], buffers):
+                fn(*args)
+            idle.append(buffers)
+
+    def runner() -> None:
+        if chunks:
+            with _one_blas_thread():
+                threads.run(piece, len(chunks))
+        if finish is not None:
+            finish()
+
+    return runner
 
 
 def chunk_samples(n: int, per_sample: int) -> int:
@@ -208,166 +267,192 @@ def _rows(buffer: np.ndarray, groups: int, channels: int, length: int) -> np.nda
     return buffer[: channels * length].reshape(groups, channels // groups, length)
 
 
-def _windows_into_rows(windows: np.ndarray, groups: int, rows: np.ndarray) -> None:
-    """``rows`` (groups, Cs/groups, b·OH·OW) from ``windows`` (b, Cs, OH, OW)."""
+def _windows_into_rows_call(windows: np.ndarray, groups: int, rows: np.ndarray) -> tuple:
+    """``rows`` (groups, Cs/groups, b·OH·OW) from ``windows`` (b, Cs, OH, OW), as a call."""
     b, cs, oh, ow = windows.shape
     kernels = loop_kernels(windows, rows)
     if kernels is not None:  # (numpy's strided copy of short runs costs 2-4x more)
-        kernels.swap_leading(windows.reshape(b, cs, -1), rows.reshape(cs, b, -1))
-        return
+        return kernels.swap_leading_call(windows.reshape(b, cs, -1), rows.reshape(cs, b, -1))
     source = windows.reshape(b, groups, cs // groups, oh * ow).transpose(1, 2, 0, 3)
-    rows.reshape(groups, cs // groups, b, oh * ow)[...] = source
+    return np.copyto, (rows.reshape(groups, cs // groups, b, oh * ow), source)
 
 
-def _rows_into_windows(rows: np.ndarray, bias, windows: np.ndarray) -> None:
+def _rows_into_windows_call(rows: np.ndarray, bias, windows: np.ndarray) -> tuple:
     """``windows`` (b, Cs, L) from ``rows`` (groups, Cs/groups, b·L), plus ``bias`` (Cs,)
-    or None."""
+    or None, as a call."""
     b, cs = windows.shape[:2]
     operands = (rows, windows) if bias is None else (rows, windows, bias)
     kernels = loop_kernels(*operands)
     if kernels is not None:
-        kernels.swap_leading(rows.reshape(cs, b, -1), windows, bias)
-        return
+        return kernels.swap_leading_call(rows.reshape(cs, b, -1), windows, bias)
     source = rows.reshape(cs, b, -1).transpose(1, 0, 2)
     if bias is None:
-        windows[...] = source
-    else:
-        np.add(source, bias.reshape(cs, 1), out=windows)
+        return np.copyto, (windows, source)
+    return np.add, (source, bias.reshape(cs, 1), windows)
 
 
-def _swapped(source: np.ndarray, bias, target: np.ndarray) -> None:
+def _swapped_call(source: np.ndarray, bias, target: np.ndarray) -> tuple:
     """``target`` (b, Q, P) = ``source`` (b, P, Q) with its last two axes swapped, plus
-    ``bias`` (Q,) or None: rows by window (b, L, Cs) into windows (b, Cs, L), and back."""
+    ``bias`` (Q,) or None, as a call: rows by window (b, L, Cs) into windows (b, Cs, L),
+    and back."""
     operands = (source, target) if bias is None else (source, target, bias)
     kernels = loop_kernels(*operands)
     if kernels is not None:
-        kernels.swap_last(source, target, bias)
-    elif bias is None:
-        target[...] = source.mT
-    else:
-        np.add(source.mT, bias.reshape(-1, 1), out=target)
+        return kernels.swap_last_call(source, target, bias)
+    if bias is None:
+        return np.copyto, (target, source.mT)
+    return np.add, (source.mT, bias.reshape(-1, 1), target)
 
 
-def _buffers(*sizes, dtype):
-    """``make_buffers`` for ``_each_chunk``: flat arrays of ``size`` elements a sample."""
-    return lambda step: [np.empty(size * step, dtype) for size in sizes]
+def windows_from_image(geom: Geometry, groups: int) -> _Map:
+    """conv2d, as a map of ``(image, weight, bias, out, kept)``: ``out`` (N, Cs, OH, OW) =
+    the weight (Cs, Ci/groups, KH, KW) applied to the windows of ``image`` (N, Ci, H, W),
+    plus ``bias`` (Cs,) or None. ``kept``, if not None, holds the whole batch's columns,
+    chunk after chunk, for ``weight_from_both`` to reuse."""
+
+    def chunks(image, weight, bias, out, kept):
+        n, ci = image.shape[:2]
+        cs = weight.shape[0]
+        per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
+        locations = math.prod(geom.out)
+        w = weight.reshape(groups, cs // groups, -1)
+        layout = column_layout(geom, ci, groups)
+        bias_rows = None if bias is None else bias.reshape(groups, cs // groups, 1)
+
+        def calls_of(first, stop, buffers):
+            b = stop - first
+            buffer = buffers[0] if kept is None else kept[first * per_sample :]
+            cols, packed = _columns(buffer, ci, geom, b, layout)
+            calls = [_pack_call(image[first:stop], geom, packed)]
+            target = out[first:stop].reshape(b, groups, cs // groups, locations)
+            if layout == "sample":
+                calls.append((np.matmul, (w, cols.reshape(b, groups, -1, locations), target)))
+                if bias_rows is not None:
+                    calls.append((np.add, (target, bias_rows, target)))
+            elif layout == "window":
+                rows = buffers[1][: b * locations * cs].reshape(b * locations, cs)
+                calls.append((np.matmul, (cols, w[0].T, rows)))
+                windows = target.reshape(b, cs, locations)
+                calls.append(_swapped_call(rows.reshape(b, locations, cs), bias, windows))
+            else:
+                rows = _rows(buffers[1], groups, cs, b * locations)
+                calls.append((np.matmul, (w, cols.reshape(groups, -1, b * locations), rows)))
+                calls.append(_rows_into_windows_call(rows, bias, target.reshape(b, cs, locations)))
+            return calls
+
+        rows = 0 if layout == "sample" else cs * locations
+        columns = per_sample if kept is None else 0
+        return _chunked(n, per_sample, calls_of, (columns, rows), out.dtype)
+
+    return _Map(chunks)
 
 
-def windows_from_image(image, weight, bias, out, geom: Geometry, groups: int, kept=None):
-    """``out`` (N, Cs, OH, OW) = the weight (Cs, Ci/groups, KH, KW) applied to the windows
-    of ``image`` (N, Ci, H, W), plus ``bias`` (Cs,) or None: conv2d. ``kept``, if given,
-    holds the whole batch's columns, chunk after chunk, for ``weight_from_both`` to
-    reuse."""
-    n, ci = image.shape[:2]
-    cs = weight.shape[0]
-    per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
-    locations = math.prod(geom.out)
-    w = weight.reshape(groups, cs // groups, -1)
-    layout = column_layout(geom, ci, groups)
-    bias_rows = None if bias is None else bias.reshape(groups, cs // groups, 1)
+def image_from_windows(geom: Geometry, groups: int) -> _Map:
+    """conv_transpose2d, as a map of ``(windows, weight, bias, image)``: ``image`` (N, Ci,
+    H, W) = each window's values (N, Cs, OH, OW) spread through the weight (Cs,
+    Ci/groups, KH, KW) over its window and summed, plus ``bias`` (Ci,) or None."""
 
-    def work(first, stop, buffers):
-        b = stop - first
-        buffer = buffers[0] if kept is None else kept[first * per_sample :]
-        cols, packed = _columns(buffer, ci, geom, b, layout)
-        _pack(image[first:stop], geom, packed)
-        target = out[first:stop].reshape(b, groups, cs // groups, locations)
-        if layout == "sample":
-            np.matmul(w, cols.reshape(b, groups, -1, locations), target)
-            if bias_rows is not None:
-                target += bias_rows
-        elif layout == "window":
-            rows = buffers[1][: b * locations * cs].reshape(b * locations, cs)
-            np.matmul(cols, w[0].T, rows)
-            _swapped(rows.reshape(b, locations, cs), bias, target.reshape(b, cs, locations))
-        else:
-            rows = _rows(buffers[1], groups, cs, b * locations)
-            np.matmul(w, cols.reshape(groups, -1, b * locations), rows)
-            _rows_into_windows(rows, bias, target.reshape(b, cs, locations))
+    def chunks(windows, weight, bias, image):
+        n, cs = windows.shape[:2]
+        ci = weight.shape[1] * groups
+        per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
+        locations = math.prod(geom.out)
+        w = weight.reshape(groups, cs // groups, -1).transpose(0, 2, 1)
+        layout = column_layout(geom, ci, groups)
 
-    rows = 0 if layout == "sample" else cs * locations
-    columns = per_sample if kept is None else 0
-    _each_chunk(n, per_sample, work, _buffers(columns, rows, dtype=out.dtype))
-
-
-def image_from_windows(windows, weight, bias, image, geom: Geometry, groups: int):
-    """``image`` (N, Ci, H, W) = each window's values (N, Cs, OH, OW) spread through the
-    weight (Cs, Ci/groups, KH, KW) over its window and summed, plus ``bias`` (Ci,) or None:
-    conv_transpose2d."""
-    n, cs = windows.shape[:2]
-    ci = weight.shape[1] * groups
-    per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
-    locations = math.prod(geom.out)
-    w = weight.reshape(groups, cs // groups, -1).transpose(0, 2, 1)
-    layout = column_layout(geom, ci, groups)
-
-    def work(first, stop, buffers):
-        b = stop - first
-        target = image[first:stop]
-        target[...] = 0
-        cols, packed = _columns(buffers[0], ci, geom, b, layout)
-        if layout == "sample":
-            source = windows[first:stop].reshape(b, groups, cs // groups, locations)
-            np.matmul(w, source, cols.reshape(b, groups, -1, locations))
-        elif layout == "window":
-            rows = buffers[1][: b * locations * cs].reshape(b, locations, cs)
-            _swapped(windows[first:stop].reshape(b, cs, locations), None, rows)
-            np.matmul(rows.reshape(-1, cs), w[0].T, cols)
-        else:
-            rows = _rows(buffers[1], groups, cs, b * locations)
-            _windows_into_rows(windows[first:stop], groups, rows)
-            np.matmul(w, rows, cols.reshape(groups, -1, b * locations))
-        _scatter(packed, geom, target)
-        if bias is not None:
-            target += bias.reshape(1, ci, 1, 1)
-
-    rows = 0 if layout == "sample" else cs * locations
-    _each_chunk(n, per_sample, work, _buffers(per_sample, rows, dtype=image.dtype))
-
-
-def weight_from_both(image, windows, grad, geom: Geometry, groups: int, kept=None) -> None:
-    """``grad`` (Cs, Ci/groups, KH, KW) = Σ over samples and windows of each window's
-    value (N, Cs, OH, OW) times the image's values under it (``image``, (N, Ci, H, W)):
-    the weight gradient of conv2d (windows = the output's gradient) and of
-    conv_transpose2d (image = the output's gradient). ``kept``: the image's columns as
-    ``windows_from_image`` packed them, or None."""
-    n, ci = image.shape[:2]
-    cs = windows.shape[1]
-    per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
-    locations = math.prod(geom.out)
-    g = grad.reshape(groups, cs // groups, -1)
-    partials = {}  # first sample -> that chunk's product, summed in order: reproducible
-    layout = column_layout(geom, ci, groups)
-
-    def work(first, stop, buffers):
-        b = stop - first
-        if kept is None:
+        def calls_of(first, stop, buffers):
+            b = stop - first
+            target = image[first:stop]
+            calls = [(target.fill, (0,))]
             cols, packed = _columns(buffers[0], ci, geom, b, layout)
-            _pack(image[first:stop], geom, packed)
-        else:
-            cols = _columns(kept[first * per_sample :], ci, geom, b, layout)[0]
-        # Each product is the gradient transposed, (C·KH·KW, Cs): BLAS runs the tall,
-        # narrow output faster than the wide one (12 against 16 ms at 64×32×32×32 → 64).
-        if layout == "sample":
-            source = windows[first:stop].reshape(b, groups, cs // groups, locations)
-            products = np.matmul(cols.reshape(b, groups, -1, locations), source.mT)
-            partials[first] = products.sum(0)
-            return
-        if layout == "window":
-            rows = buffers[1][: b * locations * cs].reshape(b, locations, cs)
-            _swapped(windows[first:stop].reshape(b, cs, locations), None, rows)
-            partials[first] = np.matmul(cols.T, rows.reshape(-1, cs))[None]
-            return
-        rows = _rows(buffers[1], groups, cs, b * locations)
-        _windows_into_rows(windows[first:stop], groups, rows)
-        partials[first] = np.matmul(cols.reshape(groups, -1, b * locations), rows.mT)
+            if layout == "sample":
+                source = windows[first:stop].reshape(b, groups, cs // groups, locations)
+                calls.append((np.matmul, (w, source, cols.reshape(b, groups, -1, locations))))
+            elif layout == "window":
+                rows = buffers[1][: b * locations * cs].reshape(b, locations, cs)
+                calls.append(
+                    _swapped_call(windows[first:stop].reshape(b, cs, locations), None, rows)
+                )
+                calls.append((np.matmul, (rows.reshape(-1, cs), w[0].T, cols)))
+            else:
+                rows = _rows(buffers[1], groups, cs, b * locations)
+                calls.append(_windows_into_rows_call(windows[first:stop], groups, rows))
+                calls.append((np.matmul, (w, rows, cols.reshape(groups, -1, b * locations))))
+            calls.append(_scatter_call(packed, geom, target))
+            if bias is not None:
+                calls.append((np.add, (target, bias.reshape(1, ci, 1, 1), target)))
+            return calls
 
-    rows = 0 if layout == "sample" else cs * locations
-    columns = per_sample if kept is None else 0
-    _each_chunk(n, per_sample, work, _buffers(columns, rows, dtype=grad.dtype))
-    g[...] = 0
-    for first in sorted(partials):
-        g += partials[first].mT
+        rows = 0 if layout == "sample" else cs * locations
+        return _chunked(n, per_sample, calls_of, (per_sample, rows), image.dtype)
+
+    return _Map(chunks)
+
+
+def weight_from_both(geom: Geometry, groups: int) -> _Map:
+    """The weight gradient of conv2d (windows = the output's gradient) and of
+    conv_transpose2d (image = the output's gradient), as a map of ``(image, windows,
+    grad, kept)``: ``grad`` (Cs, Ci/groups, KH, KW) = Σ over samples and windows of each
+    window's value (N, Cs, OH, OW) times the image's values under it (``image``, (N, Ci,
+    H, W)). ``kept``: the image's columns as ``windows_from_image`` packed them, or None."""
+
+    def chunks(image, windows, grad, kept):
+        n, ci = image.shape[:2]
+        cs = windows.shape[1]
+        per_sample = ci * math.prod(geom.kernel) * math.prod(geom.out)
+        taps = ci // groups * math.prod(geom.kernel)
+        locations = math.prod(geom.out)
+        g = grad.reshape(groups, cs // groups, -1)
+        partials = {}  # first sample -> that chunk's product, summed in order: reproducible
+        layout = column_layout(geom, ci, groups)
+
+        def calls_of(first, stop, buffers):
+            b = stop - first
+            if kept is None:
+                cols, packed = _columns(buffers[0], ci, geom, b, layout)
+                calls = [_pack_call(image[first:stop], geom, packed)]
+            else:
+                cols = _columns(kept[first * per_sample :], ci, geom, b, layout)[0]
+                calls = []
+            # Each product is the gradient transposed, (C·KH·KW, Cs): BLAS runs the tall,
+            # narrow output faster than the wide one (12 against 16 ms at 64×32×32×32 → 64).
+            if layout == "sample":
+                source = windows[first:stop].reshape(b, groups, cs // groups, locations)
+                products = np.empty((b, groups, taps, cs // groups), grad.dtype)
+                partial = np.empty(products.shape[1:], grad.dtype)
+                columns = cols.reshape(b, groups, -1, locations)
+                calls.append((np.matmul, (columns, source.mT, products)))
+                calls.append((_sum_samples, (products, partial)))
+            elif layout == "window":
+                rows = buffers[1][: b * locations * cs].reshape(b, locations, cs)
+                calls.append(
+                    _swapped_call(windows[first:stop].reshape(b, cs, locations), None, rows)
+                )
+                partial = np.empty((1, taps, cs), grad.dtype)
+                calls.append((np.matmul, (cols.T, rows.reshape(-1, cs), partial[0])))
+            else:
+                rows = _rows(buffers[1], groups, cs, b * locations)
+                calls.append(_windows_into_rows_call(windows[first:stop], groups, rows))
+                partial = np.empty((groups, taps, cs // groups), grad.dtype)
+                columns = cols.reshape(groups, -1, b * locations)
+                calls.append((np.matmul, (columns, rows.mT, partial)))
+            partials[first] = partial
+            return calls
+
+        def finish():
+            g[...] = 0
+            for first in sorted(partials):
+                np.add(g, partials[first].mT, g)
+
+        rows = 0 if layout == "sample" else cs * locations
+        columns = per_sample if kept is None else 0
+        return _chunked(n, per_sample, calls_of, (columns, rows), grad.dtype, finish)
+
+    return _Map(chunks)
+
+
+def _sum_samples(products: np.ndarray, partial: np.ndarray) -> None:
+    np.sum(products, axis=0, out=partial)
 
 
 class Bilinear(Function):
@@ -394,15 +479,15 @@ class Bilinear(Function):
                 self.kept = np.empty(n * per_sample, a_array.dtype)
             out_array = out.numpy()
             run(
-                windows_from_image, a_array, b_array, bias_array, out_array, geom, groups, self.kept
+                windows_from_image(geom, groups), a_array, b_array, bias_array, out_array, self.kept
             )
         elif self.kind == "image":  # (windows, weight)
             out = uninitialised((a.shape[0], b.shape[1] * groups, *geom.image), a.dtype)
-            run(image_from_windows, a_array, b_array, bias_array, out.numpy(), geom, groups)
+            run(image_from_windows(geom, groups), a_array, b_array, bias_array, out.numpy())
         else:  # (image, windows)
             shape = (b.shape[1], a.shape[1] // groups, *geom.kernel)
             out = uninitialised(shape, a.dtype)
-            run(weight_from_both, a_array, b_array, out.numpy(), geom, groups, self.kept)
+            run(weight_from_both(geom, groups), a_array, b_array, out.numpy(), self.kept)
         return out
 
     def backward(self, gy):

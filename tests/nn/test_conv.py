@@ -387,6 +387,54 @@ def test_a_jitted_cnn_training_step_equals_eager_and_pytorch():
         np.testing.assert_allclose(p.numpy(), r.detach().numpy(), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("chunks", ["one per thread", "more than threads"])
+def test_jitted_convolutions_replay_their_chunks_on_new_values(monkeypatch, chunks):
+    """A replay runs each chunk's calls as the trace worked them out (a batch of a chunk
+    per thread), or works them out again (more chunks than threads): either way on the
+    values of the call, in every map."""
+    from jitgrad.ops import convolution
+
+    if chunks == "one per thread":
+        monkeypatch.setattr(convolution, "_SHARED_FROM", 1)
+    else:
+        monkeypatch.setattr(convolution, "_CHUNK_ELEMENTS", 200)
+    w = jg.tensor(np.random.default_rng(1).standard_normal((4, 3, 3, 3)), requires_grad=True)
+
+    def step(x):
+        w.grad = None
+        y = F.conv2d(x, w, padding=1)
+        (y * y).sum().backward()
+        return y, x.grad, w.grad
+
+    jitted = jg.jit(step)
+    tw = torch.tensor(w.detach().numpy(), requires_grad=True)
+    for seed in range(3):
+        x = np.random.default_rng(seed + 10).standard_normal((6, 3, 5, 5))
+        y, gx, gw = jitted(jg.tensor(x, requires_grad=True))
+        tx = torch.tensor(x, requires_grad=True)
+        tw.grad = None
+        ty = TF.conv2d(tx, tw, padding=1)
+        (ty * ty).sum().backward()
+        for mine, theirs in ((y, ty), (gx, tx.grad), (gw, tw.grad)):
+            np.testing.assert_allclose(mine.numpy(), theirs.detach().numpy(), rtol=1e-10)
+    assert jitted.traces == 1
+
+
+def test_a_map_works_its_calls_out_again_for_other_arrays():
+    from jitgrad.ops import convolution
+
+    geom = convolution.Geometry((3, 3), (1, 1), (1, 1), (1, 1), (1, 1), (4, 4), (4, 4))
+    conv = convolution.windows_from_image(geom, 1)
+    rng = np.random.default_rng(2)
+    weight = rng.standard_normal((2, 3, 3, 3))
+    for _ in range(2):
+        image = rng.standard_normal((2, 3, 4, 4))
+        out = np.empty((2, 2, 4, 4))
+        conv(image, weight, None, out, None)
+        expected = TF.conv2d(torch.tensor(image), torch.tensor(weight), padding=1).numpy()
+        np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+
+
 def test_a_saved_cnn_is_served_with_jitted_plans_that_predict_as_the_model(tmp_path):
     from jitgrad.serving.predictor import Predictor
     from jitgrad.serving.signature import Signature
