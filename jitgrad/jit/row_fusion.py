@@ -28,7 +28,7 @@ from ..strided import layout
 from . import cache, codegen, ir
 from .binding import accesses, owner
 from .fusion import _same_value, users
-from .lowering import Launch
+from .lowering import Launch, same_items
 from .reduction import Reduce
 
 
@@ -348,6 +348,7 @@ class RowLaunch:
         threshold = config.parallel_from(True)
         parts = threads.pieces(numel, threshold) if numel >= threshold else 1
         self._bounds = threads.bounds(group.rows, 1, parts)
+        self._seen, self._shares = (), []
         self._parts = [
             np.zeros((len(self._bounds), group.cols if kind == "column" else 1))
             for kind, _, _, _ in accumulated
@@ -376,24 +377,32 @@ class RowLaunch:
         return (lambda *args: self._run(fn, combine, args)), self.args
 
     def _run(self, fn, combine, args) -> None:
-        bounds, cols, first_out = self._bounds, args[1], self._first_out
-        parts, row_outs = self._parts, self._row_outs
+        parts = self._parts
         n = len(args) - len(parts)  # the kernel's own arguments; then the sums' outputs
+        shares = self._shares
+        if not same_items(args, self._seen):  # (worked out again only when they change)
+            shares = self._shares = [self._share(args, n, k) for k in range(len(self._bounds))]
+            self._seen = tuple(args)
 
         def piece(k):
-            lo, hi = bounds[k]
-            share = list(args[:n])
-            share[0] = hi - lo
-            for i in range(len(self.arrays)):  # (array, offset, row stride, column stride)
-                share[3 + 4 * i] = args[3 + 4 * i] + lo * args[4 + 4 * i]
-            for j, row in enumerate(row_outs):
-                out = args[first_out + j]
-                share[first_out + j] = out[lo:hi] if row else out[lo * cols : hi * cols]
-            fn(*share, *[p[k] for p in parts])
+            fn(*shares[k])
 
-        threads.run(piece, len(bounds), serial=self._call.compiled is None)
+        threads.run(piece, len(shares), serial=self._call.compiled is None)
         for p, out in zip(parts, args[n:]):
             combine(p, out)
+
+    def _share(self, args, n: int, k: int) -> list:
+        """Piece ``k``'s arguments: its rows of every input and output, its partial rows."""
+        lo, hi = self._bounds[k]
+        cols, first_out = args[1], self._first_out
+        share = list(args[:n])
+        share[0] = hi - lo
+        for i in range(len(self.arrays)):  # (array, offset, row stride, column stride)
+            share[3 + 4 * i] = args[3 + 4 * i] + lo * args[4 + 4 * i]
+        for j, row in enumerate(self._row_outs):
+            out = args[first_out + j]
+            share[first_out + j] = out[lo:hi] if row else out[lo * cols : hi * cols]
+        return share + [p[k] for p in self._parts]
 
 
 def _source(group: _Group, stored: list, accumulated: list) -> str:
