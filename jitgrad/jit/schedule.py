@@ -7,6 +7,7 @@ Passes over the recorded steps, in order:
 - ``recompute`` lets a kernel compute what it would load from an earlier kernel's output
   from that kernel's own inputs instead, when that reads no more arrays: a backward then
   recomputes the forward's cheap intermediates from ``x`` rather than reading them back;
+  and a kernel stops reading the inputs its expressions do not use;
 - ``eliminate_dead`` drops the outputs nothing reads: results, gradients and memory the
   caller can reach are kept, and so is everything a step other than a kernel touches;
 - ``fuse_rows`` merges reductions with the elementwise work over the same rows into row
@@ -49,13 +50,24 @@ def recompute(steps: list) -> list:
     out = list(steps)
     for i, (fn, _) in enumerate(steps):
         if isinstance(fn, Launch) and fn.exprs is not None:
-            new = _recomputing(fn, i, producers, writers)
+            new = _recomputing(fn, i, producers, writers) or _without_unused_loads(fn)
             if new is not None:
                 fn = new
                 out[i] = (new, ())
             for k, o in enumerate(fn.outs):
                 producers[owner(o)] = (i, fn, k)
     return out
+
+
+def _without_unused_loads(launch: Launch) -> Launch | None:
+    """``launch`` reading only the inputs its expressions use, or None when it uses them
+    all. A gradient rule that needs no operand's value (an add's) is still launched with
+    every operand: read, they would keep the forward storing them for nothing."""
+    used = {e.value for e in ir.topological(list(launch.exprs)) if e.op == "load"}
+    if not used or len(used) == len(launch.arrays):
+        return None
+    outputs = list(zip(launch.outs, launch.exprs, launch.out_dtypes))
+    return rebuilt(launch, _inputs_of(launch), list(launch.scalars), outputs)
 
 
 def _written_between(key: int, first: int, last: int, writers) -> bool:

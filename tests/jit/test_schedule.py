@@ -265,3 +265,33 @@ def test_a_loss_whose_gradient_needs_it_stays_apart_and_two_losses_merge_each(fo
     assert sorted(len(k.outs) for k in kernels) == ([5, 5] if form == "two" else [1, 4])
     np.testing.assert_allclose(loss.numpy(), want.detach().numpy(), rtol=4e-6, atol=1e-6)
     np.testing.assert_allclose(grad.numpy(), want_grad.numpy(), rtol=4e-5, atol=1e-7)
+
+
+def test_kernels_read_only_what_their_expressions_use():
+    """An add's gradient needs neither operand's value: its kernel reads the incoming
+    gradient alone, and the forward does not store an operand for it (LayerNorm's scaled
+    value, here, which the shift is added to)."""
+    rng = np.random.default_rng(3)
+    norm = jg.nn.LayerNorm(24, dtype=jg.float32)
+    x = jg.asarray(rng.standard_normal((40, 24)).astype(np.float32)).requires_grad_()
+    proj = jg.asarray(rng.standard_normal((24, 24)).astype(np.float32))
+
+    def step(x):
+        for t in (x, norm.weight, norm.bias):
+            t.grad = None
+        loss = ((norm(x) @ proj).tanh() + x).sum()
+        loss.backward()
+        return loss, x.grad
+
+    jitted = jg.jit(step)
+    jitted(x)
+    got = [t.numpy().copy() for t in jitted(x)]
+    for fn, _ in _plan(jitted):
+        if isinstance(fn, Launch):
+            loads = {e.value for e in jg.jit.ir.topological(list(fn.exprs)) if e.op == "load"}
+            assert len(loads) == len(fn.arrays)
+    forward = next(fn for fn, _ in _plan(jitted) if isinstance(fn, RowLaunch))
+    # x - mean, (x - mean) / std and the output: not the scaled value the shift is added to
+    assert len([o for o in forward.outs if o.size == x.numel()]) == 3
+    for g, want in zip(got, step(x)):
+        np.testing.assert_allclose(g, want.numpy(), rtol=2e-5, atol=2e-5)
