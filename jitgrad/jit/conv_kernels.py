@@ -368,7 +368,7 @@ def max_windows(padded, out, winner, kernel, stride, dilation) -> None:
     flat = (padded.reshape(-1), out.reshape(-1), winner.reshape(-1))
     n, channels, h, w = padded.shape
     oh, ow = out.shape[2:]
-    if _pairs(kernel, stride, dilation, winner, w, ow) and ow >= _PAIRS_FROM:
+    if _pairs(kernel, stride, dilation, winner, w, ow):
         _max_pairs(*flat, n * channels, h, oh, ow)
     elif kernel == (2, 2) and dilation == (1, 1):  # the common pool, its taps unrolled
         _max_windows_2x2(*flat, *padded.shape, oh, ow, *stride)
@@ -384,7 +384,8 @@ def max_spread(gy, winner, padded, kernel, stride, dilation, add: bool) -> None:
     flat = (gy.reshape(-1), winner.reshape(-1), padded.reshape(-1))
     n, channels, h, w = padded.shape
     oh, ow = gy.shape[2:]
-    pairs = _pairs(kernel, stride, dilation, winner, w, ow) and ow >= _SPREAD_PAIRS_FROM
+    pairs = _pairs(kernel, stride, dilation, winner, w, ow)
+    pairs = pairs and (ow >= _SPREAD_PAIRS_FROM or ow <= _FLAT_PAIRS_UP_TO)
     if pairs and h == 2 * oh:  # (tiling: written)
         _spread_pairs(*flat, n * channels, oh, ow)
     elif kernel == (2, 2) and dilation == (1, 1) and not add:  # the common pool, unrolled
@@ -395,9 +396,9 @@ def max_spread(gy, winner, padded, kernel, stride, dilation, add: bool) -> None:
 
 def _pairs(kernel, stride, dilation, winner, w, ow) -> bool:
     """Whether the pair kernels take these windows: 2x2 of stride 2 over rows they tile,
-    and the winners in int8 (as pooling keeps them). Rows of fewer windows than
-    ``_PAIRS_FROM`` (forward) or ``_SPREAD_PAIRS_FROM`` (gradient) leave their loops too
-    short to pay."""
+    and the winners in int8 (as pooling keeps them). The gradient's rows of more than
+    ``_FLAT_PAIRS_UP_TO`` windows and fewer than ``_SPREAD_PAIRS_FROM`` leave its loops
+    too short to pay."""
     tiled = kernel == (2, 2) and stride == (2, 2) and dilation == (1, 1) and w == 2 * ow
     return tiled and winner.dtype == np.int8
 
@@ -488,10 +489,12 @@ def _max_spread_2x2(gy, winner, padded, n, channels, h, w, oh, ow, sh, sw):
 
 # 2x2 windows of stride 2 over rows of exactly 2 * OW elements (the common pool): the
 # neighbours along the rows pair up in one flat loop that LLVM vectorises, then the two
-# rows' pairs of each window meet. Blocks of planes bound the pairs' scratch.
+# rows' pairs of each window meet. Blocks of planes bound the pairs' scratch. Rows of at
+# most _FLAT_PAIRS_UP_TO windows meet in one flat loop over the windows (window o's top
+# pair is 2o - o % OW), where a loop per row would run once or twice.
 _PAIRS_BLOCK = 1 << 14
-_PAIRS_FROM = 2
 _SPREAD_PAIRS_FROM = 4
+_FLAT_PAIRS_UP_TO = 2
 
 
 @njit(**_JIT)
@@ -502,15 +505,28 @@ def _max_pairs(padded, out, winner, planes, h, oh, ow):
     pair = np.empty(block * h * ow, padded.dtype)
     right = np.empty(block * h * ow, np.int8)
     two = np.uint64(2)
+    last = ow - 1  # (OW is 1 or 2 where the windows meet in one flat loop)
     for first in range(0, planes, block):
+        count = min(block, planes - first)
         start = np.uint64(first * h * 2 * ow)
-        for k in range(min(block, planes - first) * h * ow):
+        for k in range(count * h * ow):
             a = padded[start + two * np.uint64(k)]
             b = padded[start + two * np.uint64(k) + np.uint64(1)]
             later = b > a or b != b
             pair[k] = b if later else a
             right[k] = 1 if later else 0
-        for p in range(min(block, planes - first)):
+        if ow <= _FLAT_PAIRS_UP_TO and h == 2 * oh:
+            at = np.uint64(first * oh * ow)
+            for o in range(count * oh * ow):
+                top = np.uint64(2 * o - (o & last))
+                below = top + np.uint64(ow)
+                a = pair[top]
+                b = pair[below]
+                later = b > a or b != b
+                out[at + np.uint64(o)] = b if later else a
+                winner[at + np.uint64(o)] = 2 + right[below] if later else right[top]
+            continue
+        for p in range(count):
             for y in range(oh):
                 top = np.uint64((p * h + 2 * y) * ow)
                 below = top + np.uint64(ow)
@@ -534,9 +550,20 @@ def _spread_pairs(gy, winner, padded, planes, oh, ow):
     pair = np.empty(block * 2 * oh * ow, gy.dtype)
     right = np.empty(block * 2 * oh * ow, np.int8)
     two = np.uint64(2)
+    last = ow - 1
     for first in range(0, planes, block):
         count = min(block, planes - first)
-        for p in range(count):
+        at = np.uint64(first * oh * ow)
+        for o in range(count * oh * ow if ow <= _FLAT_PAIRS_UP_TO else 0):
+            top = np.uint64(2 * o - (o & last))
+            below = top + np.uint64(ow)
+            g = gy[at + np.uint64(o)]
+            won = winner[at + np.uint64(o)]
+            pair[top] = g * (won < 2)
+            pair[below] = g * (won >= 2)
+            right[top] = won & 1
+            right[below] = won & 1
+        for p in range(count if ow > _FLAT_PAIRS_UP_TO else 0):
             for y in range(oh):
                 top = np.uint64((p * 2 * oh + 2 * y) * ow)
                 below = top + np.uint64(ow)
