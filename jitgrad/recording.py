@@ -49,6 +49,13 @@ def run(fn, *args) -> None:
     tape.record(fn, args)
 
 
+def same_items(items, seen: tuple) -> bool:
+    """Whether ``items`` holds the very objects of ``seen``, in order: a recorded call that
+    prepared its work for ``seen`` may run it again (a plan's replays pass the same
+    arrays, unless binding repointed one)."""
+    return len(items) == len(seen) and all(a is b for a, b in zip(items, seen))
+
+
 def compute(fn, *args):
     """``fn(*args)`` as a new array, recorded so that a replay recomputes it into that same
     array."""

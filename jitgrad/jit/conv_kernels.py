@@ -550,31 +550,33 @@ def _spread_pairs(gy, winner, padded, planes, oh, ow):
     pair = np.empty(block * 2 * oh * ow, gy.dtype)
     right = np.empty(block * 2 * oh * ow, np.int8)
     two = np.uint64(2)
-    last = ow - 1
+    last = ow - 1  # (OW is 1 or 2 where the windows are taken in one flat loop)
     for first in range(0, planes, block):
         count = min(block, planes - first)
-        at = np.uint64(first * oh * ow)
-        for o in range(count * oh * ow if ow <= _FLAT_PAIRS_UP_TO else 0):
-            top = np.uint64(2 * o - (o & last))
-            below = top + np.uint64(ow)
-            g = gy[at + np.uint64(o)]
-            won = winner[at + np.uint64(o)]
-            pair[top] = g * (won < 2)
-            pair[below] = g * (won >= 2)
-            right[top] = won & 1
-            right[below] = won & 1
-        for p in range(count if ow > _FLAT_PAIRS_UP_TO else 0):
-            for y in range(oh):
-                top = np.uint64((p * 2 * oh + 2 * y) * ow)
+        if ow <= _FLAT_PAIRS_UP_TO:
+            at = np.uint64(first * oh * ow)
+            for o in range(count * oh * ow):
+                top = np.uint64(2 * o - (o & last))
                 below = top + np.uint64(ow)
-                o = np.uint64(((first + p) * oh + y) * ow)
-                for x in range(ow):
-                    g = gy[o + np.uint64(x)]
-                    won = winner[o + np.uint64(x)]
-                    pair[top + np.uint64(x)] = g * (won < 2)
-                    pair[below + np.uint64(x)] = g * (won >= 2)
-                    right[top + np.uint64(x)] = won & 1
-                    right[below + np.uint64(x)] = won & 1
+                g = gy[at + np.uint64(o)]
+                won = winner[at + np.uint64(o)]
+                pair[top] = g * (won < 2)
+                pair[below] = g * (won >= 2)
+                right[top] = won & 1
+                right[below] = won & 1
+        else:
+            for p in range(count):
+                for y in range(oh):
+                    top = np.uint64((p * 2 * oh + 2 * y) * ow)
+                    below = top + np.uint64(ow)
+                    o = np.uint64(((first + p) * oh + y) * ow)
+                    for x in range(ow):
+                        g = gy[o + np.uint64(x)]
+                        won = winner[o + np.uint64(x)]
+                        pair[top + np.uint64(x)] = g * (won < 2)
+                        pair[below + np.uint64(x)] = g * (won >= 2)
+                        right[top + np.uint64(x)] = won & 1
+                        right[below + np.uint64(x)] = won & 1
         start = np.uint64(first * 2 * oh * 2 * ow)
         for k in range(count * 2 * oh * ow):
             g = pair[k]

@@ -15,7 +15,7 @@ from .. import dtypes, threads, tiers
 from .._config import config
 from ..autograd.tensor import Tensor, uninitialised
 from ..ops.reduce_data import sum_to_data
-from ..recording import run
+from ..recording import run, same_items
 from ..storage import storage_class
 from ..strided import layout
 from . import cache, codegen, ir, numpy_launch
@@ -352,11 +352,6 @@ class _Split:
             fn(*shares[k])
 
         threads.run(piece, len(shares))
-
-
-def same_items(items, seen: tuple) -> bool:
-    """Whether ``items`` holds the very objects of ``seen``, in order."""
-    return len(items) == len(seen) and all(a is b for a, b in zip(items, seen))
 
 
 def plan_layout(shape, strides) -> Layout | None:

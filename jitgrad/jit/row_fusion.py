@@ -24,11 +24,12 @@ import numpy as np
 from .. import threads
 from .._config import config
 from ..ops.primitives import PRIMITIVES
+from ..recording import same_items
 from ..strided import layout
 from . import cache, codegen, ir
 from .binding import accesses, owner
 from .fusion import _same_value, users
-from .lowering import Launch, same_items
+from .lowering import Launch
 from .reduction import Reduce
 
 

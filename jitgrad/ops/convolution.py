@@ -34,7 +34,7 @@ from .. import backend, dtypes, threads
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.tensor import Tensor, as_tensor, uninitialised
-from ..recording import compute, run
+from ..recording import compute, run, same_items
 from . import blas, reduce
 from .movement import reshape
 
@@ -165,7 +165,7 @@ class _Map:
         self.chunks, self.arrays, self.runner = chunks, (), None
 
     def __call__(self, *arrays) -> None:
-        if len(arrays) != len(self.arrays) or any(a is not b for a, b in zip(arrays, self.arrays)):
+        if not same_items(arrays, self.arrays):
             self.runner, self.arrays = self.chunks(*arrays), arrays
         self.runner()
 
